@@ -1,0 +1,66 @@
+"""Atomic file output: write to a temporary file in the same folder, then rename.
+
+A reader never sees a half-written artifact, and an interrupted run leaves the
+previous version (or nothing) in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (temp file + ``os.replace``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> Path:
+    return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
+
+
+def save_npz(path: str | os.PathLike, **arrays: np.ndarray) -> Path:
+    """``np.savez_compressed`` into memory, then an atomic write."""
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    return atomic_write_bytes(path, buf.getvalue())
+
+
+def save_figure(path: str | os.PathLike, fig, **kwargs) -> Path:
+    """Save a matplotlib figure atomically (PNG by the path's suffix)."""
+    buf = io.BytesIO()
+    fmt = Path(path).suffix.lstrip(".") or "png"
+    fig.savefig(buf, format=fmt, **kwargs)
+    return atomic_write_bytes(path, buf.getvalue())
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
