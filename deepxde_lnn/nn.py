@@ -1,0 +1,250 @@
+"""Liquid residual networks as drop-in replacements for ``deepxde.nn.FNN``.
+
+Liquid residual block (paper eq. for the LNN-PINN hidden update)::
+
+    L(h) = h + alpha * tanh(A h + c),      alpha in R^w trainable, init 0.5
+
+``LNN`` inserts one block after every hidden ``Linear -> activation`` stage
+(``layout="standard"``) or uses the blocks *instead of* the hidden activations
+(``layout="reduced"``, the paper's heat network). ``MLP`` is the same trunk with no
+blocks: the paper's "PINN", so that a comparison differs only by the blocks.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+
+from ._backend import ensure_pytorch_backend
+
+ensure_pytorch_backend()
+
+import torch  # noqa: E402
+from deepxde import config  # noqa: E402
+from deepxde.nn import activations, initializers  # noqa: E402
+from deepxde.nn.pytorch.nn import NN  # noqa: E402
+
+__all__ = ["LiquidBlock", "LNN", "MLP", "TORCH_DEFAULT"]
+
+#: ``kernel_initializer`` value that keeps PyTorch's default ``nn.Linear``
+#: initialisation (weights and *biases* ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))), as the
+#: authors' code does. Every other value is a DeepXDE initializer with zero biases.
+TORCH_DEFAULT = "torch-default"
+LAYOUTS = ("standard", "reduced")
+
+
+class LiquidBlock(torch.nn.Module):
+    """Width-preserving liquid residual block ``h + alpha * tanh(A h + c)``.
+
+    ``A, c`` form one ``Linear(width, width)`` with bias; ``alpha`` is a per-channel
+    trainable vector initialised to ``alpha_init``. ``w^2 + 2w`` parameters.
+    """
+
+    def __init__(self, width: int, alpha_init: float = 0.5):
+        super().__init__()
+        width = _check_size(width, "width")
+        alpha_init = _check_alpha(alpha_init)
+        dtype = config.real(torch)
+        self.linear = torch.nn.Linear(width, width, dtype=dtype)
+        self.alpha = torch.nn.Parameter(torch.full((width,), alpha_init, dtype=dtype))
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return h + self.alpha * torch.tanh(self.linear(h))
+
+    def extra_repr(self) -> str:
+        return f"width={self.alpha.numel()}"
+
+
+class MLP(NN):
+    """Fully connected network, ``FNN``'s signature, selectable initialisation.
+
+    Unlike ``dde.nn.FNN`` it can keep PyTorch's default initialisation
+    (``kernel_initializer="torch-default"``, non-zero biases); with any DeepXDE
+    initializer name it matches ``FNN`` (initialised weights, zero biases).
+
+    Args:
+        layer_sizes: ``[d_in, w_1, ..., w_L, d_out]``.
+        activation: DeepXDE activation name or callable, or a list of
+            ``len(layer_sizes) - 1`` of them (the last one is unused: linear output,
+            as in ``FNN``).
+        kernel_initializer: DeepXDE initializer name/callable or ``"torch-default"``.
+        regularization: as in ``FNN`` (e.g. ``["l2", 1e-5]``); handled by
+            ``dde.Model``.
+    """
+
+    def __init__(
+        self,
+        layer_sizes: Sequence[int],
+        activation,
+        kernel_initializer,
+        regularization=None,
+    ):
+        super().__init__()
+        self.layer_sizes = _check_layer_sizes(layer_sizes)
+        self.activation = _get_activations(activation, len(self.layer_sizes) - 1)
+        self.regularizer = regularization
+        init = _get_initializer(kernel_initializer)
+        dtype = config.real(torch)
+        self.linears = torch.nn.ModuleList(
+            torch.nn.Linear(n_in, n_out, dtype=dtype)
+            for n_in, n_out in zip(self.layer_sizes[:-1], self.layer_sizes[1:])
+        )
+        self._blocks_init(init)
+
+    def _blocks_init(self, init) -> None:
+        _initialize(self.modules(), init)
+
+    def _hidden(self, j: int, x: torch.Tensor) -> torch.Tensor:
+        return self.activation[j](self.linears[j](x))
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        x = inputs
+        if self._input_transform is not None:
+            x = self._input_transform(x)
+        for j in range(len(self.linears) - 1):
+            x = self._hidden(j, x)
+        x = self.linears[-1](x)
+        if self._output_transform is not None:
+            x = self._output_transform(inputs, x)
+        return x
+
+
+class LNN(MLP):
+    """Liquid residual network (LNN-PINN), a drop-in for ``dde.nn.FNN``.
+
+    ``layout="standard"`` (paper's main layout)::
+
+        z_i = act(W_{i-1} h_{i-1} + b_{i-1});  h_i = L_i(z_i),  i = 1..L
+        out = W_L h_L + b_L
+
+    ``layout="reduced"`` (paper's heat network; equal hidden widths required)::
+
+        h_i = L_i(W_{i-1} h_{i-1} + b_{i-1}),  i = 1..L;   out = W_L h_L + b_L
+
+    where ``L_i(h) = h + alpha_i * tanh(A_i h + c_i)`` (:class:`LiquidBlock`). With
+    ``"reduced"`` the blocks' tanh is the only nonlinearity and ``activation`` is
+    validated but unused.
+
+    Args:
+        layer_sizes, activation, kernel_initializer, regularization: as
+            :class:`MLP` / ``dde.nn.FNN``. The initializer applies to every
+            ``Linear``, those inside the blocks included.
+        alpha_init: initial value of every ``alpha`` channel (finite).
+        layout: ``"standard"`` or ``"reduced"``.
+
+    Note:
+        DeepXDE's ``"l2"`` regularization becomes Adam weight decay and so also
+        decays ``alpha``; the paper uses none.
+    """
+
+    def __init__(
+        self,
+        layer_sizes: Sequence[int],
+        activation,
+        kernel_initializer,
+        regularization=None,
+        *,
+        alpha_init: float = 0.5,
+        layout: str = "standard",
+    ):
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+        self.alpha_init = _check_alpha(alpha_init)
+        self.layout = layout
+        sizes = _check_layer_sizes(layer_sizes)
+        if layout == "reduced" and len(set(sizes[1:-1])) > 1:
+            raise ValueError(
+                "layer_sizes: the 'reduced' layout needs equal hidden widths, got "
+                f"{list(sizes[1:-1])}"
+            )
+        super().__init__(sizes, activation, kernel_initializer, regularization)
+
+    def _blocks_init(self, init) -> None:
+        self.blocks = torch.nn.ModuleList(
+            LiquidBlock(w, self.alpha_init) for w in self.layer_sizes[1:-1]
+        )
+        _initialize(self.modules(), init)
+
+    def _hidden(self, j: int, x: torch.Tensor) -> torch.Tensor:
+        x = self.linears[j](x)
+        if self.layout == "standard":
+            x = self.activation[j](x)
+        return self.blocks[j](x)
+
+    def extra_repr(self) -> str:
+        return f"layout={self.layout!r}, alpha_init={self.alpha_init}"
+
+
+# --- argument checks ---------------------------------------------------------------
+
+
+def _check_size(n, name: str) -> int:
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    return int(n)
+
+
+def _check_layer_sizes(layer_sizes) -> list[int]:
+    if isinstance(layer_sizes, (str, bytes)) or not isinstance(layer_sizes, Sequence):
+        raise ValueError(f"layer_sizes must be a list of integers, got {layer_sizes!r}")
+    if len(layer_sizes) < 2:
+        raise ValueError(
+            f"layer_sizes needs at least input and output sizes, got {layer_sizes!r}"
+        )
+    return [_check_size(n, f"layer_sizes[{i}]") for i, n in enumerate(layer_sizes)]
+
+
+def _check_alpha(alpha_init) -> float:
+    try:
+        value = float(alpha_init)
+    except (TypeError, ValueError):
+        value = math.nan
+    if isinstance(alpha_init, bool) or not math.isfinite(value):
+        raise ValueError(f"alpha_init must be a finite number, got {alpha_init!r}")
+    return value
+
+
+def _get_activations(activation, n: int) -> list:
+    if isinstance(activation, (list, tuple)):
+        if len(activation) != n:
+            raise ValueError(
+                f"activation: a list needs {n} entries (one per layer), "
+                f"got {len(activation)}"
+            )
+        return [_get_activation(a) for a in activation]
+    return [_get_activation(activation)] * n
+
+
+def _get_activation(identifier):
+    try:
+        return activations.get(identifier)
+    except (KeyError, TypeError, ValueError, IndexError) as err:
+        raise ValueError(
+            f"activation {identifier!r} is not known to DeepXDE ({err})"
+        ) from None
+
+
+def _get_initializer(identifier):
+    if identifier == TORCH_DEFAULT:
+        return None
+    try:
+        return initializers.get(identifier)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(
+            f"kernel_initializer {identifier!r} is not known to DeepXDE and is not "
+            f"{TORCH_DEFAULT!r} ({err})"
+        ) from None
+
+
+def _initialize(modules, init) -> None:
+    """DeepXDE convention: ``init`` on every Linear weight, zero biases.
+
+    ``init is None`` ("torch-default") leaves PyTorch's initialisation untouched.
+    """
+    if init is None:
+        return
+    for m in modules:
+        if isinstance(m, torch.nn.Linear):
+            init(m.weight)
+            torch.nn.init.zeros_(m.bias)
