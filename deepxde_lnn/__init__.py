@@ -13,7 +13,15 @@ from ._backend import ensure_pytorch_backend
 
 ensure_pytorch_backend()
 
-from .nn import LNN, MLP, LiquidBlock, TORCH_DEFAULT  # noqa: E402
-
 __version__ = "0.1.0"
 __all__ = ["LNN", "MLP", "LiquidBlock", "TORCH_DEFAULT", "__version__"]
+
+
+def __getattr__(name):
+    # deepxde is imported on first use of the networks, not by `import deepxde_lnn`
+    # alone (the CLI imports it quietly)
+    if name in ("LNN", "MLP", "LiquidBlock", "TORCH_DEFAULT"):
+        from . import nn
+
+        return getattr(nn, name)
+    raise AttributeError(f"module 'deepxde_lnn' has no attribute {name!r}")

@@ -1,0 +1,95 @@
+"""Laplace equation with mixed boundary conditions, paper Table 3.
+
+phi_xx + phi_yy = 0   on (0, 1)^2
+phi(x, 0) = 0,  phi(x, 1) = 1           (Dirichlet, bottom/top)
+phi_x(0, y) = 0,  phi_x(1, y) = 0       (Neumann, left/right)
+exact: phi = y
+"""
+
+import numpy as np
+
+import deepxde_lnn  # noqa: F401  (selects DeepXDE's pytorch backend)
+import deepxde as dde
+from deepxde_lnn.case import Case, Grid, Profile
+from deepxde_lnn.data import Term
+from deepxde_lnn.sampling import Box, Edge
+
+LO, HI = (0.0, 0.0), (1.0, 1.0)
+geom = dde.geometry.Rectangle(LO, HI)
+
+
+def pde(x, phi):
+    return dde.grad.hessian(phi, x, i=0, j=0) + dde.grad.hessian(phi, x, i=1, j=1)
+
+
+def exact(x):
+    return x[:, 1:2].copy()
+
+
+def on_edge(axis, value):
+    return lambda x, on: on and np.isclose(x[axis], value)
+
+
+bottom = dde.icbc.DirichletBC(geom, lambda x: 0, on_edge(1, 0))
+top = dde.icbc.DirichletBC(geom, lambda x: 1, on_edge(1, 1))
+left = dde.icbc.NeumannBC(geom, lambda x: 0, on_edge(0, 0))
+right = dde.icbc.NeumannBC(geom, lambda x: 0, on_edge(0, 1))
+
+terms = [
+    Term("pde", Box(LO, HI), 1000, pde, kind="pde"),
+    Term("bottom", Edge(LO, HI, axis=1, value=0.0), 1000, bottom),
+    Term("top", Edge(LO, HI, axis=1, value=1.0), 1000, top),
+    Term("left", Edge(LO, HI, axis=0, value=0.0), 1000, left),
+    Term("right", Edge(LO, HI, axis=0, value=1.0), 1000, right),
+]
+
+CASE = Case(
+    name="laplace",
+    title="Laplace with mixed Dirichlet/Neumann BCs",
+    inputs=("x", "y"),
+    fields=("phi",),
+    terms=terms,
+    exact=exact,
+    grid=Grid(LO, HI, 200),
+    paper=Profile(iterations=8000, lr=1e-3, seed=888888),
+    quick=Profile(
+        iterations=1000,
+        lr=1e-3,
+        seed=888888,
+        counts={"pde": 250, "bottom": 100, "top": 100, "left": 100, "right": 100},
+    ),
+    paper_table={
+        "lnn": {
+            "RMSE": 2.058e-3,
+            "MSE": 4.234e-6,
+            "MAE": 2.038e-3,
+            "relL2": 3.560e-3,
+            "MaxErr": 2.717e-3,
+            "train_s": 640.891,
+        },
+        "rba": {
+            "RMSE": 4.820e-1,
+            "MSE": 2.323e-1,
+            "MAE": 4.003e-1,
+            "relL2": 8.338e-1,
+            "MaxErr": 8.811e-1,
+            "train_s": 352.542,
+        },
+        "xpinn": {
+            "RMSE": 1.100e-1,
+            "MSE": 1.210e-2,
+            "MAE": 8.006e-2,
+            "relL2": 1.903e-1,
+            "MaxErr": 2.884e-1,
+            "train_s": 566.724,
+        },
+        "pinn": {
+            "RMSE": 1.367e-2,
+            "MSE": 1.870e-4,
+            "MAE": 1.364e-2,
+            "relL2": 2.365e-2,
+            "MaxErr": 1.553e-2,
+            "train_s": 1374.119,
+        },
+    },
+)

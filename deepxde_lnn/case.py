@@ -1,0 +1,90 @@
+"""What a benchmark declares for the runner: protocol, evaluation grid, fields.
+
+A case module (``cases/*.py``) reads like a DeepXDE example and ends with one
+``CASE = Case(...)`` that states, as data, what the runner needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from .data import Term
+
+__all__ = ["Case", "Profile", "Grid"]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Training protocol: iterations, Adam learning rate, seed and point counts.
+
+    ``counts`` overrides the terms' point counts by name (missing names keep
+    theirs); ``display_every`` is DeepXDE's loss-logging period.
+    """
+
+    iterations: int
+    lr: float
+    seed: int
+    counts: Mapping[str, int] = field(default_factory=dict)
+    grid_n: int | None = None
+    display_every: int = 1000
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Tensor grid ``linspace(lo_i, hi_i, n)`` per axis (endpoints included),
+    optionally restricted by ``mask(points) -> bool array``."""
+
+    lo: tuple[float, ...]
+    hi: tuple[float, ...]
+    n: int
+    mask: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def axes(self, n: int | None = None) -> list[np.ndarray]:
+        n = n or self.n
+        return [np.linspace(a, b, n) for a, b in zip(self.lo, self.hi)]
+
+    def points(self, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """float64 points (M, d) in C order of ``meshgrid(..., indexing="ij")`` and
+        the boolean mask over the full tensor grid (all True without a mask)."""
+        mesh = np.meshgrid(*self.axes(n), indexing="ij")
+        full = np.column_stack([m.ravel() for m in mesh])
+        keep = np.ones(len(full), bool) if self.mask is None else self.mask(full)
+        return full[keep], keep
+
+
+@dataclass(frozen=True)
+class Case:
+    """A benchmark: terms (with the paper's counts), exact solution, grid, nets."""
+
+    name: str
+    title: str
+    inputs: tuple[str, ...]
+    fields: tuple[str, ...]
+    terms: Sequence[Term]
+    exact: Callable[[np.ndarray], np.ndarray]
+    grid: Grid
+    paper: Profile
+    quick: Profile
+    hidden: tuple[int, ...] = (64, 64, 64, 64)
+    lnn_layout: str = "standard"
+    output_transform: Callable | None = None
+    extra_metrics: Callable[[np.ndarray, np.ndarray, np.ndarray], dict] | None = None
+    paper_table: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+    def profile(self, name: str) -> Profile:
+        if name not in ("paper", "quick"):
+            raise ValueError(f"profile must be 'paper' or 'quick', got {name!r}")
+        return getattr(self, name)
+
+    def make_terms(self, profile: Profile) -> list[Term]:
+        unknown = set(profile.counts) - {t.name for t in self.terms}
+        if unknown:
+            raise ValueError(f"{self.name}: counts for unknown terms {sorted(unknown)}")
+        return [replace(t, n=profile.counts.get(t.name, t.n)) for t in self.terms]
+
+    def layer_sizes(self, width: int | None = None) -> list[int]:
+        hidden = self.hidden if width is None else (width,) * len(self.hidden)
+        return [len(self.inputs), *hidden, len(self.fields)]

@@ -1,0 +1,246 @@
+"""``deepxde-lnn`` command line: list, run, compare, reference.
+
+Bad input prints one ``error:`` line and exits with status 2 before anything is
+written; an interrupted run exits with 130 (checkpoint saved), a diverged one with 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ._backend import ensure_pytorch_backend
+
+ensure_pytorch_backend()
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit status 2
+        self.exit(2, f"error: {message}\n")
+
+
+def _positive_int(name):
+    def parse(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}")
+        if v <= 0:
+            raise argparse.ArgumentTypeError(f"{name} must be > 0, got {v}")
+        return v
+
+    return parse
+
+
+def _seed(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed must be an integer, got {text!r}")
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"seed must be >= 0, got {v}")
+    return v
+
+
+def _seeds(text):
+    return [_seed(s.strip()) for s in text.split(",") if s.strip()] or _seed("")
+
+
+def _lr(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"lr must be a number, got {text!r}")
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"lr must be a finite number > 0, got {text}")
+    return v
+
+
+def _common(p):
+    p.add_argument("case", help="benchmark name (see `deepxde-lnn list`)")
+    p.add_argument("--profile", default="quick", help="quick (default) or paper")
+    p.add_argument("--lr", type=_lr, help="Adam learning rate (default: profile's)")
+    p.add_argument("--iterations", type=_positive_int("iterations"), help="steps")
+    p.add_argument("--dtype", default="float32", help="float32 (default) or float64")
+    p.add_argument(
+        "--checkpoint-every", type=_positive_int("checkpoint-every"), default=1000
+    )
+    p.add_argument("--threads", type=_positive_int("threads"), help="torch CPU threads")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="deepxde-lnn", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("list", help="cases, methods and profiles")
+
+    p = sub.add_parser("run", help="train one case with one method and seed")
+    _common(p)
+    p.add_argument("--method", default="lnn")
+    p.add_argument("--seed", type=_seed, help="default: the profile's seed")
+    p.add_argument("--out", help="result folder (default runs/CASE/METHOD/seed-S)")
+    p.add_argument("--resume", action="store_true", help="continue from checkpoint")
+
+    p = sub.add_parser("compare", help="methods x seeds, then a summary")
+    _common(p)
+    p.add_argument("--methods", default="lnn,pinn")
+    p.add_argument("--seeds", type=_seeds, help="comma-separated (default: 3 seeds)")
+    p.add_argument("--out", help="result folder (default runs/compare-CASE-PROFILE)")
+
+    p = sub.add_parser("reference", help="regenerate a FEM reference")
+    p.add_argument("case", help="only 'heat'")
+    p.add_argument("--levels", type=_positive_int("levels"), default=6)
+    p.add_argument("--out", default="reference/circular_heat")
+    return parser
+
+
+def _config(args, method, seed):
+    from .runner import RunConfig
+
+    return RunConfig(
+        case=args.case,
+        method=method,
+        seed=seed,
+        lr=args.lr,
+        iterations=args.iterations,
+        profile=args.profile,
+        dtype=args.dtype,
+        checkpoint_every=args.checkpoint_every,
+    )
+
+
+def cmd_list(args) -> int:
+    import cases
+
+    from .methods import METHODS
+    from .runner import PROFILES
+
+    print("cases:    " + ", ".join(cases.available()))
+    print("methods:  " + ", ".join(METHODS))
+    print("profiles: " + ", ".join(PROFILES) + "  (quick: small counts, few steps)")
+    for name in cases.available():
+        c = cases.get(name)
+        pp, q = c.paper, c.quick
+        print(
+            f"  {name:12s} {c.title}; paper: {pp.iterations} steps, lr {pp.lr:g}, "
+            f"seed {pp.seed}; quick: {q.iterations} steps"
+        )
+    return 0
+
+
+def cmd_run(args) -> int:
+    from .runner import run
+
+    cfg = _config(args, args.method, args.seed).resolved()  # validate before writing
+    out = Path(args.out or f"runs/{cfg.case}/{cfg.method}/seed-{cfg.seed}")
+    rec = run(cfg, out, resume=args.resume, progress=not args.no_progress)
+    _print_record(rec, out)
+    return 0
+
+
+def _print_record(rec, out):
+    print(
+        f"{rec['case']} {rec['method']} seed {rec['seed']}: "
+        f"{rec['iterations']} steps in {rec['train_seconds']:.1f} s "
+        f"({rec['seconds_per_iteration'] * 1e3:.1f} ms/step, {rec['parameters']} params)"
+    )
+    for field, m in rec["metrics"].items():
+        print(
+            f"  {field:8s} RMSE {m['RMSE']:.3e}  relL2 {m['relL2']:.3e}  "
+            f"MaxErr {m['MaxErr']:.3e}"
+        )
+    print(f"  -> {out}")
+
+
+def cmd_compare(args) -> int:
+    import json
+
+    import cases
+
+    from .report import summarize
+    from .runner import run
+
+    case = cases.get(args.case)
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if not methods:
+        raise ValueError("methods: give at least one method")
+    prof = case.profile(args.profile)
+    seeds = args.seeds or [prof.seed + i for i in range(3)]
+    configs = [
+        (m, s, _config(args, m, s).resolved(case)) for m in methods for s in seeds
+    ]
+    root = Path(args.out or f"runs/compare-{case.name}-{args.profile}")
+    from dataclasses import asdict
+
+    for m, s, cfg in configs:
+        out = root / m / f"seed-{s}"
+        done = out / "metrics.json"
+        if done.exists():
+            rec = json.loads(done.read_text())
+            if all(rec.get(k) == v for k, v in asdict(cfg).items() if k in rec):
+                print(f"{m} seed {s}: already done, reused")
+                continue
+        rec = run(
+            cfg,
+            out,
+            resume=(out / "checkpoint.pt").exists(),
+            progress=not args.no_progress,
+        )
+        _print_record(rec, out)
+    summarize(root, paper_seed=prof.seed, paper_table=case.paper_table)
+    print((root / "summary.md").read_text())
+    print(
+        f"summary: {root / 'summary.md'}, {root / 'summary.csv'}, {root / 'summary.png'}"
+    )
+    return 0
+
+
+def cmd_reference(args) -> int:
+    if args.case != "heat":
+        raise ValueError(f"case: only 'heat' has a FEM reference, got {args.case!r}")
+    from . import fem
+
+    rows = fem.write_reference(args.out, levels=args.levels, points_nd=fem.disk_grid())
+    print((Path(args.out) / "convergence.md").read_text())
+    return 0 if rows else 1
+
+
+COMMANDS = {
+    "list": cmd_list,
+    "run": cmd_run,
+    "compare": cmd_compare,
+    "reference": cmd_reference,
+}
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    import contextlib
+    import io
+
+    with contextlib.redirect_stderr(io.StringIO()):  # DeepXDE's backend banner
+        import deepxde  # noqa: F401
+
+    if getattr(args, "threads", None):
+        import torch
+
+        torch.set_num_threads(args.threads)
+    from .runner import RunInterrupted, TrainingDiverged
+
+    try:
+        return COMMANDS[args.command](args)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except RunInterrupted as err:
+        print(f"interrupted: {err}", file=sys.stderr)
+        return 130
+    except TrainingDiverged as err:
+        print(f"diverged: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

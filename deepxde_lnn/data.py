@@ -1,0 +1,204 @@
+"""``ResampledPDE``: the paper's sampling protocol as a DeepXDE ``Data``.
+
+Stock ``dde.data.PDE`` evaluates the PDE on boundary points too, filters boundary
+points by ``on_boundary`` (random per-BC counts, shared points) and
+``PDEPointResampler`` cannot keep per-term counts fixed. Here every loss term owns
+a fixed-size point set with its own sampler::
+
+    loss = sum_k  w_k * mean_{x in S_k} |r_k(x)|^2        (multi-channel: sum of means)
+
+* ``kind="pde"`` / ``"operator"``: the network is re-run on the term's own points,
+  so derivatives (up to the beam's 4th order) are taken on those rows only;
+* ``kind="value"``: residual from the shared forward pass (no derivatives).
+
+``resample=True`` redraws every set at every step (paper protocol);
+``resample=False`` draws one fixed pool (for L-BFGS or point-attached weights).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._backend import ensure_pytorch_backend
+
+ensure_pytorch_backend()
+
+import torch  # noqa: E402
+from deepxde import icbc  # noqa: E402
+from deepxde.data.data import Data  # noqa: E402
+
+__all__ = ["Term", "ResampledPDE", "KINDS"]
+
+KINDS = ("pde", "operator", "value")
+
+_CONDITIONS = (icbc.BC, icbc.IC)
+Residual = Callable[[torch.Tensor, torch.Tensor], "torch.Tensor | list[torch.Tensor]"]
+
+
+@dataclass(frozen=True)
+class Term:
+    """One loss term: its name, sampler ``(n, rng) -> (n, d)``, fixed count ``n``,
+    a residual ``(x, y) -> tensor | list of (N, 1) tensors`` or a ``dde.icbc`` BC,
+    its kind and weight."""
+
+    name: str
+    sampler: Callable[[int, np.random.Generator], np.ndarray]
+    n: int
+    residual: Residual | icbc.BC | icbc.IC
+    kind: str = "operator"
+    weight: float = 1.0
+
+    def __post_init__(self):
+        if not self.name or not isinstance(self.name, str):
+            raise ValueError(f"Term.name must be a non-empty string, got {self.name!r}")
+        if isinstance(self.n, bool) or not isinstance(self.n, (int, np.integer)):
+            raise ValueError(
+                f"Term {self.name!r}: n must be an integer, got {self.n!r}"
+            )
+        if self.n <= 0:
+            raise ValueError(f"Term {self.name!r}: n must be positive, got {self.n}")
+        if self.kind not in KINDS:
+            raise ValueError(f"Term {self.name!r}: kind must be one of {KINDS}")
+        if not callable(self.sampler):
+            raise ValueError(f"Term {self.name!r}: sampler must be callable")
+        if not (callable(self.residual) or isinstance(self.residual, _CONDITIONS)):
+            raise ValueError(f"Term {self.name!r}: residual must be callable or a BC")
+        if isinstance(self.residual, (icbc.DirichletBC, icbc.IC)):
+            # no derivative needed: use the shared forward pass
+            object.__setattr__(self, "kind", "value")
+        if isinstance(self.residual, _CONDITIONS):
+            object.__setattr__(self, "residual", _uncached_bc(self.residual))
+
+
+def _uncached_bc(bc):
+    """A copy of ``bc`` without DeepXDE's ``id(X)``-keyed value cache.
+
+    DeepXDE caches BC values per ``id(X)`` because ``dde.data.PDE`` points are fixed.
+    With fresh points every step that cache would return stale values (ids are
+    reused) and grow without bound.
+    """
+    bc = copy.copy(bc)
+    for attr in ("func", "boundary_normal"):
+        f = getattr(bc, attr, None)
+        name = getattr(getattr(f, "__code__", None), "co_name", "")
+        if name in _DDE_RANGE_WRAPPERS:  # made by npfunc_range_autocache
+            setattr(bc, attr, _range_call(f.__wrapped__, "auxiliary" in name))
+    return bc
+
+
+_DDE_RANGE_WRAPPERS = {
+    "wrapper_cache",
+    "wrapper_nocache",
+    "wrapper_cache_auxiliary",
+    "wrapper_nocache_auxiliary",
+}
+
+
+def _range_call(func, auxiliary: bool):
+    def wrapper(X, beg, end, aux_var=None):
+        if auxiliary:
+            return func(X[beg:end], aux_var[beg:end])
+        return func(X[beg:end])
+
+    return wrapper
+
+
+class ResampledPDE(Data):
+    """Fixed per-term point counts, fresh i.i.d. points every step.
+
+    Args:
+        terms: the loss terms, in the order their losses are returned.
+        seed: seeds the sampling generator (``np.random.default_rng``); the fixed
+            test batch uses an independent stream.
+        resample: redraw every set on every ``train_next_batch`` call (paper) or
+            keep the first draw (fixed pool).
+
+    Attributes:
+        last_losses: the per-term losses of the latest gradient-enabled
+            (training) evaluation, a detached tensor, for logging.
+    """
+
+    def __init__(self, terms: Sequence[Term], seed: int | None = None, resample=True):
+        terms = list(terms)
+        if not terms:
+            raise ValueError("terms must contain at least one Term")
+        names = [t.name for t in terms]
+        if len(set(names)) != len(names):
+            raise ValueError(f"terms: names must be unique, got {names}")
+        self.terms = terms
+        self.names = names
+        self.resample = bool(resample)
+        self.rng = np.random.default_rng(seed)
+        offsets = np.cumsum([0] + [t.n for t in terms])
+        self.slices = [slice(int(a), int(b)) for a, b in zip(offsets[:-1], offsets[1:])]
+        self.last_losses: torch.Tensor | None = None
+        self.rng_state_before_draw = self.rng.bit_generator.state
+        self.train_x: np.ndarray | None = None
+        self.test_x = self._draw(np.random.default_rng([seed or 0, 7919]))
+
+    def _draw(self, rng: np.random.Generator) -> np.ndarray:
+        parts = []
+        for t in self.terms:
+            x = np.asarray(t.sampler(t.n, rng))
+            if x.ndim != 2 or x.shape[0] != t.n:
+                raise ValueError(
+                    f"Term {t.name!r}: sampler returned shape {x.shape}, "
+                    f"expected ({t.n}, d)"
+                )
+            parts.append(x)
+        return np.vstack(parts)
+
+    def points(self, X: np.ndarray, name: str) -> np.ndarray:
+        """The rows of a batch ``X`` that belong to term ``name``."""
+        return X[self.slices[self.names.index(name)]]
+
+    # --- DeepXDE Data API --------------------------------------------------------
+
+    def train_next_batch(self, batch_size=None):
+        if self.resample or self.train_x is None:
+            # checkpoints store the state *before* the latest draw: dde.Model.train
+            # draws once before its first step, so a resumed run redraws that batch
+            self.rng_state_before_draw = self.rng.bit_generator.state
+            self.train_x = self._draw(self.rng)
+        return self.train_x, None, None
+
+    def test(self):
+        return self.test_x, None, None
+
+    def losses_train(self, targets, outputs, loss_fn, inputs, model, aux=None):
+        losses = self._losses(self.train_x, outputs, inputs, model)
+        if torch.is_grad_enabled() and next(model.net.parameters()).requires_grad:
+            self.last_losses = torch.stack(losses).detach()
+        return losses
+
+    def losses_test(self, targets, outputs, loss_fn, inputs, model, aux=None):
+        return self._losses(self.test_x, outputs, inputs, model)
+
+    def _losses(self, X, outputs, inputs, model):
+        losses = []
+        for term, sl in zip(self.terms, self.slices):
+            if term.kind == "value":
+                x, y = inputs[sl], outputs[sl]
+            else:  # own forward: derivatives on this term's rows only
+                x = inputs[sl].detach().requires_grad_()
+                y = model.net(x)
+            if isinstance(term.residual, _CONDITIONS):
+                r = term.residual.error(X[sl], x, y, 0, term.n)
+            else:
+                r = term.residual(x, y)
+            loss = _mean_square(r)
+            losses.append(loss if term.weight == 1 else term.weight * loss)
+        return losses
+
+
+def _mean_square(r) -> torch.Tensor:
+    """Sum over channels of per-channel mean squares (a list or an (N, k) tensor)."""
+    if isinstance(r, (list, tuple)):
+        return sum(torch.mean(torch.square(ri)) for ri in r)
+    if r.ndim == 2:
+        return torch.sum(torch.mean(torch.square(r), dim=0))
+    return torch.mean(torch.square(r))

@@ -1,0 +1,287 @@
+"""Tables and figures built from result folders (never from live runs).
+
+* :func:`run_figures` — one run folder: exact / prediction / |error| maps per field
+  and the loss history;
+* :func:`summarize` — a folder of runs (``METHOD/seed-S/``): ``summary.csv`` and
+  ``summary.md`` with mean ± std (and median, min, max) over seeds per method and
+  field, the paper-seed run as its own row, the paper's number beside it, and one
+  combined figure.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+
+from . import io as aio
+from .metrics import METRICS
+
+__all__ = ["run_figures", "summarize", "load_runs"]
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _image(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Grid values (masked points only) back to an image, NaN outside the mask.
+    Grid order is ``meshgrid(indexing="ij")``: transpose so axis 0 is horizontal."""
+    img = np.full(mask.shape, np.nan)
+    img[mask] = values
+    return img.T
+
+
+def _load_fields(run: Path):
+    with np.load(run / "fields.npz") as f:
+        return {k: f[k] for k in f.files}
+
+
+def load_loss(run: Path) -> tuple[list[str], np.ndarray]:
+    with open(run / "loss.csv") as f:
+        header = f.readline().strip().split(",")
+    table = np.loadtxt(run / "loss.csv", delimiter=",", skiprows=1, ndmin=2)
+    return header, table
+
+
+def run_figures(run: str | Path) -> list[Path]:
+    """Write ``fields.png`` (2-D inputs) and ``loss.png`` into a run folder."""
+    plt = _plt()
+    run = Path(run)
+    meta = json.loads((run / "metrics.json").read_text())
+    written = []
+    f = _load_fields(run)
+    names = [str(n) for n in f["fields"]]
+    if f["axes"].shape[0] == 2:
+        ext = [f["axes"][0][0], f["axes"][0][-1], f["axes"][1][0], f["axes"][1][-1]]
+        fig, axs = plt.subplots(
+            len(names), 3, figsize=(12, 3.4 * len(names)), squeeze=False
+        )
+        for i, name in enumerate(names):
+            panels = [
+                (f["exact"][:, i], f"exact {name}", "viridis"),
+                (f["pred"][:, i], f"{meta['method']} prediction", "viridis"),
+                (
+                    f["abs_error"][:, i],
+                    f"|error| (max {f['abs_error'][:, i].max():.2e})",
+                    "magma",
+                ),
+            ]
+            for ax, (v, title, cmap) in zip(axs[i], panels):
+                im = ax.imshow(
+                    _image(v, f["mask"]),
+                    origin="lower",
+                    extent=ext,
+                    cmap=cmap,
+                    aspect="auto",
+                )
+                ax.set_title(title, fontsize=9)
+                ax.set_xlabel(str(f["inputs"][0]))
+                ax.set_ylabel(str(f["inputs"][1]))
+                fig.colorbar(im, ax=ax)
+        fig.suptitle(f"{meta['case']} — {meta['method']}, seed {meta['seed']}")
+        fig.tight_layout()
+        written.append(aio.save_figure(run / "fields.png", fig, dpi=110))
+        plt.close(fig)
+    header, table = load_loss(run)
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for j, name in enumerate(header[1:], start=1):
+        ax.semilogy(table[:, 0], table[:, j], lw=1.6 if j == 1 else 0.8, label=name)
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss")
+    ax.legend(fontsize=8)
+    ax.set_title(f"{meta['case']} — {meta['method']} loss history")
+    fig.tight_layout()
+    written.append(aio.save_figure(run / "loss.png", fig, dpi=110))
+    plt.close(fig)
+    return written
+
+
+def load_runs(root: str | Path) -> list[dict]:
+    """Every finished run (a ``metrics.json``) below ``root``, with its folder."""
+    runs = []
+    for path in sorted(Path(root).rglob("metrics.json")):
+        rec = json.loads(path.read_text())
+        rec["_dir"] = str(path.parent)
+        runs.append(rec)
+    return runs
+
+
+def _stats(values) -> dict:
+    v = np.asarray(values, float)
+    return {
+        "mean": float(v.mean()),
+        "std": float(v.std(ddof=1)) if len(v) > 1 else 0.0,
+        "median": float(np.median(v)),
+        "min": float(v.min()),
+        "max": float(v.max()),
+        "n": int(len(v)),
+    }
+
+
+def summarize(
+    root: str | Path, paper_seed: int | None = None, paper_table: dict | None = None
+) -> list[dict]:
+    """Aggregate the runs below ``root`` into ``summary.csv``, ``summary.md`` and
+    ``summary.png``; returns the csv rows."""
+    root = Path(root)
+    runs = load_runs(root)
+    if not runs:
+        raise ValueError(f"no finished runs (metrics.json) below {root}")
+    case = runs[0]["case"]
+    methods = list(dict.fromkeys(r["method"] for r in runs))
+    fields = list(runs[0]["metrics"])
+    rows = []
+    for m in methods:
+        mine = sorted((r for r in runs if r["method"] == m), key=lambda r: r["seed"])
+        for fld in fields:
+            for metric in (*METRICS, "train_seconds"):
+                vals = [
+                    (
+                        r["train_seconds"]
+                        if metric == "train_seconds"
+                        else r["metrics"][fld][metric]
+                    )
+                    for r in mine
+                ]
+                seed_run = [r for r in mine if r["seed"] == paper_seed]
+                paper = (
+                    (paper_table or {})
+                    .get(m, {})
+                    .get("train_s" if metric == "train_seconds" else metric)
+                    if fld == fields[0] or metric == "train_seconds"
+                    else None
+                )
+                rows.append(
+                    {
+                        "case": case,
+                        "method": m,
+                        "field": fld,
+                        "metric": metric,
+                        **_stats(vals),
+                        "seeds": " ".join(str(r["seed"]) for r in mine),
+                        "paper_seed_run": (
+                            (
+                                seed_run[0]["train_seconds"]
+                                if metric == "train_seconds"
+                                else seed_run[0]["metrics"][fld][metric]
+                            )
+                            if seed_run
+                            else None
+                        ),
+                        "paper": paper,
+                    }
+                )
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    aio.atomic_write_text(root / "summary.csv", buf.getvalue())
+    aio.atomic_write_text(
+        root / "summary.md", _markdown(runs, rows, methods, fields, paper_seed)
+    )
+    _summary_figure(root, runs, methods)
+    return rows
+
+
+def _fmt(x) -> str:
+    return "—" if x is None else f"{x:.3e}"
+
+
+def _markdown(runs, rows, methods, fields, paper_seed) -> str:
+    r0 = runs[0]
+    lines = [
+        f"# {r0['case']}: " + " vs ".join(methods),
+        "",
+        f"Profile `{r0['profile']}`, {r0['iterations']} iterations, lr {r0['lr']:g}, "
+        f"{r0['dtype']}, device {r0['device']} ({r0.get('device_name', '')}). "
+        "Mean ± sample std over seeds; metrics in float64 on "
+        f"{r0['grid_points']} grid points. 'paper' = the paper's single-seed number "
+        "(its own protocol, hardware and seed).",
+        "",
+    ]
+    get = {(r["method"], r["field"], r["metric"]): r for r in rows}
+    for fld in fields:
+        lines += [f"## {fld}", ""]
+        head = "| method | seeds | " + " | ".join(METRICS) + " | train s |"
+        lines += [head, "|" + "---|" * (len(METRICS) + 3)]
+        for m in methods:
+            cells = []
+            for metric in (*METRICS, "train_seconds"):
+                s = get[(m, fld, metric)]
+                cells.append(f"{s['mean']:.3e} ± {s['std']:.1e}")
+            lines.append(
+                f"| {m} | {get[(m, fld, 'RMSE')]['n']} | " + " | ".join(cells) + " |"
+            )
+        for m in methods:
+            s = get[(m, fld, "RMSE")]
+            if s["paper_seed_run"] is not None:
+                cells = [
+                    _fmt(get[(m, fld, k)]["paper_seed_run"])
+                    for k in (*METRICS, "train_seconds")
+                ]
+                lines.append(
+                    f"| {m}, seed {paper_seed} | 1 | " + " | ".join(cells) + " |"
+                )
+        for m in methods:
+            if get[(m, fld, "RMSE")]["paper"] is not None:
+                cells = [
+                    _fmt(get[(m, fld, k)]["paper"]) for k in (*METRICS, "train_seconds")
+                ]
+                lines.append(f"| {m}, paper | 1 | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _summary_figure(root: Path, runs, methods) -> None:
+    plt = _plt()
+    first = {
+        m: min((r for r in runs if r["method"] == m), key=lambda r: r["seed"])
+        for m in methods
+    }
+    f0 = _load_fields(Path(first[methods[0]]["_dir"]))
+    two_d = f0["axes"].shape[0] == 2
+    ncols = len(methods) + 1
+    fig, axs = plt.subplots(1, ncols, figsize=(4.2 * ncols, 3.6), squeeze=False)
+    axs = axs[0]
+    for ax, m in zip(axs, methods):
+        f = _load_fields(Path(first[m]["_dir"]))
+        err = f["abs_error"].mean(axis=1)  # mean over fields
+        if two_d:
+            a = f["axes"]
+            im = ax.imshow(
+                _image(err, f["mask"]),
+                origin="lower",
+                cmap="magma",
+                aspect="auto",
+                extent=[a[0][0], a[0][-1], a[1][0], a[1][-1]],
+            )
+            fig.colorbar(im, ax=ax)
+        ax.set_title(f"{m}: |error| (seed {first[m]['seed']})", fontsize=9)
+    ax = axs[-1]
+    for m in methods:
+        curves = [load_loss(Path(r["_dir"]))[1] for r in runs if r["method"] == m]
+        n = min(len(c) for c in curves)
+        total = np.array([c[:n, 1] for c in curves])
+        steps = curves[0][:n, 0]
+        line = ax.semilogy(
+            steps, np.exp(np.log(total).mean(0)), label=f"{m} (geo. mean)"
+        )[0]
+        ax.fill_between(
+            steps, total.min(0), total.max(0), alpha=0.2, color=line.get_color()
+        )
+    ax.set_xlabel("step")
+    ax.set_title("total loss, min–max over seeds", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.suptitle(runs[0]["case"])
+    fig.tight_layout()
+    aio.save_figure(root / "summary.png", fig, dpi=110)
+    plt.close(fig)

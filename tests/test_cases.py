@@ -1,0 +1,110 @@
+"""Every case: the exact solution satisfies its residuals and conditions; grids and
+protocol numbers are the paper's (SPEC sections 1.3 and 3)."""
+
+import numpy as np
+import pytest
+import torch
+
+import cases
+import deepxde as dde
+from deepxde_lnn.data import ResampledPDE
+from deepxde_lnn.methods import build_net, matched_width
+
+# Sum of u*^2 on the evaluation grid and the relL2/RMSE ratio (SPEC section 3)
+GRID_FACTS = {
+    "drift_decay": (40_000, 30_358.755, 1.14786),
+    "laplace": (40_000, 13_366.834, 1.72988),
+}
+
+
+class ExactNet(torch.nn.Module):
+    """A 'network' that returns the case's exact solution (float64 torch ops)."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+        self.w = torch.nn.Parameter(torch.zeros(1, dtype=torch.float64))
+
+    def forward(self, x):
+        # the zero cubic keeps higher derivatives in the graph for linear solutions
+        return self.fn(x) + 0 * self.w + 0 * (x**3).sum(1, keepdim=True)
+
+
+EXACT_TORCH = {
+    "drift_decay": lambda x: 6 * torch.exp(-3 * x[:, 0:1] - 2 * x[:, 1:2]),
+    "laplace": lambda x: x[:, 1:2] * 1.0,
+}
+
+
+@pytest.fixture
+def float64():
+    dde.config.set_default_float("float64")
+    yield
+    dde.config.set_default_float("float32")
+
+
+@pytest.mark.parametrize("name", list(GRID_FACTS))
+def test_exact_solution_has_zero_residuals(name, float64):
+    case = cases.get(name)
+    data = ResampledPDE(case.make_terms(case.paper), seed=0)
+    net = ExactNet(EXACT_TORCH[name])
+    model = dde.Model(data, net)
+    X = data.train_next_batch()[0]
+    x = torch.as_tensor(X).requires_grad_()
+    losses = data.losses_train(None, net(x), None, x, model)
+    assert len(losses) == len(case.terms)
+    assert max(float(v.detach()) for v in losses) < 1e-24
+    xg, _ = case.grid.points()
+    np.testing.assert_allclose(
+        case.exact(xg), EXACT_TORCH[name](torch.as_tensor(xg)).numpy()
+    )
+
+
+@pytest.mark.parametrize("name", list(GRID_FACTS))
+def test_wrong_solution_is_caught(name, float64):
+    """The residual check can fail: a perturbed solution gives non-zero losses."""
+    case = cases.get(name)
+    data = ResampledPDE(case.make_terms(case.quick), seed=0)
+    f = EXACT_TORCH[name]
+    net = ExactNet(lambda x: f(x) + 0.01 * x[:, 0:1] ** 2)
+    x = torch.as_tensor(data.train_next_batch()[0]).requires_grad_()
+    losses = data.losses_train(None, net(x), None, x, dde.Model(data, net))
+    assert float(losses[0].detach()) > 1e-6
+
+
+@pytest.mark.parametrize("name", list(GRID_FACTS))
+def test_grid_and_regression_ratio(name):
+    case = cases.get(name)
+    m, sum_sq, ratio = GRID_FACTS[name]
+    x, _ = case.grid.points()
+    u = case.exact(x)
+    assert len(x) == m
+    assert x.min(0).tolist() == list(case.grid.lo) and x.max(0).tolist() == list(
+        case.grid.hi
+    )
+    assert np.sum(u**2) == pytest.approx(sum_sq, rel=1e-7)
+    assert np.sqrt(m / np.sum(u**2)) == pytest.approx(ratio, rel=1e-5)
+
+
+def test_paper_protocol_numbers():
+    d, lap = cases.get("drift_decay"), cases.get("laplace")
+    assert {t.name: t.n for t in d.terms} == {"pde": 2000, "ic": 1000, "inflow": 1000}
+    assert {t.name: t.n for t in lap.terms} == dict(
+        pde=1000, bottom=1000, top=1000, left=1000, right=1000
+    )
+    for c in (d, lap):
+        assert (c.paper.iterations, c.paper.lr, c.paper.seed) == (8000, 1e-3, 888888)
+        assert c.grid.n == 200
+
+
+def test_methods_parameter_counts():
+    lap = cases.get("laplace")
+    assert build_net("lnn", lap).num_trainable_parameters() == 29_633
+    assert build_net("pinn", lap).num_trainable_parameters() == 12_737
+    assert matched_width(lap) == 98
+    assert build_net("pinn-matched", lap).num_trainable_parameters() == 29_499
+
+
+def test_unknown_case():
+    with pytest.raises(ValueError, match="unknown case"):
+        cases.get("poisson")

@@ -1,0 +1,146 @@
+"""Runner and CLI: artifacts, exact resume after SIGINT, NaN stop, clean errors."""
+
+import json
+import os
+import signal
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+import cases
+import deepxde as dde
+from deepxde_lnn import cli
+from deepxde_lnn.data import Term
+from deepxde_lnn.runner import RunConfig, RunInterrupted, TrainingDiverged, run
+
+TINY = dict(iterations=40, checkpoint_every=10)
+
+
+def tiny_case(**counts):
+    """Laplace with few points (fast runs in tests)."""
+    lap = cases.get("laplace")
+    quick = replace(lap.quick, counts={t.name: 16 for t in lap.terms}, grid_n=21)
+    return replace(lap, quick=quick)
+
+
+def test_run_writes_artifacts(tmp_path):
+    case = tiny_case()
+    rec = run(RunConfig("laplace", "pinn", seed=1, **TINY), tmp_path / "r", case=case)
+    files = {p.name for p in (tmp_path / "r").iterdir()}
+    assert {
+        "metrics.json",
+        "loss.csv",
+        "fields.npz",
+        "fields.png",
+        "loss.png",
+        "model.pt",
+    } <= files
+    assert "checkpoint.pt" not in files and not any(f.endswith(".tmp") for f in files)
+    meta = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    assert meta == json.loads(json.dumps(rec))
+    assert meta["parameters"] == 12_737 and meta["iterations"] == 40
+    assert meta["counts"] == {t.name: 16 for t in case.terms}
+    assert set(meta["metrics"]["phi"]) == {"RMSE", "MSE", "MAE", "relL2", "MaxErr"}
+    loss = np.loadtxt(tmp_path / "r" / "loss.csv", delimiter=",", skiprows=1)
+    assert loss.shape == (40, 2 + len(case.terms))
+    np.testing.assert_allclose(loss[:, 1], loss[:, 2:].sum(1), rtol=1e-6)
+    with np.load(tmp_path / "r" / "fields.npz") as f:
+        assert f["x"].shape == (441, 2)
+        np.testing.assert_allclose(f["abs_error"], np.abs(f["pred"] - f["exact"]))
+        m = meta["metrics"]["phi"]
+        assert m["RMSE"] == pytest.approx(np.sqrt(np.mean(f["abs_error"] ** 2)))
+
+
+class SignalAt(dde.callbacks.Callback):
+    """Sends a real SIGINT to this process after ``step`` steps."""
+
+    def __init__(self, step):
+        super().__init__()
+        self.step, self.seen = step, 0
+
+    def on_batch_end(self):
+        self.seen += 1
+        if self.seen == self.step:
+            os.kill(os.getpid(), signal.SIGINT)
+
+
+def test_interrupt_then_resume_matches_uninterrupted_run(tmp_path):
+    case = tiny_case()
+    cfg = RunConfig("laplace", "lnn", seed=5, **TINY)
+    full = run(cfg, tmp_path / "full", case=case, figures=False)
+    with pytest.raises(RunInterrupted, match=r"interrupted at step 2[34];"):
+        run(cfg, tmp_path / "cut", case=case, callbacks=[SignalAt(23)], figures=False)
+    assert (tmp_path / "cut" / "checkpoint.pt").exists()
+    assert not (tmp_path / "cut" / "metrics.json").exists()
+    with pytest.raises(ValueError, match="--resume"):
+        run(cfg, tmp_path / "cut", case=case)
+    with pytest.raises(ValueError, match="checkpoint .* was made with"):
+        run(replace(cfg, lr=2e-3), tmp_path / "cut", case=case, resume=True)
+    resumed = run(cfg, tmp_path / "cut", case=case, resume=True, figures=False)
+    assert resumed["resumed"]
+    assert resumed["metrics"] == full["metrics"]
+    a = np.loadtxt(tmp_path / "full" / "loss.csv", delimiter=",", skiprows=1)
+    b = np.loadtxt(tmp_path / "cut" / "loss.csv", delimiter=",", skiprows=1)
+    np.testing.assert_array_equal(a, b)
+    assert not (tmp_path / "cut" / "checkpoint.pt").exists()
+
+
+def test_nan_loss_stops_and_keeps_last_good_checkpoint(tmp_path):
+    case = tiny_case()
+    calls = {"n": 0}
+
+    def poisoned(x, y):
+        calls["n"] += 1
+        r = y - 1.0
+        return r * float("nan") if calls["n"] > 25 else r
+
+    terms = [
+        Term("top", t.sampler, t.n, poisoned, kind="value") if t.name == "top" else t
+        for t in case.terms
+    ]
+    case = replace(case, terms=terms)
+    with pytest.raises(TrainingDiverged, match="non-finite loss at step"):
+        run(RunConfig("laplace", "lnn", seed=0, **TINY), tmp_path / "r", case=case)
+    ck = torch.load(tmp_path / "r" / "checkpoint.pt", weights_only=False)
+    assert ck["step"] == 20
+    assert np.isfinite(ck["loss"]).all()
+    loss = np.loadtxt(tmp_path / "r" / "loss.csv", delimiter=",", skiprows=1)
+    assert np.isfinite(loss).all() and len(loss) < 40
+    assert not (tmp_path / "r" / "metrics.json").exists()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["run", "nope"], "unknown case"),
+        (["run", "laplace", "--method", "xyz"], "method"),
+        (["run", "laplace", "--profile", "long"], "profile"),
+        (["run", "laplace", "--lr", "0"], "lr"),
+        (["run", "laplace", "--lr", "-1e-3"], "lr"),
+        (["run", "laplace", "--iterations", "0"], "iterations"),
+        (["run", "laplace", "--seed", "1.5"], "seed"),
+        (["run", "laplace", "--dtype", "float16"], "dtype"),
+        (["compare", "laplace", "--seeds", "1,x"], "seed"),
+        (["compare", "laplace", "--methods", "lnn,bogus"], "method"),
+    ],
+)
+def test_cli_errors_exit_2_and_write_nothing(
+    argv, message, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    try:
+        code = cli.main([*argv, "--out", str(tmp_path / "out")])
+    except SystemExit as e:  # argparse-level errors
+        code = e.code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith("error:") and message in err[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_list(capsys):
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "laplace" in out and "drift_decay" in out and "pinn-matched" in out
