@@ -153,12 +153,11 @@ def summarize(
                     for r in mine
                 ]
                 seed_run = [r for r in mine if r["seed"] == paper_seed]
+                ref = (paper_table or {}).get(m, {})
                 paper = (
-                    (paper_table or {})
-                    .get(m, {})
-                    .get("train_s" if metric == "train_seconds" else metric)
-                    if fld == fields[0] or metric == "train_seconds"
-                    else None
+                    ref.get("train_s")
+                    if metric == "train_seconds"
+                    else ref.get(fld, {}).get(metric)
                 )
                 rows.append(
                     {

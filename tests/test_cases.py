@@ -14,6 +14,8 @@ from deepxde_lnn.methods import build_net, matched_width
 GRID_FACTS = {
     "drift_decay": (40_000, 30_358.755, 1.14786),
     "laplace": (40_000, 13_366.834, 1.72988),
+    "beam": (40_000, 3_490.227, 3.38535),
+    "heat": (125_629, 125_629 * 3.0354558**2, 1 / 3.0354558),
 }
 
 
@@ -30,10 +32,18 @@ class ExactNet(torch.nn.Module):
         return self.fn(x) + 0 * self.w + 0 * (x**3).sum(1, keepdim=True)
 
 
+from deepxde_lnn import relativistic as rel  # noqa: E402
+
 EXACT_TORCH = {
     "drift_decay": lambda x: 6 * torch.exp(-3 * x[:, 0:1] - 2 * x[:, 1:2]),
     "laplace": lambda x: x[:, 1:2] * 1.0,
+    "heat": lambda x: 0.2830188679245283 / 4 * (1 - (x**2).sum(1, keepdim=True))
+    + 0.2830188679245283 / (2 * 0.04716981132075472),
+    "beam": lambda x: x[:, 0:1] ** 2 * torch.exp(-x[:, 1:2]),
+    "rel_b": rel.exact_state_b,
+    "rel_c": rel.exact_state_c,
 }
+ALL = list(EXACT_TORCH)
 
 
 @pytest.fixture
@@ -43,7 +53,7 @@ def float64():
     dde.config.set_default_float("float32")
 
 
-@pytest.mark.parametrize("name", list(GRID_FACTS))
+@pytest.mark.parametrize("name", ALL)
 def test_exact_solution_has_zero_residuals(name, float64):
     case = cases.get(name)
     data = ResampledPDE(case.make_terms(case.paper), seed=0)
@@ -60,13 +70,13 @@ def test_exact_solution_has_zero_residuals(name, float64):
     )
 
 
-@pytest.mark.parametrize("name", list(GRID_FACTS))
+@pytest.mark.parametrize("name", ALL)
 def test_wrong_solution_is_caught(name, float64):
     """The residual check can fail: a perturbed solution gives non-zero losses."""
     case = cases.get(name)
     data = ResampledPDE(case.make_terms(case.quick), seed=0)
     f = EXACT_TORCH[name]
-    net = ExactNet(lambda x: f(x) + 0.01 * x[:, 0:1] ** 2)
+    net = ExactNet(lambda x: f(x) + 0.01 * x[:, 0:1] ** 2 * x[:, 1:2] ** 2)
     x = torch.as_tensor(data.train_next_batch()[0]).requires_grad_()
     losses = data.losses_train(None, net(x), None, x, dde.Model(data, net))
     assert float(losses[0].detach()) > 1e-6
@@ -108,3 +118,42 @@ def test_methods_parameter_counts():
 def test_unknown_case():
     with pytest.raises(ValueError, match="unknown case"):
         cases.get("poisson")
+
+
+def test_heat_robin_sign_matches_deepxde_convention():
+    """theta* satisfies d theta/dn = -h_nd theta; the anti-cooling sign does not."""
+    dde.config.set_default_float("float64")
+    try:
+        case = cases.get("heat")
+        robin = case.terms[1].residual
+        x = np.random.default_rng(0).normal(size=(50, 2))
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        xt = torch.as_tensor(x).requires_grad_()
+        theta = EXACT_TORCH["heat"](xt)
+        assert robin.error(x, xt, theta, 0, 50).abs().max() < 1e-14
+        # a wrong sign in func would leave 2 h_nd theta ~ 0.28
+        wrong = dde.icbc.RobinBC(
+            robin.geom, lambda x, y: 0.04716981132075472 * y, lambda _, on: on
+        )
+        assert float(wrong.error(x, xt, theta, 0, 50).detach().abs().min()) > 0.28
+    finally:
+        dde.config.set_default_float("float32")
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("method", ["lnn", "pinn", "pinn-matched"])
+def test_smoke_every_case_and_method_float32(name, method):
+    """20 steps, tiny point sets, float32: no dtype errors, finite losses."""
+    case = cases.get(name)
+    dde.config.set_random_seed(0)
+    data = ResampledPDE(
+        [t.__class__(**{**t.__dict__, "n": 8}) for t in case.terms], seed=0
+    )
+    model = dde.Model(data, build_net(method, case))
+    model.compile("adam", lr=1e-3)
+    model.train(iterations=20, display_every=1000, verbose=0)
+    assert torch.isfinite(data.last_losses).all()
+    assert model.predict(case.grid.points(5)[0].astype(np.float32)).shape == (
+        len(case.grid.points(5)[0]),
+        len(case.fields),
+    )

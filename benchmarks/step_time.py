@@ -1,0 +1,129 @@
+"""Seconds per training step: our DeepXDE path vs a minimal hand-written PyTorch loop.
+
+Both sides train the same network (same initialisation seed) on the paper protocol's
+point counts with the same derivatives; the hand-written loop draws its points with
+``torch.rand`` on the device, as the authors' scripts do. Each measurement is
+repeated, interleaved (ours, hand, ours, hand, ...) and the median is reported, so
+both sides see the same machine load. Printed: s/step and the ratio ours/hand.
+
+    python benchmarks/step_time.py                       # all landed cases
+    python benchmarks/step_time.py --cases laplace --steps 100 --repeats 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+
+import cases
+import deepxde as dde
+from deepxde_lnn.data import ResampledPDE
+from deepxde_lnn.methods import build_net
+from deepxde_lnn.runner import _Controller
+
+grad = torch.autograd.grad
+
+
+def d(u, x, j):
+    """du/dx_j (create_graph: the loss is differentiated again)."""
+    return grad(u.sum(), x, create_graph=True)[0][:, j : j + 1]
+
+
+def rand(n, lo, hi, dev, fix=None):
+    lo_t, hi_t = torch.tensor(lo, device=dev), torch.tensor(hi, device=dev)
+    x = lo_t + (hi_t - lo_t) * torch.rand(n, len(lo), device=dev)
+    if fix is not None:
+        x[:, fix[0]] = fix[1]
+    return x.requires_grad_()
+
+
+def hand_laplace(net, c, dev):
+    lo, hi = (0.0, 0.0), (1.0, 1.0)
+    x = rand(c["pde"], lo, hi, dev)
+    u = net(x)
+    g = grad(u.sum(), x, create_graph=True)[0]
+    lap = d(g[:, 0:1], x, 0) + d(g[:, 1:2], x, 1)
+    loss = lap.square().mean()
+    loss = loss + net(rand(c["bottom"], lo, hi, dev, (1, 0.0))).square().mean()
+    loss = loss + (net(rand(c["top"], lo, hi, dev, (1, 1.0))) - 1).square().mean()
+    for name, v in (("left", 0.0), ("right", 1.0)):
+        xb = rand(c[name], lo, hi, dev, (0, v))
+        loss = loss + d(net(xb), xb, 0).square().mean()
+    return loss
+
+
+def hand_drift_decay(net, c, dev):
+    lo, hi = (0.0, 0.0), (2.0, 1.0)
+    x = rand(c["pde"], lo, hi, dev)
+    u = net(x)
+    g = grad(u.sum(), x, create_graph=True)[0]
+    loss = (g[:, 0:1] - 2 * g[:, 1:2] - u).square().mean()
+    xi = rand(c["ic"], lo, hi, dev, (1, 0.0))
+    loss = loss + (net(xi) - 6 * torch.exp(-3 * xi[:, 0:1])).square().mean()
+    xb = rand(c["inflow"], lo, hi, dev, (0, 2.0))
+    loss = loss + (net(xb) - 6 * torch.exp(-6 - 2 * xb[:, 1:2])).square().mean()
+    return loss
+
+
+HAND = {"laplace": hand_laplace, "drift_decay": hand_drift_decay}
+
+
+def time_ours(case, method, steps):
+    dde.config.set_random_seed(0)
+    data = ResampledPDE(case.make_terms(case.paper), seed=0)
+    net = build_net(method, case)
+    model = dde.Model(data, net)
+    model.compile("adam", lr=1e-4)
+    ctl = _Controller(data, 0, steps, 10**9, None, progress=False)
+    model.train(iterations=steps, display_every=case.paper.display_every, callbacks=[ctl], verbose=0)
+    return ctl.elapsed() / steps
+
+
+def time_hand(case, method, steps):
+    dde.config.set_random_seed(0)
+    net = build_net(method, case)
+    dev = next(net.parameters()).device
+    counts = {t.name: t.n for t in case.make_terms(case.paper)}
+    opt = torch.optim.Adam(net.parameters(), lr=1e-4)
+    step = HAND[case.name]
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    step(net, counts, dev)  # warm-up
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        opt.zero_grad()
+        step(net, counts, dev).backward()
+        opt.step()
+    sync()
+    return (time.perf_counter() - t0) / steps
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cases", default=",".join(c for c in cases.available() if c in HAND))
+    p.add_argument("--methods", default="lnn,pinn")
+    p.add_argument("--steps", type=int, default=60)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--threads", type=int, default=None)
+    args = p.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    dev = "cuda" if torch.cuda.is_available() else f"cpu ({torch.get_num_threads()} threads)"
+    print(f"device: {dev}; {args.steps} steps x {args.repeats} repeats, median s/step")
+    print(f"{'case':12s} {'method':8s} {'ours':>10s} {'hand':>10s} {'ratio':>7s}")
+    for name in args.cases.split(","):
+        case = cases.get(name)
+        for method in args.methods.split(","):
+            ours, hand = [], []
+            for _ in range(args.repeats):
+                ours.append(time_ours(case, method, args.steps))
+                hand.append(time_hand(case, method, args.steps))
+            o, h = float(np.median(ours)), float(np.median(hand))
+            print(f"{name:12s} {method:8s} {o:10.4f} {h:10.4f} {o / h:7.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""Anisotropic Poisson-beam equation (APBE), paper Table 5.
+
+    u_xx - u_yyyy = (2 - x^2) exp(-y)      on (0, 1)^2
+    u_yy(x, 0) = x^2,  u_yy(x, 1) = x^2 / e
+    u(x, 0) = x^2,  u(x, 1) = x^2 / e,  u(0, y) = 0,  u(1, y) = exp(-y)
+    exact: u = x^2 exp(-y)
+
+Seven terms of 1000 fresh points each; the 4th derivative u_yyyy (hessian of the
+hessian) is taken on the 1000 interior points only.
+"""
+
+import numpy as np
+
+import deepxde_lnn  # noqa: F401  (selects DeepXDE's pytorch backend)
+import deepxde as dde
+import torch
+from deepxde_lnn.case import Case, Grid, Profile
+from deepxde_lnn.data import Term
+from deepxde_lnn.sampling import Box, Edge
+
+LO, HI = (0.0, 0.0), (1.0, 1.0)
+geom = dde.geometry.Rectangle(LO, HI)
+
+
+def pde(x, u):
+    u_xx = dde.grad.hessian(u, x, i=0, j=0)
+    u_yy = dde.grad.hessian(u, x, i=1, j=1)
+    u_yyyy = dde.grad.hessian(u_yy, x, i=1, j=1)
+    return u_xx - u_yyyy - (2 - x[:, 0:1] ** 2) * torch.exp(-x[:, 1:2])
+
+
+def exact(x):
+    return x[:, 0:1] ** 2 * np.exp(-x[:, 1:2])
+
+
+def u_yy_equals_exact(x, u, _):
+    # u*_yy = x^2 exp(-y) = u*
+    return dde.grad.hessian(u, x, i=1, j=1) - x[:, 0:1] ** 2 * torch.exp(-x[:, 1:2])
+
+
+def on_edge(axis, value):
+    return lambda x, on: on and np.isclose(x[axis], value)
+
+
+def edge(axis, value):
+    return Edge(LO, HI, axis=axis, value=value)
+
+
+terms = [
+    Term("pde", Box(LO, HI), 1000, pde, kind="pde"),
+    Term(
+        "bottom_uyy",
+        edge(1, 0.0),
+        1000,
+        dde.icbc.OperatorBC(geom, u_yy_equals_exact, on_edge(1, 0)),
+    ),
+    Term(
+        "top_uyy",
+        edge(1, 1.0),
+        1000,
+        dde.icbc.OperatorBC(geom, u_yy_equals_exact, on_edge(1, 1)),
+    ),
+    Term(
+        "bottom", edge(1, 0.0), 1000, dde.icbc.DirichletBC(geom, exact, on_edge(1, 0))
+    ),
+    Term("top", edge(1, 1.0), 1000, dde.icbc.DirichletBC(geom, exact, on_edge(1, 1))),
+    Term("left", edge(0, 0.0), 1000, dde.icbc.DirichletBC(geom, exact, on_edge(0, 0))),
+    Term("right", edge(0, 1.0), 1000, dde.icbc.DirichletBC(geom, exact, on_edge(0, 1))),
+]
+
+CASE = Case(
+    name="beam",
+    title="Anisotropic Poisson-beam equation (4th order in y)",
+    inputs=("x", "y"),
+    fields=("u",),
+    terms=terms,
+    exact=exact,
+    grid=Grid(LO, HI, 200),
+    paper=Profile(iterations=5000, lr=3e-4, seed=888888),
+    quick=Profile(
+        iterations=800,
+        lr=1e-3,
+        seed=888888,
+        counts={t.name: (200 if t.name == "pde" else 100) for t in terms},
+    ),
+    paper_table={
+        "lnn": {
+            "u": {
+                "RMSE": 5.529e-4,
+                "MSE": 3.057e-7,
+                "MAE": 4.650e-4,
+                "relL2": 1.872e-3,
+                "MaxErr": 2.008e-3,
+            },
+            "train_s": 1799.516,
+        },
+        "rba": {
+            "u": {
+                "RMSE": 4.173e-3,
+                "MSE": 1.741e-5,
+                "MAE": 3.342e-3,
+                "relL2": 1.410e-2,
+                "MaxErr": 1.472e-2,
+            },
+            "train_s": 1186.230,
+        },
+        "xpinn": {
+            "u": {
+                "RMSE": 1.118e-1,
+                "MSE": 1.251e-2,
+                "MAE": 5.892e-2,
+                "relL2": 3.780e-1,
+                "MaxErr": 5.478e-1,
+            },
+            "train_s": 401.599,
+        },
+        "pinn": {
+            "u": {
+                "RMSE": 9.643e-4,
+                "MSE": 9.298e-7,
+                "MAE": 8.045e-4,
+                "relL2": 3.259e-3,
+                "MaxErr": 3.067e-3,
+            },
+            "train_s": 2585.032,
+        },
+    },
+)
