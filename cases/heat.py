@@ -80,7 +80,7 @@ def heat_metrics(x, pred, exact_theta):
         theta_fem = np.asarray(ref["theta"], dtype=np.float64).reshape(-1, 1)
         out["fem_vs_exact_theta"] = field_metrics(theta_fem, exact_theta)
         out["pred_vs_fem_theta"] = field_metrics(pred, theta_fem)
-    except (FileNotFoundError, ImportError, KeyError) as err:
+    except (OSError, ImportError, KeyError, ValueError) as err:  # missing or stale
         out["fem"] = f"FEM reference not available: {err}"
     return out
 

@@ -238,7 +238,10 @@ def _set_rng_state(data: ResampledPDE, state: dict) -> None:
     data.rng.bit_generator.state = state["sampling"]
     torch.set_rng_state(state["torch"])
     if state["cuda"] is not None and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+        try:
+            torch.cuda.set_rng_state_all(state["cuda"])
+        except RuntimeError:  # a different GPU count: sampling does not use it
+            pass
     np.random.set_state(state["numpy"])
     random.setstate(state["python"])
 
@@ -282,7 +285,9 @@ def run(
     if resume:
         if not ckpt_path.exists():
             raise ValueError(f"--resume: no checkpoint in {out}")
-        state = torch.load(ckpt_path, weights_only=False)
+        # map to CPU: a checkpoint made on a GPU resumes anywhere (load_state_dict
+        # copies onto the parameters' device; RNG states must be CPU tensors)
+        state = torch.load(ckpt_path, map_location="cpu", weights_only=False)
         if state["config"] != asdict(cfg):
             raise ValueError(
                 f"--resume: the checkpoint in {out} was made with {state['config']}, "
