@@ -68,7 +68,57 @@ def hand_drift_decay(net, c, dev):
     return loss
 
 
-HAND = {"laplace": hand_laplace, "drift_decay": hand_drift_decay}
+def hand_beam(net, c, dev):
+    lo, hi = (0.0, 0.0), (1.0, 1.0)
+    x = rand(c["pde"], lo, hi, dev)
+    u = net(x)
+    g = grad(u.sum(), x, create_graph=True)[0]
+    u_xx = d(g[:, 0:1], x, 0)
+    u_yy = d(g[:, 1:2], x, 1)
+    u_yyyy = d(d(u_yy, x, 1), x, 1)
+    f = (2 - x[:, 0:1] ** 2) * torch.exp(-x[:, 1:2])
+    loss = (u_xx - u_yyyy - f).square().mean()
+
+    def exact(z):
+        return z[:, 0:1] ** 2 * torch.exp(-z[:, 1:2])
+
+    for name, fix in (("bottom_uyy", (1, 0.0)), ("top_uyy", (1, 1.0))):
+        xb = rand(c[name], lo, hi, dev, fix)
+        ub = net(xb)
+        u_yy_b = d(d(ub, xb, 1), xb, 1)
+        loss = loss + (u_yy_b - exact(xb)).square().mean()
+    for name, fix in (
+        ("bottom", (1, 0.0)),
+        ("top", (1, 1.0)),
+        ("left", (0, 0.0)),
+        ("right", (0, 1.0)),
+    ):
+        xb = rand(c[name], lo, hi, dev, fix)
+        loss = loss + (net(xb) - exact(xb)).square().mean()
+    return loss
+
+
+def hand_heat(net, c, dev):
+    q_nd, h_nd = 0.2830188679245283, 0.04716981132075472
+    xi = torch.rand(c["pde"], 2, device=dev)
+    r, phi = xi[:, 0:1].sqrt(), 2 * torch.pi * xi[:, 1:2]
+    x = torch.cat([r * torch.cos(phi), r * torch.sin(phi)], 1).requires_grad_()
+    g = grad(net(x).sum(), x, create_graph=True)[0]
+    loss = (d(g[:, 0:1], x, 0) + d(g[:, 1:2], x, 1) + q_nd).square().mean()
+    phi = 2 * torch.pi * torch.rand(c["robin"], 1, device=dev)
+    xb = torch.cat([torch.cos(phi), torch.sin(phi)], 1).requires_grad_()
+    ub = net(xb)
+    gb = grad(ub.sum(), xb, create_graph=True)[0]
+    loss = loss + ((gb * xb).sum(1, keepdim=True) + h_nd * ub).square().mean()
+    return loss
+
+
+HAND = {
+    "laplace": hand_laplace,
+    "drift_decay": hand_drift_decay,
+    "beam": hand_beam,
+    "heat": hand_heat,
+}
 
 
 def time_ours(case, method, steps):
@@ -78,7 +128,12 @@ def time_ours(case, method, steps):
     model = dde.Model(data, net)
     model.compile("adam", lr=1e-4)
     ctl = _Controller(data, 0, steps, 10**9, None, progress=False)
-    model.train(iterations=steps, display_every=case.paper.display_every, callbacks=[ctl], verbose=0)
+    model.train(
+        iterations=steps,
+        display_every=case.paper.display_every,
+        callbacks=[ctl],
+        verbose=0,
+    )
     return ctl.elapsed() / steps
 
 
@@ -103,7 +158,9 @@ def time_hand(case, method, steps):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--cases", default=",".join(c for c in cases.available() if c in HAND))
+    p.add_argument(
+        "--cases", default=",".join(c for c in cases.available() if c in HAND)
+    )
     p.add_argument("--methods", default="lnn,pinn")
     p.add_argument("--steps", type=int, default=60)
     p.add_argument("--repeats", type=int, default=3)
@@ -111,7 +168,11 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    dev = "cuda" if torch.cuda.is_available() else f"cpu ({torch.get_num_threads()} threads)"
+    dev = (
+        "cuda"
+        if torch.cuda.is_available()
+        else f"cpu ({torch.get_num_threads()} threads)"
+    )
     print(f"device: {dev}; {args.steps} steps x {args.repeats} repeats, median s/step")
     print(f"{'case':12s} {'method':8s} {'ours':>10s} {'hand':>10s} {'ratio':>7s}")
     for name in args.cases.split(","):
@@ -122,7 +183,9 @@ def main(argv=None):
                 ours.append(time_ours(case, method, args.steps))
                 hand.append(time_hand(case, method, args.steps))
             o, h = float(np.median(ours)), float(np.median(hand))
-            print(f"{name:12s} {method:8s} {o:10.4f} {h:10.4f} {o / h:7.2f}", flush=True)
+            print(
+                f"{name:12s} {method:8s} {o:10.4f} {h:10.4f} {o / h:7.2f}", flush=True
+            )
 
 
 if __name__ == "__main__":

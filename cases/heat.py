@@ -58,6 +58,21 @@ def in_disk(p):
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference" / "circular_heat"
 
 
+def fem_theta_on(x):
+    """The checksum-verified FEM theta at the points ``x`` (any order of the same
+    401-grid points; the reference stores them in ``fem.disk_grid`` order)."""
+    from deepxde_lnn import fem
+
+    ref = fem.load_reference(REFERENCE_DIR)
+    pts = ref["points_nd"]
+    i_ref, i_x = np.lexsort(pts.T[::-1]), np.lexsort(x.T[::-1])
+    if pts.shape != x.shape or not np.array_equal(pts[i_ref], x[i_x]):
+        raise ValueError("stale FEM reference: its points are not this grid's")
+    theta = np.empty(len(x))
+    theta[i_x] = np.asarray(ref["theta"], dtype=np.float64).ravel()[i_ref]
+    return theta.reshape(-1, 1)
+
+
 def heat_metrics(x, pred, exact_theta):
     """theta offset statistics, absolute-T metrics (float64 and paper float32) and
     the FEM cross-check."""
@@ -74,10 +89,7 @@ def heat_metrics(x, pred, exact_theta):
     t_pred32 = np.float32(T_INF) + pred.astype(np.float32)
     out["T_paper_float32"] = field_metrics(t_pred32, t_exact32, dtype=np.float32)
     try:
-        from deepxde_lnn import fem
-
-        ref = fem.load_reference(REFERENCE_DIR, points_nd=x)
-        theta_fem = np.asarray(ref["theta"], dtype=np.float64).reshape(-1, 1)
+        theta_fem = fem_theta_on(x)
         out["fem_vs_exact_theta"] = field_metrics(theta_fem, exact_theta)
         out["pred_vs_fem_theta"] = field_metrics(pred, theta_fem)
     except (OSError, ImportError, KeyError, ValueError) as err:  # missing or stale

@@ -13,6 +13,10 @@ a fixed-size point set with its own sampler::
 
 ``resample=True`` redraws every set at every step (paper protocol);
 ``resample=False`` draws one fixed pool (for L-BFGS or point-attached weights).
+
+The batch handed to DeepXDE (``train_next_batch``/``test``) holds only the value
+terms' rows, since only those use DeepXDE's shared forward pass: a forward over the
+other rows would be thrown away. ``data.train_x`` holds every term's points.
 """
 
 from __future__ import annotations
@@ -135,6 +139,12 @@ class ResampledPDE(Data):
         self.rng = np.random.default_rng(seed)
         offsets = np.cumsum([0] + [t.n for t in terms])
         self.slices = [slice(int(a), int(b)) for a, b in zip(offsets[:-1], offsets[1:])]
+        # rows of the value terms inside the batch given to DeepXDE
+        value_n = [t.n if t.kind == "value" else 0 for t in terms]
+        v_off = np.cumsum([0] + value_n)
+        self.value_slices = [
+            slice(int(a), int(b)) for a, b in zip(v_off[:-1], v_off[1:])
+        ]
         self.last_losses: torch.Tensor | None = None
         self.rng_state_before_draw = self.rng.bit_generator.state
         self.train_x: np.ndarray | None = None
@@ -153,8 +163,12 @@ class ResampledPDE(Data):
         return np.vstack(parts)
 
     def points(self, X: np.ndarray, name: str) -> np.ndarray:
-        """The rows of a batch ``X`` that belong to term ``name``."""
+        """The rows of a full point set ``X`` (e.g. ``data.train_x``) of term ``name``."""
         return X[self.slices[self.names.index(name)]]
+
+    def _value_rows(self, X: np.ndarray) -> np.ndarray:
+        rows = [X[sl] for t, sl in zip(self.terms, self.slices) if t.kind == "value"]
+        return np.vstack(rows) if rows else X[:0]
 
     # --- DeepXDE Data API --------------------------------------------------------
 
@@ -164,10 +178,11 @@ class ResampledPDE(Data):
             # draws once before its first step, so a resumed run redraws that batch
             self.rng_state_before_draw = self.rng.bit_generator.state
             self.train_x = self._draw(self.rng)
-        return self.train_x, None, None
+            self._train_values = self._value_rows(self.train_x)
+        return self._train_values, None, None
 
     def test(self):
-        return self.test_x, None, None
+        return self._value_rows(self.test_x), None, None
 
     def losses_train(self, targets, outputs, loss_fn, inputs, model, aux=None):
         losses = self._losses(self.train_x, outputs, inputs, model)
@@ -180,11 +195,12 @@ class ResampledPDE(Data):
 
     def _losses(self, X, outputs, inputs, model):
         losses = []
-        for term, sl in zip(self.terms, self.slices):
+        for term, sl, vsl in zip(self.terms, self.slices, self.value_slices):
             if term.kind == "value":
-                x, y = inputs[sl], outputs[sl]
+                x, y = inputs[vsl], outputs[vsl]
             else:  # own forward: derivatives on this term's rows only
-                x = inputs[sl].detach().requires_grad_()
+                x = torch.as_tensor(X[sl], dtype=inputs.dtype, device=inputs.device)
+                x.requires_grad_()
                 y = model.net(x)
             if isinstance(term.residual, _CONDITIONS):
                 r = term.residual.error(X[sl], x, y, 0, term.n)

@@ -157,3 +157,20 @@ def test_smoke_every_case_and_method_float32(name, method):
         len(case.grid.points(5)[0]),
         len(case.fields),
     )
+
+
+def test_heat_metrics_include_fem_cross_check():
+    case = cases.get("heat")
+    x, _ = case.grid.points()
+    exact = case.exact(x)
+    out = case.extra_metrics(x, exact + 0.01, exact)
+    assert "fem" not in out, out.get("fem")
+    assert out["fem_vs_exact_theta"]["MaxErr"] < 1e-5  # FEM error << PINN errors
+    assert out["theta_mean_offset"] == pytest.approx(0.01)
+    assert out["theta_offset_removed_RMSE"] < 1e-12
+    assert out["T_float64"]["relL2"] == pytest.approx(0.01 / 803.035387, rel=1e-5)
+    # float32 paper mode: errors are multiples of the float32 spacing at ~803 K
+    ulp = 2.0**-14
+    assert out["T_paper_float32"]["MaxErr"] / ulp == pytest.approx(
+        round(out["T_paper_float32"]["MaxErr"] / ulp)
+    )

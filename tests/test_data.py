@@ -86,11 +86,12 @@ def test_losses_are_per_term_mean_squares():
     model = dde.Model(data, net)
     model.compile("adam", lr=1e-3)
     X = data.train_next_batch()[0]
+    assert X.shape == (10, 2)  # DeepXDE's batch: only the value term's rows
     x = torch.as_tensor(X, dtype=torch.float32).requires_grad_()
     losses = data.losses_train(None, net(x), None, x, model)
-    y_left = net(torch.as_tensor(data.points(X, "left")))
+    y_left = net(torch.as_tensor(data.points(data.train_x, "left")))
     torch.testing.assert_close(losses[1], torch.mean(y_left**2))
-    xr = torch.as_tensor(data.points(X, "right")).requires_grad_()
+    xr = torch.as_tensor(data.points(data.train_x, "right")).requires_grad_()
     g = torch.autograd.grad(net(xr).sum(), xr)[0][:, 0]
     torch.testing.assert_close(losses[2], torch.mean(g**2))
 
@@ -125,6 +126,7 @@ def test_multichannel_loss_sums_channel_means():
     data = ResampledPDE(terms, seed=0)
     y = torch.ones(16, 1)
     losses = data._losses(data.test_x, y, torch.zeros(16, 1), None)
+    assert data.test()[0].shape == (16, 1)
     assert [float(v) for v in losses] == [5.0, 5.0]
 
 

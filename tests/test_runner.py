@@ -144,3 +144,11 @@ def test_cli_list(capsys):
     assert cli.main(["list"]) == 0
     out = capsys.readouterr().out
     assert "laplace" in out and "drift_decay" in out and "pinn-matched" in out
+
+
+def test_heat_trains_in_quick_profile(tmp_path):
+    """The quick profile learns the 3 K offset and the paraboloid (error from ~3 K)."""
+    rec = run(RunConfig("heat", "lnn"), tmp_path / "heat", figures=False)
+    assert rec["iterations"] == 1500 and rec["parameters"] == 21_249
+    assert rec["metrics"]["theta"]["RMSE"] < 0.05
+    assert rec["extra_metrics"]["fem_vs_exact_theta"]["MaxErr"] < 1e-5
