@@ -7,8 +7,6 @@ operator applied to the manufactured state, recomputed on every fresh point set)
 Each edge fixes all eight fields to the exact traces. The cases differ only by q*.
 """
 
-import torch
-
 import deepxde_lnn  # noqa: F401  (selects DeepXDE's pytorch backend)
 from deepxde_lnn import relativistic as rel
 from deepxde_lnn.case import Case, Grid, Profile

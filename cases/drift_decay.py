@@ -10,7 +10,6 @@ main-text form. No condition at the outflow x = 0.
 """
 
 import numpy as np
-import torch
 
 import deepxde_lnn  # noqa: F401  (selects DeepXDE's pytorch backend)
 import deepxde as dde

@@ -7,7 +7,6 @@ written; an interrupted run exits with 130 (checkpoint saved), a diverged one wi
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 

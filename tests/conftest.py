@@ -9,6 +9,17 @@ import os
 os.environ.setdefault("DDE_BACKEND", "pytorch")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+import pytest  # noqa: E402
 import torch  # noqa: E402
 
 torch.set_num_threads(1)
+
+
+@pytest.fixture
+def float64():
+    """DeepXDE in float64 for one test, float32 again afterwards."""
+    import deepxde as dde
+
+    dde.config.set_default_float("float64")
+    yield
+    dde.config.set_default_float("float32")

@@ -46,13 +46,6 @@ EXACT_TORCH = {
 ALL = list(EXACT_TORCH)
 
 
-@pytest.fixture
-def float64():
-    dde.config.set_default_float("float64")
-    yield
-    dde.config.set_default_float("float32")
-
-
 @pytest.mark.parametrize("name", ALL)
 def test_exact_solution_has_zero_residuals(name, float64):
     case = cases.get(name)

@@ -9,7 +9,6 @@ exact u = sin(pi x), v = (1 - cos(pi x)) / pi.
 """
 
 import numpy as np
-import pytest
 import torch
 
 import deepxde_lnn
@@ -20,7 +19,7 @@ def user_script(make_net):
     geom = dde.geometry.Interval(0, 1)
 
     def pde(x, y):
-        u, v = y[:, 0:1], y[:, 1:2]
+        u = y[:, 0:1]
         return [
             dde.grad.hessian(y, x, component=0) + np.pi**2 * torch.sin(np.pi * x),
             dde.grad.jacobian(y, x, i=1) - u,
@@ -46,13 +45,6 @@ def user_script(make_net):
     y = model.predict(x)
     exact = np.hstack([np.sin(np.pi * x), (1 - np.cos(np.pi * x)) / np.pi])
     return np.linalg.norm(y - exact, axis=0) / np.linalg.norm(exact, axis=0), y
-
-
-@pytest.fixture
-def float64():
-    dde.config.set_default_float("float64")
-    yield
-    dde.config.set_default_float("float32")
 
 
 def test_fnn_to_lnn_swap(float64):

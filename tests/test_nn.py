@@ -97,13 +97,6 @@ def test_initializers():
     assert all(torch.all(b.alpha == 0.5) for b in net.blocks)
 
 
-@pytest.fixture
-def float64():
-    dde.config.set_default_float("float64")
-    yield
-    dde.config.set_default_float("float32")
-
-
 def test_float64_parameters(float64):
     net = LNN([2, 8, 8, 1], "tanh", "He normal")
     assert all(p.dtype == torch.float64 for p in net.parameters())
