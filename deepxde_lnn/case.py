@@ -72,6 +72,7 @@ class Case:
     lnn_layout: str = "standard"
     output_transform: Callable | None = None
     extra_metrics: Callable[[np.ndarray, np.ndarray, np.ndarray], dict] | None = None
+    extra_grids: Mapping[str, int] = field(default_factory=dict)  # label -> n
     paper_table: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def profile(self, name: str) -> Profile:

@@ -405,6 +405,11 @@ def run(
     }
     if case.extra_metrics is not None:
         record["extra_metrics"] = case.extra_metrics(x, pred, exact)
+    for label, n in case.extra_grids.items():  # e.g. the paper's other grid sizes
+        xg, _ = case.grid.points(n)
+        record.setdefault("extra_grid_metrics", {})[label] = all_fields(
+            predict(net, xg), case.exact(xg), case.fields
+        )
     aio.save_npz(
         out / "fields.npz",
         x=x,
