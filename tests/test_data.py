@@ -151,3 +151,22 @@ def test_duplicate_term_names():
     t = Term("a", Box((0,), (1,)), 3, lambda x, y: y)
     with pytest.raises(ValueError, match="unique"):
         ResampledPDE([t, t])
+
+
+def test_fixed_pool_with_lbfgs_reduces_loss():
+    """resample=False (one fixed pool) is the mode for L-BFGS."""
+    import cases
+    from dataclasses import replace
+
+    lap = cases.get("laplace")
+    terms = [replace(t, n=40) for t in lap.terms]
+    data = ResampledPDE(terms, seed=0, resample=False)
+    dde.config.set_random_seed(0)
+    model = dde.Model(data, deepxde_lnn.LNN([2, 16, 16, 1], "tanh", "Glorot normal"))
+    model.compile("L-BFGS")
+    dde.optimizers.set_LBFGS_options(maxiter=60)
+    history, _ = model.train(verbose=0)
+    assert history.loss_train[-1].sum() < 1e-2 * history.loss_train[0].sum()
+    x = data.train_x
+    model.train(verbose=0)
+    assert data.train_x is x  # still the same pool
