@@ -118,7 +118,7 @@ CASE = Case(
     # paper Table 4: metrics on absolute T in float32 (compare with T_paper_float32)
     paper_table={
         "lnn": {
-            "T": {
+            "T_paper_float32": {
                 "RMSE": 1.9785e-4,
                 "MSE": 3.9145e-8,
                 "MAE": 1.9406e-4,
@@ -128,7 +128,7 @@ CASE = Case(
             "train_s": 1.3880e4,
         },
         "rba": {
-            "T": {
+            "T_paper_float32": {
                 "RMSE": 3.3818e-1,
                 "MSE": 1.1437e-1,
                 "MAE": 3.3717e-1,
@@ -138,7 +138,7 @@ CASE = Case(
             "train_s": 7.1440e2,
         },
         "xpinn": {
-            "T": {
+            "T_paper_float32": {
                 "RMSE": 1.6154e0,
                 "MSE": 2.6094e0,
                 "MAE": 1.6152e0,
@@ -148,7 +148,7 @@ CASE = Case(
             "train_s": 1.9196e3,
         },
         "pinn": {
-            "T": {
+            "T_paper_float32": {
                 "RMSE": 7.0219e-4,
                 "MSE": 4.9307e-7,
                 "MAE": 6.9302e-4,

@@ -115,6 +115,19 @@ def load_runs(root: str | Path) -> list[dict]:
     return runs
 
 
+def metric_sets(record: dict) -> dict:
+    """Every set of the five metrics in a run record: the fields, then extra sets
+    (e.g. heat's absolute-T modes, ``name@grid`` for other evaluation grids)."""
+    sets = dict(record["metrics"])
+    for name, v in record.get("extra_metrics", {}).items():
+        if isinstance(v, dict) and set(METRICS) <= set(v):
+            sets[name] = v
+    for label, per_field in record.get("extra_grid_metrics", {}).items():
+        for fld, v in per_field.items():
+            sets[f"{fld}@{label}"] = v
+    return sets
+
+
 def _stats(values) -> dict:
     v = np.asarray(values, float)
     return {
@@ -138,6 +151,8 @@ def summarize(
         raise ValueError(f"no finished runs (metrics.json) below {root}")
     case = runs[0]["case"]
     methods = list(dict.fromkeys(r["method"] for r in runs))
+    for r in runs:
+        r["metrics"] = metric_sets(r)
     fields = list(runs[0]["metrics"])
     rows = []
     for m in methods:

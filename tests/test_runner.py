@@ -152,3 +152,28 @@ def test_heat_trains_in_quick_profile(tmp_path):
     assert rec["iterations"] == 1500 and rec["parameters"] == 21_249
     assert rec["metrics"]["theta"]["RMSE"] < 0.05
     assert rec["extra_metrics"]["fem_vs_exact_theta"]["MaxErr"] < 1e-5
+
+
+def test_summary_from_run_folders(tmp_path):
+    from deepxde_lnn.report import summarize
+
+    case = tiny_case()
+    recs = {}
+    for m in ("lnn", "pinn"):
+        for s in (3, 4):
+            cfg = RunConfig("laplace", m, seed=s, iterations=5)
+            recs[m, s] = run(cfg, tmp_path / m / f"seed-{s}", case=case, figures=False)
+    rows = summarize(tmp_path, paper_seed=3, paper_table=case.paper_table)
+    row = next(
+        r
+        for r in rows
+        if (r["method"], r["field"], r["metric"]) == ("lnn", "phi", "RMSE")
+    )
+    vals = [recs["lnn", s]["metrics"]["phi"]["RMSE"] for s in (3, 4)]
+    assert row["mean"] == pytest.approx(np.mean(vals))
+    assert row["std"] == pytest.approx(np.std(vals, ddof=1))
+    assert row["n"] == 2 and row["paper_seed_run"] == vals[0]
+    assert row["paper"] == 2.058e-3  # paper Table 3, LNN
+    md = (tmp_path / "summary.md").read_text()
+    assert "| lnn, seed 3 |" in md and "| pinn, paper |" in md
+    assert (tmp_path / "summary.csv").exists() and (tmp_path / "summary.png").exists()
