@@ -57,6 +57,10 @@ def _lr(text):
     return v
 
 
+def _lrs(text):
+    return [_lr(s.strip()) for s in text.split(",") if s.strip()] or _lr("")
+
+
 def _common(p):
     p.add_argument("case", help="benchmark name (see `deepxde-lnn list`)")
     p.add_argument("--profile", default="quick", help="quick (default) or paper")
@@ -87,6 +91,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--methods", default="lnn,pinn")
     p.add_argument("--seeds", type=_seeds, help="comma-separated (default: 3 seeds)")
     p.add_argument("--out", help="result folder (default runs/compare-CASE-PROFILE)")
+
+    p = sub.add_parser("sweep", help="learning-rate sweep: lrs x methods x seeds")
+    _common(p)
+    p.add_argument(
+        "--lrs", type=_lrs, required=True, help="comma-separated, e.g. 1e-3,1e-4"
+    )
+    p.add_argument("--methods", default="lnn")
+    p.add_argument(
+        "--seeds", type=_seeds, help="comma-separated (default: the profile seed)"
+    )
+    p.add_argument("--out", help="result folder (default runs/sweep-CASE-PROFILE)")
 
     p = sub.add_parser("reference", help="regenerate a FEM reference")
     p.add_argument("case", help="only 'heat'")
@@ -153,46 +168,80 @@ def _print_record(rec, out):
     print(f"  -> {out}")
 
 
-def cmd_compare(args) -> int:
-    import json
-
-    import cases
-
-    from .report import summarize
-    from .runner import run
-
-    case = cases.get(args.case)
+def _methods(args) -> list[str]:
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if not methods:
         raise ValueError("methods: give at least one method")
-    prof = case.profile(args.profile)
-    seeds = args.seeds or [prof.seed + i for i in range(3)]
-    configs = [
-        (m, s, _config(args, m, s).resolved(case)) for m in methods for s in seeds
-    ]
-    root = Path(args.out or f"runs/compare-{case.name}-{args.profile}")
+    return methods
+
+
+def _run_all(jobs, progress: bool) -> None:
+    """Run (config, folder) jobs in order: finished ones (same configuration) are
+    reused, unfinished ones (a checkpoint) resumed."""
+    import json
     from dataclasses import asdict
 
-    for m, s, cfg in configs:
-        out = root / m / f"seed-{s}"
+    from .runner import run
+
+    for cfg, out in jobs:
         done = out / "metrics.json"
         if done.exists():
             rec = json.loads(done.read_text())
             if all(rec.get(k) == v for k, v in asdict(cfg).items() if k in rec):
-                print(f"{m} seed {s}: already done, reused")
+                print(f"{cfg.method} seed {cfg.seed} lr {cfg.lr:g}: done, reused")
                 continue
-        rec = run(
-            cfg,
-            out,
-            resume=(out / "checkpoint.pt").exists(),
-            progress=not args.no_progress,
-        )
+        rec = run(cfg, out, resume=(out / "checkpoint.pt").exists(), progress=progress)
         _print_record(rec, out)
+
+
+def cmd_compare(args) -> int:
+    import cases
+
+    from .report import summarize
+
+    case = cases.get(args.case)
+    methods = _methods(args)
+    prof = case.profile(args.profile)
+    seeds = args.seeds or [prof.seed + i for i in range(3)]
+    root = Path(args.out or f"runs/compare-{case.name}-{args.profile}")
+    jobs = [
+        (_config(args, m, s).resolved(case), root / m / f"seed-{s}")
+        for m in methods
+        for s in seeds
+    ]  # all validated before anything runs
+    _run_all(jobs, progress=not args.no_progress)
     summarize(root, paper_seed=prof.seed, paper_table=case.paper_table)
     print((root / "summary.md").read_text())
     print(
         f"summary: {root / 'summary.md'}, {root / 'summary.csv'}, {root / 'summary.png'}"
     )
+    return 0
+
+
+def cmd_sweep(args) -> int:
+    import cases
+
+    from .report import summarize, sweep_table
+
+    case = cases.get(args.case)
+    methods = _methods(args)
+    prof = case.profile(args.profile)
+    seeds = args.seeds or [prof.seed]
+    root = Path(args.out or f"runs/sweep-{case.name}-{args.profile}")
+    jobs = []
+    for lr in args.lrs:
+        args.lr = lr
+        jobs += [
+            (_config(args, m, s).resolved(case), root / f"lr-{lr:g}" / m / f"seed-{s}")
+            for m in methods
+            for s in seeds
+        ]
+    _run_all(jobs, progress=not args.no_progress)
+    for lr in args.lrs:
+        summarize(
+            root / f"lr-{lr:g}", paper_seed=prof.seed, paper_table=case.paper_table
+        )
+    print(sweep_table(root))
     return 0
 
 
@@ -210,6 +259,7 @@ COMMANDS = {
     "list": cmd_list,
     "run": cmd_run,
     "compare": cmd_compare,
+    "sweep": cmd_sweep,
     "reference": cmd_reference,
 }
 

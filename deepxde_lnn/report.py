@@ -20,7 +20,7 @@ import numpy as np
 from . import io as aio
 from .metrics import METRICS
 
-__all__ = ["run_figures", "summarize", "load_runs"]
+__all__ = ["run_figures", "summarize", "load_runs", "sweep_table"]
 
 
 def _plt():
@@ -299,3 +299,34 @@ def _summary_figure(root: Path, runs, methods) -> None:
     fig.tight_layout()
     aio.save_figure(root / "summary.png", fig, dpi=110)
     plt.close(fig)
+
+
+def sweep_table(root: str | Path) -> str:
+    """``sweep.md`` for a learning-rate sweep folder (``lr-X/METHOD/seed-S``): per lr
+    and method, mean ± std over seeds of the final loss J and the first field's
+    RMSE, relL2 and MaxErr (the 8-field average where there is one)."""
+    root = Path(root)
+    runs = load_runs(root)
+    if not runs:
+        raise ValueError(f"no finished runs below {root}")
+    key = "Avg" if "Avg" in runs[0]["metrics"] else next(iter(runs[0]["metrics"]))
+    lines = [
+        f"# {runs[0]['case']}: learning-rate sweep ({key})",
+        "",
+        "| lr | method | seeds | J(final) | RMSE | relL2 | MaxErr | train s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    groups = {}
+    for r in runs:
+        groups.setdefault((r["lr"], r["method"]), []).append(r)
+    for (lr, m), rs in sorted(groups.items(), key=lambda kv: (-kv[0][0], kv[0][1])):
+        cells = [
+            [r["final_loss"]["total"] for r in rs],
+            *[[r["metrics"][key][k] for r in rs] for k in ("RMSE", "relL2", "MaxErr")],
+            [r["train_seconds"] for r in rs],
+        ]
+        txt = [f"{_stats(c)['mean']:.3e} ± {_stats(c)['std']:.1e}" for c in cells]
+        lines.append(f"| {lr:g} | {m} | {len(rs)} | " + " | ".join(txt) + " |")
+    text = "\n".join(lines) + "\n"
+    aio.atomic_write_text(root / "sweep.md", text)
+    return text

@@ -124,6 +124,7 @@ def test_nan_loss_stops_and_keeps_last_good_checkpoint(tmp_path):
         (["run", "laplace", "--dtype", "float16"], "dtype"),
         (["compare", "laplace", "--seeds", "1,x"], "seed"),
         (["compare", "laplace", "--methods", "lnn,bogus"], "method"),
+        (["sweep", "laplace", "--lrs", "1e-3,-1"], "lr"),
     ],
 )
 def test_cli_errors_exit_2_and_write_nothing(
@@ -177,3 +178,20 @@ def test_summary_from_run_folders(tmp_path):
     md = (tmp_path / "summary.md").read_text()
     assert "| lnn, seed 3 |" in md and "| pinn, paper |" in md
     assert (tmp_path / "summary.csv").exists() and (tmp_path / "summary.png").exists()
+
+
+def test_cli_sweep(tmp_path, capsys):
+    out = tmp_path / "sw"
+    argv = ["sweep", "laplace", "--lrs", "1e-3,1e-2", "--iterations", "4"]
+    assert cli.main([*argv, "--no-progress", "--out", str(out)]) == 0
+    for lr in ("0.001", "0.01"):
+        rec = json.loads(
+            (out / f"lr-{lr}" / "lnn" / "seed-888888" / "metrics.json").read_text()
+        )
+        assert rec["lr"] == float(lr) and rec["iterations"] == 4
+        assert (out / f"lr-{lr}" / "summary.md").exists()
+    table = (out / "sweep.md").read_text()
+    assert "| 0.01 | lnn | 1 |" in table and "| 0.001 | lnn | 1 |" in table
+    # a second call reuses the finished runs
+    assert cli.main([*argv, "--no-progress", "--out", str(out)]) == 0
+    assert "done, reused" in capsys.readouterr().out
