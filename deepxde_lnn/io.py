@@ -17,6 +17,10 @@ from typing import Any
 import numpy as np
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (temp file + ``os.replace``)."""
     path = Path(path)
@@ -27,6 +31,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; use the usual mode
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
