@@ -6,6 +6,7 @@ Each module reads like a DeepXDE example and ends with ``CASE = Case(...)``.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
 NAMES = ("drift_decay", "laplace", "heat", "beam", "rel_b", "rel_c")
 
