@@ -75,20 +75,25 @@ def run_figures(run: str | Path) -> list[Path]:
                     "magma",
                 ),
             ]
-            for ax, (v, title, cmap) in zip(axs[i], panels):
+            # exact and prediction share one colour scale so they can be compared
+            lim = (f["exact"][:, i].min(), f["exact"][:, i].max())
+            for j, (ax, (v, title, cmap)) in enumerate(zip(axs[i], panels)):
+                vmin, vmax = lim if j < 2 else (None, None)
                 im = ax.imshow(
                     _image(v, f["mask"]),
                     origin="lower",
                     extent=ext,
                     cmap=cmap,
                     aspect="auto",
+                    vmin=vmin,
+                    vmax=vmax,
                 )
                 ax.set_title(title, fontsize=9)
                 ax.set_xlabel(str(f["inputs"][0]))
                 ax.set_ylabel(str(f["inputs"][1]))
                 fig.colorbar(im, ax=ax)
         fig.suptitle(f"{meta['case']} — {meta['method']}, seed {meta['seed']}")
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))
         written.append(aio.save_figure(run / "fields.png", fig, dpi=110))
         plt.close(fig)
     header, table = load_loss(run)
