@@ -40,19 +40,17 @@ def child(first: int, levels: int, element: str, sample: bool, init_circle: bool
         MeshTri.init_circle(first + levels - 1)
         out["init_circle_s"] = time.perf_counter() - t
     t0 = time.perf_counter()
-    rows, finest = fem.convergence_study(
-        levels, first, element=element, keep_finest=True
-    )
+    study = fem.convergence_study(levels, first, element=element)
     out["study_s"] = time.perf_counter() - t0
     out["study_peak_gib"] = _peak_gib()
-    out["rows"] = rows
-    out["slopes"] = fem.convergence_slopes(rows)
+    out["rows"] = list(study.rows)
+    out["slopes"] = study.slopes
     if sample:
         pts = fem.disk_grid()
         t = time.perf_counter()
-        T = fem.sample_solution(finest, fem.HeatProblem().R * pts)
+        T = fem.sample_solution(study.finest, fem.HEAT.R * pts)
         out["sample_s"] = time.perf_counter() - t
-        r = fem.HeatProblem().R * np.hypot(pts[:, 0], pts[:, 1])
+        r = fem.HEAT.R * np.hypot(pts[:, 0], pts[:, 1])
         out["sample_max_err"] = float(np.max(np.abs(T - fem.exact_temperature(r))))
     out["peak_gib"] = _peak_gib()
     print(json.dumps(out))

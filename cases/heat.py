@@ -19,20 +19,20 @@ float64 and in the paper's all-float32 mode (comparable with Table 4, whose numb
 sit at float32 resolution of ~803 K), and a cross-check against the FEM reference.
 """
 
-from pathlib import Path
-
 import numpy as np
 
 import deepxde_lnn  # noqa: F401  (selects DeepXDE's pytorch backend)
 import deepxde as dde
+from deepxde_lnn import fem
 from deepxde_lnn.case import Case, Grid, Profile
 from deepxde_lnn.data import Term
 from deepxde_lnn.metrics import field_metrics
 from deepxde_lnn.sampling import Circle, Disk
 
-R, K, H, Q, T_INF, T_REF = 0.15, 159.0, 50.0, 2000.0, 800.0, 1.0
-Q_ND = Q * R**2 / (K * T_REF)  # 0.2830188679245283
-H_ND = H * R / K  # 0.04716981132075472
+# the physical constants live in fem.HEAT (shared with the FEM reference)
+Q_ND = fem.HEAT.q_nd  # Q R^2 / (k T_ref) = 0.2830188679245283
+H_ND = fem.HEAT.h_nd  # h R / k = 0.04716981132075472
+T_INF = fem.HEAT.T_inf  # K
 
 geom = dde.geometry.Disk([0.0, 0.0], 1.0)
 
@@ -55,22 +55,16 @@ def in_disk(p):
     return np.sum(p**2, axis=1) <= 1 + 1e-12
 
 
-REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference" / "circular_heat"
-
-
 def fem_theta_on(x):
-    """The checksum-verified FEM theta at the points ``x`` (any order of the same
-    401-grid points; the reference stores them in ``fem.disk_grid`` order)."""
-    from deepxde_lnn import fem
-
-    ref = fem.load_reference(REFERENCE_DIR)
-    pts = ref["points_nd"]
-    i_ref, i_x = np.lexsort(pts.T[::-1]), np.lexsort(x.T[::-1])
-    if pts.shape != x.shape or not np.array_equal(pts[i_ref], x[i_x]):
-        raise ValueError("stale FEM reference: its points are not this grid's")
-    theta = np.empty(len(x))
-    theta[i_x] = np.asarray(ref["theta"], dtype=np.float64).ravel()[i_ref]
-    return theta.reshape(-1, 1)
+    """The checksum-verified FEM theta at this case's grid points ``x`` (the
+    reference stores theta at ``fem.disk_grid()``, the same points in the same
+    order)."""
+    ref = fem.load_reference()
+    if not np.array_equal(ref["points_nd"], x):
+        raise fem.InvalidReferenceError(
+            "stale FEM reference: its points are not this grid's points"
+        )
+    return np.asarray(ref["theta"], dtype=np.float64).reshape(-1, 1)
 
 
 def heat_metrics(x, pred, exact_theta):
@@ -115,47 +109,4 @@ CASE = Case(
     hidden=(64, 64, 64),
     lnn_layout="reduced",
     extra_metrics=heat_metrics,
-    # paper Table 4: metrics on absolute T in float32 (compare with T_paper_float32)
-    paper_table={
-        "lnn": {
-            "T_paper_float32": {
-                "RMSE": 1.9785e-4,
-                "MSE": 3.9145e-8,
-                "MAE": 1.9406e-4,
-                "relL2": 2.4638e-7,
-                "MaxErr": 3.0518e-4,
-            },
-            "train_s": 1.3880e4,
-        },
-        "rba": {
-            "T_paper_float32": {
-                "RMSE": 3.3818e-1,
-                "MSE": 1.1437e-1,
-                "MAE": 3.3717e-1,
-                "relL2": 4.2113e-4,
-                "MaxErr": 3.9807e-1,
-            },
-            "train_s": 7.1440e2,
-        },
-        "xpinn": {
-            "T_paper_float32": {
-                "RMSE": 1.6154e0,
-                "MSE": 2.6094e0,
-                "MAE": 1.6152e0,
-                "relL2": 2.0116e-3,
-                "MaxErr": 1.6778e0,
-            },
-            "train_s": 1.9196e3,
-        },
-        "pinn": {
-            "T_paper_float32": {
-                "RMSE": 7.0219e-4,
-                "MSE": 4.9307e-7,
-                "MAE": 6.9302e-4,
-                "relL2": 8.7442e-7,
-                "MaxErr": 9.1553e-4,
-            },
-            "train_s": 3.3196e2,
-        },
-    },
 )

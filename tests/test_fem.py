@@ -1,6 +1,8 @@
-"""FEM reference for the circular heat case (SPEC 3.3 and 5): coarse levels only."""
+"""FEM reference for the circular heat case (see docs/heat.md): coarse levels only."""
 
+import dataclasses
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -9,15 +11,15 @@ from skfem import Basis, ElementTriP1, FacetBasis, Functional, MeshTri, asm
 
 from deepxde_lnn import fem
 from deepxde_lnn.fem import HeatProblem, InvalidReferenceError
-from deepxde_lnn.io import sha256_file
+from deepxde_lnn.atomic import sha256_file
 
-PB = HeatProblem()
+PB = fem.HEAT
 
 
 @pytest.fixture(scope="module")
 def study():
     """nrefs 3..6 (145 to 8,321 nodes), well inside the asymptotic range."""
-    return fem.convergence_study(levels=4, first_nrefs=3)
+    return fem.convergence_study(levels=4, first_nrefs=3).rows
 
 
 def _flux_and_area(sol):
@@ -39,7 +41,27 @@ def test_disk_grid_has_the_paper_count():
     assert np.max(np.hypot(pts[:, 0], pts[:, 1])) <= 1.0 + 1e-12
     g = np.linspace(-1, 1, 401)
     X, Y = np.meshgrid(g, g, indexing="xy")
-    assert np.count_nonzero(X**2 + Y**2 <= 1.0) == 125_625  # SPEC 3.3 pitfall
+    # without the tolerance the 4 on-circle points are lost to rounding
+    assert np.count_nonzero(X**2 + Y**2 <= 1.0) == 125_625
+
+
+def test_disk_grid_is_the_heat_case_grid_in_its_order():
+    from deepxde_lnn.case import Grid
+
+    grid = Grid(
+        (-1.0, -1.0), (1.0, 1.0), 401, mask=lambda p: np.sum(p**2, 1) <= 1 + 1e-12
+    )
+    x, _ = grid.points()
+    assert np.array_equal(fem.disk_grid(), x)
+    assert fem.points_sha256(fem.disk_grid()) == fem.points_sha256(x)
+
+
+def test_nondimensional_numbers():
+    assert PB.q_nd == pytest.approx(PB.Q * PB.R**2 / PB.k, rel=1e-15)
+    assert PB.h_nd == pytest.approx(PB.h * PB.R / PB.k, rel=1e-15)
+    # θ*(0) = Q_nd/4 + Q_nd/(2 h_nd) in units of T_ref = 1 K
+    theta0 = PB.q_nd / 4 + PB.q_nd / (2 * PB.h_nd)
+    assert theta0 * fem.T_REF == pytest.approx(PB.exact_theta(0.0), rel=1e-14)
 
 
 def test_exact_solution_values():
@@ -56,13 +78,13 @@ def test_exact_solution_values():
     "name, value",
     [
         ("R", 0.0),
-        ("R", -0.15),
+        ("R", -1.0),
         ("k", float("nan")),
         ("h", float("inf")),
         ("h", 0),
         ("Q", -1.0),
         ("T_inf", float("nan")),
-        ("k", "159"),
+        ("k", "1.0"),
         ("R", True),
         ("Q", None),
     ],
@@ -92,8 +114,8 @@ def test_invalid_arguments(call):
 
 
 def test_meshes_are_init_circle_scaled():
-    for n, mesh in enumerate(fem.disk_meshes(4, R=0.15)):
-        ref = MeshTri.init_circle(n).scaled([0.15, 0.15])
+    for n, mesh in enumerate(fem.disk_meshes(4, R=PB.R)):
+        ref = MeshTri.init_circle(n).scaled([PB.R, PB.R])
         assert np.array_equal(mesh.t, ref.t)
         assert np.max(np.abs(mesh.p - ref.p)) < 1e-15
         assert mesh.boundary_nodes().size == 4 * 2**n
@@ -119,9 +141,9 @@ def test_multigrid_matches_direct_solve():
 
 
 def test_ambient_temperature_shifts_the_solution_by_that_constant():
-    hot = fem.solve_heat(3, HeatProblem(T_inf=800.0))
-    cold = fem.solve_heat(3, HeatProblem(T_inf=-50.0))
-    np.testing.assert_allclose(hot.T - cold.T, 850.0, rtol=0, atol=1e-10)
+    hot = fem.solve_heat(3, PB)
+    cold = fem.solve_heat(3, replace(PB, T_inf=-50.0))
+    np.testing.assert_allclose(hot.T - cold.T, PB.T_inf + 50.0, rtol=0, atol=1e-10)
 
 
 def test_robin_sign_flux_balance_and_heating():
@@ -137,13 +159,26 @@ def test_robin_sign_flux_balance_and_heating():
 
 
 def test_large_convection_pins_the_boundary_to_ambient():
-    sol = fem.solve_heat(4, HeatProblem(h=1e7))
+    sol = fem.solve_heat(4, replace(PB, h=1e7))
     bnd = sol.mesh.boundary_nodes()
-    assert np.max(np.abs(sol.T[bnd] - 800.0)) < 1e-4
-    assert sol.T[0] - 800.0 == pytest.approx(PB.Q * PB.R**2 / (4 * PB.k), rel=5e-3)
+    assert np.max(np.abs(sol.T[bnd] - PB.T_inf)) < 1e-4
+    assert sol.T[0] - PB.T_inf == pytest.approx(PB.Q * PB.R**2 / (4 * PB.k), rel=5e-3)
 
 
 # --- convergence -------------------------------------------------------------
+
+
+def test_convergence_study_returns_one_record_type():
+    res = fem.convergence_study(levels=2, first_nrefs=2)
+    assert type(res) is fem.ConvergenceStudy
+    assert isinstance(res.rows, tuple) and all(isinstance(r, dict) for r in res.rows)
+    assert [r["level"] for r in res.rows] == [1, 2]
+    assert [r["nrefs"] for r in res.rows] == [2, 3]
+    assert res.slopes == fem.convergence_slopes(res.rows)
+    assert res.finest.nrefs == 3 and res.finest.nodes == res.rows[-1]["nodes"]
+    assert res.rows[0]["diff_L2"] is None and res.rows[1]["diff_L2"] > 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.rows = ()
 
 
 def test_observed_orders(study):
@@ -180,7 +215,7 @@ def test_inter_level_difference_is_exact_l2_norm():
     coarse, fine = fem.solve_heat(3), fem.solve_heat(4)
     w = fine.theta - fem.nested_prolongation(coarse.mesh, fine.mesh) @ coarse.theta
     M = asm(Functional(lambda v: v["w"] ** 2), Basis(fine.mesh, ElementTriP1()), w=w)
-    norms = fem._norms(fine, w)
+    norms = fem.error_norms(fine, w)
     assert norms["diff_L2"] == pytest.approx(np.sqrt(M), rel=1e-12)
 
 
@@ -189,7 +224,7 @@ def test_nested_prolongation_is_the_clamped_coarse_interpolant():
     nested = fem.nested_prolongation(coarse.mesh, fine.mesh) @ coarse.theta
     probed = fem.sample_solution(coarse, fine.mesh.p.T) - PB.T_inf
     np.testing.assert_allclose(nested, probed, rtol=0, atol=1e-12)
-    # fine boundary midpoints lie outside the coarse polygon (SPEC 5.2)
+    # fine boundary midpoints lie on the circle, outside the coarse polygon
     r = np.hypot(*fine.mesh.p[:, coarse.mesh.nvertices :])
     assert np.max(r) == pytest.approx(PB.R)
 
@@ -213,10 +248,11 @@ def test_sampling_clamps_the_circle_and_refuses_outside():
 
 
 def test_p2_converges():
-    rows = fem.convergence_study(levels=3, first_nrefs=2, element="P2")
-    assert rows[-1]["dofs"] == 2113
-    assert fem.convergence_slopes(rows)["err_L2"] == pytest.approx(2, abs=0.15)
-    assert fem.convergence_slopes(rows)["diff_L2"] == pytest.approx(2, abs=0.15)
+    res = fem.convergence_study(levels=3, first_nrefs=2, element="P2")
+    assert type(res) is fem.ConvergenceStudy
+    assert res.rows[-1]["dofs"] == 2113
+    assert res.slopes["err_L2"] == pytest.approx(2, abs=0.15)
+    assert res.slopes["diff_L2"] == pytest.approx(2, abs=0.15)
 
 
 # --- reference files ----------------------------------------------------------
@@ -263,8 +299,30 @@ def test_reference_refuses_a_corrupted_file(reference):
 def test_reference_refuses_stale_constants_or_points(reference):
     out, pts, _ = reference
     with pytest.raises(InvalidReferenceError, match="stale"):
-        fem.load_reference(out, HeatProblem(k=160.0))
+        fem.load_reference(out, replace(PB, k=PB.k + 1.0))
     with pytest.raises(InvalidReferenceError, match="stale"):
         fem.load_reference(out, PB, points_nd=fem.disk_grid(43))
-    with pytest.raises(ValueError):
+    with pytest.raises(InvalidReferenceError, match="missing.manifest.json"):
         fem.load_reference(out.parent / "missing")
+
+
+def test_reference_names_a_missing_field_file(reference, tmp_path):
+    out = reference[0]
+    (tmp_path / "manifest.json").write_bytes((out / "manifest.json").read_bytes())
+    with pytest.raises(InvalidReferenceError, match="heat_reference.npz"):
+        fem.load_reference(tmp_path)
+
+
+def test_missing_package_data_is_an_invalid_reference(monkeypatch):
+    monkeypatch.setattr(fem.reference, "REFERENCE_PACKAGE", "deepxde_lnn.no_such_data")
+    with pytest.raises(InvalidReferenceError, match="heat_reference.npz"):
+        fem.load_reference()
+
+
+def test_shipped_reference_is_current():
+    """The package data (``deepxde-lnn reference heat``) matches this problem and
+    the heat grid, checked against its manifest."""
+    data = fem.load_reference(points_nd=fem.disk_grid())
+    assert np.array_equal(data["points_nd"], fem.disk_grid())
+    r = PB.R * np.hypot(*data["points_nd"].T)
+    np.testing.assert_allclose(data["T"], PB.exact(r), rtol=0, atol=2e-6)

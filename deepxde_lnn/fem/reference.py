@@ -1,0 +1,432 @@
+r"""The stored heat reference: convergence tables, figure, field and manifest.
+
+:func:`write_reference` runs the convergence study and writes
+``convergence.csv``, ``convergence.md``, ``convergence.png``, optionally
+``heat_reference.npz`` (the finest T and θ on the heat case's grid) and
+``manifest.json`` (SHA-256 of every file, parameters, versions).
+:func:`load_reference` reads the field back after checking it against the
+manifest; by default it reads the copy shipped as package data
+(``deepxde_lnn.reference/circular_heat``).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import importlib.resources
+import io
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+import scipy
+import skfem
+
+from deepxde_lnn.atomic import (
+    atomic_write_text,
+    save_figure,
+    save_npz,
+    sha256_file,
+    write_json,
+)
+
+from .norms import probe_matrix
+from .problem import HEAT, HeatProblem, InvalidReferenceError, points_sha256
+from .study import ConvergenceStudy, convergence_study
+
+if TYPE_CHECKING:  # importlib.resources.abc is Python >= 3.11
+    from importlib.resources.abc import Traversable
+
+__all__ = ["load_reference", "write_reference"]
+
+REFERENCE_PACKAGE = "deepxde_lnn.reference"
+REFERENCE_NAME = "circular_heat"
+FIELD_FILE = "heat_reference.npz"
+FORMAT_VERSION = 1
+BOUNDARY_HANDLING = {
+    "inter_level": (
+        "nested prolongation along the refinement: vertices inherited from the "
+        "coarse mesh keep their values, coarse-edge midpoints get the edge "
+        "average; for boundary midpoints (projected onto r = R, outside the "
+        "coarse polygon) this is the coarse solution at the radial clamp onto "
+        "the coarse polygon (P1); P2 probes the coarse solution at the fine DOF "
+        "locations radially clamped onto the coarse polygon"
+    ),
+    "sampling": (
+        "points with r <= R(1 + 1e-9) outside the finest polygon are clamped "
+        "radially onto it (distance <= R(1 - cos(pi/N_b)))"
+    ),
+}
+
+# The paper's printed MATLAB PDE Toolbox study (quadratic meshes, Hmax_l =
+# 0.015/2^(l-1)), shown next to ours for comparison; see docs/heat.md.
+PAPER_MATLAB = {
+    "levels": [1, 2, 3, 4, 5, 6],
+    "Hmax": [1.5e-2, 7.5e-3, 3.75e-3, 1.875e-3, 9.370e-4, 4.690e-4],
+    "nodes": [1485, 6161, 24901, 92941, 365565, 1377045],
+    "elements": [710, 3018, 12324, 46218, 182280, 687516],
+    "diff_L2": [None, 2.2400e-4, 6.1744e-5, 1.4904e-5, 3.6877e-6, 9.3069e-7],
+    "local_order_L2": [None, None, 1.859, 2.051, 2.015, 1.986],
+    "slope_L2": 1.989,
+    "slope_H1": 1.008,
+}
+
+CSV_COLUMNS = [
+    "level",
+    "nrefs",
+    "element",
+    "h",
+    "nodes",
+    "elements",
+    "dofs",
+    "diff_L2",
+    "diff_H1",
+    "order_diff_L2",
+    "order_diff_H1",
+    "err_L2",
+    "err_H1",
+    "err_max",
+    "order_err_L2",
+    "order_err_H1",
+    "T_centre",
+    "err_centre",
+    "iterations",
+    "residual",
+]
+
+# ----------------------------------------------------------------------------
+# tables and figure
+
+
+def _fmt(v: Any, spec: str = ".4e") -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, (int, np.integer)):
+        return f"{v:,}"
+    if isinstance(v, float):
+        return format(v, spec)
+    return str(v)
+
+
+def _csv_text(rows: Sequence[dict]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for r in rows:
+        writer.writerow(
+            [
+                "" if r[c] is None else repr(r[c]) if isinstance(r[c], float) else r[c]
+                for c in CSV_COLUMNS
+            ]
+        )
+    return buf.getvalue()
+
+
+def _table_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _md_header(rows: Sequence[dict], pb: HeatProblem, element: str) -> list[str]:
+    return [
+        "# Circular heat: scikit-fem convergence study",
+        "",
+        f"−k ΔT = Q in the disk r < R, −k ∂T/∂n = h(T − T∞) on r = R; "
+        f"R = {pb.R} m, k = {pb.k} W/(m·K), h = {pb.h} W/(m²·K), Q = {pb.Q} W/m³, "
+        f"T∞ = {pb.T_inf} K. Exact T*(r) = T∞ + QR/(2h) + Q(R² − r²)/(4k), "
+        f"centre {pb.exact(0.0):.7f} K.",
+        "",
+        f"Element {element} on `MeshTri.init_circle(nrefs)` scaled by R "
+        f"(nrefs {rows[0]['nrefs']}…{rows[-1]['nrefs']}); "
+        f"h = longest edge. Differences are integrated exactly on the fine mesh. "
+        f"Boundary handling: {BOUNDARY_HANDLING['inter_level']}.",
+        "",
+    ]
+
+
+def _md_differences(rows: Sequence[dict]) -> list[str]:
+    lines = [
+        "## Inter-level differences (the paper's study)",
+        "",
+        "D_i = ‖T_i − P T_{i−1}‖ with h_f = h_i; local order at level i = "
+        "log(D_{i−1}/D_i)/log(h_{i−1}/h_i) (the paper's (i−2)–(i−1)–i order).",
+        "",
+        _table_row(
+            ["level", "nrefs", "h (m)", "nodes", "elements", "D L² (K·m)"]
+            + ["D H¹ (K)", "order L²", "order H¹"]
+        ),
+        "|---" * 9 + "|",
+    ]
+    for r in rows:
+        lines.append(
+            _table_row(
+                [_fmt(r["level"]), _fmt(r["nrefs"]), _fmt(r["h"], ".3e")]
+                + [_fmt(r["nodes"]), _fmt(r["elements"]), _fmt(r["diff_L2"])]
+                + [_fmt(r["diff_H1"]), _fmt(r["order_diff_L2"], ".3f")]
+                + [_fmt(r["order_diff_H1"], ".3f")]
+            )
+        )
+    return lines + [""]
+
+
+def _md_errors(rows: Sequence[dict], slopes: dict) -> list[str]:
+    lines = [
+        "## Errors against the closed form T* (beyond the paper)",
+        "",
+        "Integrated exactly over the mesh polygon; max over the DOFs; local "
+        "order at level i from levels i−1 and i.",
+        "",
+        _table_row(
+            ["level", "nrefs", "h (m)", "‖T−T*‖ L² (K·m)", "\\|T−T*\\| H¹ (K)"]
+            + ["max \\|T−T*\\| (K)", "order L²", "order H¹", "T centre (K)"]
+        ),
+        "|---" * 9 + "|",
+    ]
+    for r in rows:
+        lines.append(
+            _table_row(
+                [_fmt(r["level"]), _fmt(r["nrefs"]), _fmt(r["h"], ".3e")]
+                + [_fmt(r["err_L2"]), _fmt(r["err_H1"]), _fmt(r["err_max"])]
+                + [_fmt(r["order_err_L2"], ".3f"), _fmt(r["order_err_H1"], ".3f")]
+                + [_fmt(r["T_centre"], ".7f")]
+            )
+        )
+    names = {
+        "diff_L2": "inter-level L² difference",
+        "diff_H1": "inter-level H¹-seminorm difference",
+        "err_L2": "L² error vs T*",
+        "err_H1": "H¹-seminorm error vs T*",
+        "err_max": "max nodal error vs T*",
+    }
+    lines += ["", "Least-squares slopes of log(quantity) vs log(h):", ""]
+    lines += ["| quantity | slope |", "|---|---|"]
+    lines += [f"| {name} | {_fmt(slopes[k], '.3f')} |" for k, name in names.items()]
+    return lines + [""]
+
+
+def _md_paper() -> list[str]:
+    m = PAPER_MATLAB
+    lines = [
+        "## For comparison: the paper's MATLAB PDE Toolbox numbers",
+        "",
+        "Printed by the paper, not computed here: quadratic (6-node) meshes with "
+        "Hmax_l = 0.015/2^(l−1), so ~4× more nodes than a P1 mesh with as many "
+        "elements; magnitudes are not comparable one to one.",
+        "",
+        "| level | Hmax (m) | nodes | elements | D L² (K·m) | local order L² |",
+        "|---|---|---|---|---|---|",
+    ]
+    for i in range(6):
+        lines.append(
+            f"| {m['levels'][i]} | {m['Hmax'][i]:.3e} | {m['nodes'][i]:,} | "
+            f"{m['elements'][i]:,} | {_fmt(m['diff_L2'][i])} | "
+            f"{_fmt(m['local_order_L2'][i], '.3f')} |"
+        )
+    return lines + [
+        "",
+        f"Paper: global L² slope {m['slope_L2']}, global H¹-seminorm slope "
+        f"{m['slope_H1']}.",
+        "",
+    ]
+
+
+def _markdown(study: ConvergenceStudy, problem: HeatProblem, element: str) -> str:
+    rows = study.rows
+    return "\n".join(
+        _md_header(rows, problem, element)
+        + _md_differences(rows)
+        + _md_errors(rows, study.slopes)
+        + _md_paper()
+    )
+
+
+def _figure(rows: Sequence[dict], slopes: dict):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    h = np.array([r["h"] for r in rows])
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    series = [
+        ("diff_L2", "o-", "inter-level ‖T_f − P T_c‖ L² (K·m)"),
+        ("diff_H1", "s-", "inter-level |T_f − P T_c| H¹ (K)"),
+        ("err_L2", "o--", "‖T_h − T*‖ L² (K·m)"),
+        ("err_H1", "s--", "|T_h − T*| H¹ (K)"),
+        ("err_max", "^:", "max nodal |T_h − T*| (K)"),
+    ]
+    for key, style, label in series:
+        e = np.array([np.nan if r[key] is None else r[key] for r in rows])
+        ax.loglog(h, e, style, label=f"{label}, slope {_fmt(slopes[key], '.2f')}")
+    for order, anchor in ((2, "err_L2"), (1, "err_H1")):
+        ref = rows[-1][anchor] * (h / h[-1]) ** order * 0.5
+        ax.loglog(h, ref, "k-", lw=0.8, alpha=0.5)
+        ax.annotate(f"slope {order}", (h[0], ref[0]), fontsize=8)
+    ax.set_xlabel("h = longest edge (m)")
+    ax.set_ylabel("difference / error")
+    ax.set_title("Circular heat, scikit-fem convergence")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig, plt
+
+
+# ----------------------------------------------------------------------------
+# writing
+
+
+def _write_field(
+    out: Path, study: ConvergenceStudy, problem: HeatProblem, points_nd: np.ndarray
+) -> dict[str, Any]:
+    """Sample the finest θ at R·points_nd into ``heat_reference.npz``; returns
+    the manifest's ``points`` entry."""
+    pts = np.asarray(points_nd, dtype=np.float64)
+    if pts.ndim != 2 or pts.shape[1] != 2:
+        raise ValueError(f"points_nd must have shape (M, 2), got {pts.shape}")
+    Pm, shift = probe_matrix(study.finest, problem.R * pts.T)
+    theta = Pm @ study.finest.theta
+    save_npz(out / FIELD_FILE, T=problem.T_inf + theta, theta=theta, points_nd=pts)
+    return {
+        "n_points": int(pts.shape[0]),
+        "points_sha256": points_sha256(pts),
+        "max_clamp_m": shift,
+        "nrefs": study.finest.nrefs,
+    }
+
+
+def _manifest(
+    out: Path, study: ConvergenceStudy, params: dict, points: dict | None
+) -> dict[str, Any]:
+    names = ["convergence.csv", "convergence.md", "convergence.png"]
+    names += [FIELD_FILE] * (points is not None)
+    finest = ("nrefs", "h", "nodes", "err_L2", "err_H1", "err_max", "T_centre")
+    return {
+        "format_version": FORMAT_VERSION,
+        "generator": "deepxde_lnn.fem.write_reference",
+        "parameters": params,
+        "points": points,
+        "slopes": study.slopes,
+        "finest": {k: study.rows[-1][k] for k in finest},
+        "versions": {
+            "numpy": np.__version__,
+            "scipy": scipy.__version__,
+            "scikit-fem": getattr(skfem, "__version__", "unknown"),
+        },
+        "files": {
+            name: {
+                "sha256": sha256_file(out / name),
+                "bytes": (out / name).stat().st_size,
+            }
+            for name in names
+        },
+    }
+
+
+def write_reference(
+    out_dir: str | Path,
+    levels: int = 6,
+    first_nrefs: int = 5,
+    problem: HeatProblem = HEAT,
+    points_nd: np.ndarray | None = None,
+    element: str = "P1",
+) -> list[dict[str, Any]]:
+    """Run :func:`convergence_study` and write its tables and figure into
+    ``out_dir``; with ``points_nd`` ((M, 2) nondimensional points x = X/R on the
+    unit disk) also ``heat_reference.npz`` with the finest T (K) and θ = T - T∞
+    at R·points; then ``manifest.json``.  Returns the study's rows."""
+    out = Path(out_dir)
+    study = convergence_study(levels, first_nrefs, problem, element)
+    params = {
+        "problem": problem.to_dict(),
+        "element": element,
+        "levels": int(levels),
+        "nrefs": [r["nrefs"] for r in study.rows],
+        "mesh": "skfem.MeshTri.init_circle(nrefs) scaled by R",
+        "boundary_handling": dict(BOUNDARY_HANDLING),
+    }
+    atomic_write_text(out / "convergence.csv", _csv_text(study.rows))
+    atomic_write_text(out / "convergence.md", _markdown(study, problem, element))
+    fig, plt = _figure(study.rows, study.slopes)
+    save_figure(out / "convergence.png", fig, dpi=120)
+    plt.close(fig)
+    points = None
+    if points_nd is not None:
+        points = _write_field(out, study, problem, points_nd)
+    write_json(out / "manifest.json", _manifest(out, study, params, points))
+    return list(study.rows)
+
+
+# ----------------------------------------------------------------------------
+# loading
+
+
+def _package_dir() -> Traversable:
+    """``circular_heat/`` of the installed ``deepxde_lnn.reference`` package."""
+    try:
+        return importlib.resources.files(REFERENCE_PACKAGE) / REFERENCE_NAME
+    except ModuleNotFoundError as err:
+        raise InvalidReferenceError(
+            f"{REFERENCE_PACKAGE}/{REFERENCE_NAME}/{FIELD_FILE} is not installed "
+            f"(no package {REFERENCE_PACKAGE}: reinstall deepxde-lnn)"
+        ) from err
+
+
+def _read_bytes(path: Traversable) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as err:
+        raise InvalidReferenceError(f"{path} is missing or unreadable: {err}") from err
+
+
+def _manifest_entries(root: Traversable) -> tuple[str, dict, str]:
+    """The field's SHA-256, the problem constants and the points' SHA-256 as
+    recorded in ``root/manifest.json``."""
+    path = root / "manifest.json"
+    raw = _read_bytes(path)
+    try:
+        manifest = json.loads(raw)
+        return (
+            manifest["files"][FIELD_FILE]["sha256"],
+            manifest["parameters"]["problem"],
+            manifest["points"]["points_sha256"],
+        )
+    except (ValueError, KeyError, TypeError) as err:
+        raise InvalidReferenceError(f"{path} is not a valid manifest: {err!r}") from err
+
+
+def load_reference(
+    directory: str | Path | None = None,
+    problem: HeatProblem = HEAT,
+    points_nd: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
+    """Load ``heat_reference.npz`` after checking it against ``manifest.json``.
+
+    ``directory`` defaults to the package data ``deepxde_lnn.reference``'s
+    ``circular_heat/``.  Raises :class:`InvalidReferenceError` (a
+    ``ValueError`` naming the file) when a file is missing, the field's SHA-256
+    differs from the manifest (corrupted), or the manifest's constants differ
+    from ``problem`` or, if given, its points from ``points_nd`` (stale).
+    Returns the arrays ``T`` (K), ``theta`` (K) and ``points_nd``.
+    """
+    root = _package_dir() if directory is None else Path(directory)
+    field_sha, constants, points_sha = _manifest_entries(root)
+    path = root / FIELD_FILE
+    raw = _read_bytes(path)
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest != field_sha:
+        raise InvalidReferenceError(
+            f"{path} is corrupted: SHA-256 {digest} != manifest {field_sha}"
+        )
+    if constants != problem.to_dict():
+        raise InvalidReferenceError(
+            f"{path} is stale: built for {constants}, requested {problem.to_dict()}"
+        )
+    if points_nd is not None and points_sha256(points_nd) != points_sha:
+        raise InvalidReferenceError(
+            f"{path} is stale: its points differ from the requested points"
+        )
+    with np.load(io.BytesIO(raw)) as data:
+        arrays = {key: data[key] for key in data.files}
+    if points_sha256(arrays["points_nd"]) != points_sha:
+        raise InvalidReferenceError(f"{path}: stored points do not match the manifest")
+    return arrays
