@@ -18,11 +18,11 @@ import time
 import numpy as np
 import torch
 
-import cases
+from deepxde_lnn import cases
 import deepxde as dde
 from deepxde_lnn.data import ResampledPDE
 from deepxde_lnn.methods import build_net
-from deepxde_lnn.runner import _Controller
+from deepxde_lnn.controller import Controller, Signals
 
 grad = torch.autograd.grad
 
@@ -151,7 +151,7 @@ def time_ours(case, method, steps):
     net = build_net(method, case)
     model = dde.Model(data, net)
     model.compile("adam", lr=1e-4)
-    ctl = _Controller(data, 0, steps, 10**9, None, progress=False)
+    ctl = Controller(data, 0, steps, 10**9, None, Signals(), None)
     clock = _Clock()
     model.train(
         iterations=steps, display_every=10**9, callbacks=[ctl, clock], verbose=0

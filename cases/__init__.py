@@ -13,11 +13,11 @@ NAMES = ("drift_decay", "laplace", "heat", "beam", "rel_b", "rel_c")
 
 def available() -> list[str]:
     """Names of the cases shipped in this version."""
-    return [n for n in NAMES if importlib.util.find_spec(f"cases.{n}") is not None]
+    return [n for n in NAMES if importlib.util.find_spec(f"{__name__}.{n}") is not None]
 
 
 def get(name: str):
     """The ``Case`` called ``name``; ValueError naming the choices otherwise."""
     if name not in available():
         raise ValueError(f"unknown case {name!r}; choose from {', '.join(available())}")
-    return importlib.import_module(f"cases.{name}").CASE
+    return importlib.import_module(f"{__name__}.{name}").CASE

@@ -17,7 +17,7 @@ LO, HI = (0.0, 0.0), (1.0, 1.0)
 SIGMA_MODE = "full"  # covariant contraction over {t, x, y}; see relativistic.py
 
 
-def make_case(name, title, exact_torch, exact_np, paper_table) -> Case:
+def make_case(name, title, exact_torch, exact_np) -> Case:
     def dirichlet(x, q):
         # all 8 fields to their exact traces; (N, 8) -> sum of per-field means
         return q - exact_torch(x)
@@ -52,15 +52,5 @@ def make_case(name, title, exact_torch, exact_np, paper_table) -> Case:
             counts={"pde": 200, "bottom": 100, "top": 100, "left": 100, "right": 100},
         ),
         output_transform=rel.output_transform,
-        paper_table=paper_table,
     )
 
-
-def table(rows: str, train_s: dict) -> dict:
-    """Parse 'field method RMSE MSE MAE relL2 MaxErr' lines into the nested table."""
-    keys = ("RMSE", "MSE", "MAE", "relL2", "MaxErr")
-    out = {m: {"train_s": s} for m, s in train_s.items()}
-    for line in rows.strip().splitlines():
-        field, method, *vals = line.split()
-        out[method][field] = dict(zip(keys, map(float, vals)))
-    return out

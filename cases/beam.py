@@ -85,46 +85,16 @@ CASE = Case(
         seed=888888,
         counts={t.name: (200 if t.name == "pde" else 100) for t in terms},
     ),
-    paper_table={
-        "lnn": {
-            "u": {
-                "RMSE": 5.529e-4,
-                "MSE": 3.057e-7,
-                "MAE": 4.650e-4,
-                "relL2": 1.872e-3,
-                "MaxErr": 2.008e-3,
-            },
-            "train_s": 1799.516,
-        },
-        "rba": {
-            "u": {
-                "RMSE": 4.173e-3,
-                "MSE": 1.741e-5,
-                "MAE": 3.342e-3,
-                "relL2": 1.410e-2,
-                "MaxErr": 1.472e-2,
-            },
-            "train_s": 1186.230,
-        },
-        "xpinn": {
-            "u": {
-                "RMSE": 1.118e-1,
-                "MSE": 1.251e-2,
-                "MAE": 5.892e-2,
-                "relL2": 3.780e-1,
-                "MaxErr": 5.478e-1,
-            },
-            "train_s": 401.599,
-        },
-        "pinn": {
-            "u": {
-                "RMSE": 9.643e-4,
-                "MSE": 9.298e-7,
-                "MAE": 8.045e-4,
-                "relL2": 3.259e-3,
-                "MaxErr": 3.067e-3,
-            },
-            "train_s": 2585.032,
-        },
-    },
 )
+
+
+if __name__ == "__main__":
+    from deepxde_lnn import example
+    from deepxde_lnn.data import ResampledPDE
+
+    args = example.parse_args(CASE)  # --method --profile --iterations --seed --lr
+    data = ResampledPDE(CASE.make_terms(args.profile), seed=args.seed)
+    model = dde.Model(data, args.net(CASE))
+    model.compile("adam", lr=args.lr)
+    model.train(iterations=args.iterations, display_every=args.profile.display_every)
+    example.print_errors(CASE, model)

@@ -61,46 +61,16 @@ CASE = Case(
         seed=888888,
         counts={"pde": 500, "ic": 250, "inflow": 250},
     ),
-    paper_table={
-        "lnn": {
-            "u": {
-                "RMSE": 1.156e-3,
-                "MSE": 1.337e-6,
-                "MAE": 9.982e-4,
-                "relL2": 1.327e-3,
-                "MaxErr": 1.975e-2,
-            },
-            "train_s": 332.456,
-        },
-        "rba": {
-            "u": {
-                "RMSE": 2.154e-3,
-                "MSE": 4.638e-6,
-                "MAE": 1.775e-3,
-                "relL2": 2.472e-3,
-                "MaxErr": 1.665e-2,
-            },
-            "train_s": 189.041,
-        },
-        "xpinn": {
-            "u": {
-                "RMSE": 2.187e-2,
-                "MSE": 4.783e-4,
-                "MAE": 8.562e-3,
-                "relL2": 2.510e-2,
-                "MaxErr": 4.816e-1,
-            },
-            "train_s": 313.401,
-        },
-        "pinn": {
-            "u": {
-                "RMSE": 1.077e-2,
-                "MSE": 1.160e-4,
-                "MAE": 1.050e-2,
-                "relL2": 1.236e-2,
-                "MaxErr": 2.661e-2,
-            },
-            "train_s": 756.460,
-        },
-    },
 )
+
+
+if __name__ == "__main__":
+    from deepxde_lnn import example
+    from deepxde_lnn.data import ResampledPDE
+
+    args = example.parse_args(CASE)  # --method --profile --iterations --seed --lr
+    data = ResampledPDE(CASE.make_terms(args.profile), seed=args.seed)
+    model = dde.Model(data, args.net(CASE))
+    model.compile("adam", lr=args.lr)
+    model.train(iterations=args.iterations, display_every=args.profile.display_every)
+    example.print_errors(CASE, model)

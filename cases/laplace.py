@@ -67,46 +67,16 @@ CASE = Case(
         seed=888888,
         counts={"pde": 250, "bottom": 100, "top": 100, "left": 100, "right": 100},
     ),
-    paper_table={
-        "lnn": {
-            "phi": {
-                "RMSE": 2.058e-3,
-                "MSE": 4.234e-6,
-                "MAE": 2.038e-3,
-                "relL2": 3.560e-3,
-                "MaxErr": 2.717e-3,
-            },
-            "train_s": 640.891,
-        },
-        "rba": {
-            "phi": {
-                "RMSE": 4.820e-1,
-                "MSE": 2.323e-1,
-                "MAE": 4.003e-1,
-                "relL2": 8.338e-1,
-                "MaxErr": 8.811e-1,
-            },
-            "train_s": 352.542,
-        },
-        "xpinn": {
-            "phi": {
-                "RMSE": 1.100e-1,
-                "MSE": 1.210e-2,
-                "MAE": 8.006e-2,
-                "relL2": 1.903e-1,
-                "MaxErr": 2.884e-1,
-            },
-            "train_s": 566.724,
-        },
-        "pinn": {
-            "phi": {
-                "RMSE": 1.367e-2,
-                "MSE": 1.870e-4,
-                "MAE": 1.364e-2,
-                "relL2": 2.365e-2,
-                "MaxErr": 1.553e-2,
-            },
-            "train_s": 1374.119,
-        },
-    },
 )
+
+
+if __name__ == "__main__":
+    from deepxde_lnn import example
+    from deepxde_lnn.data import ResampledPDE
+
+    args = example.parse_args(CASE)  # --method --profile --iterations --seed --lr
+    data = ResampledPDE(CASE.make_terms(args.profile), seed=args.seed)
+    model = dde.Model(data, args.net(CASE))
+    model.compile("adam", lr=args.lr)
+    model.train(iterations=args.iterations, display_every=args.profile.display_every)
+    example.print_errors(CASE, model)

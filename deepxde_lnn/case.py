@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .data import Term
+from .paper import paper_table
 
 __all__ = ["Case", "Profile", "Grid"]
 
@@ -73,7 +74,11 @@ class Case:
     output_transform: Callable | None = None
     extra_metrics: Callable[[np.ndarray, np.ndarray, np.ndarray], dict] | None = None
     extra_grids: Mapping[str, int] = field(default_factory=dict)  # label -> n
-    paper_table: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+    @property
+    def paper_table(self) -> dict:
+        """The paper's reported numbers for this case (``deepxde_lnn.paper``)."""
+        return paper_table(self.name)
 
     def profile(self, name: str) -> Profile:
         if name not in ("paper", "quick"):

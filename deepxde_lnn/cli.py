@@ -1,4 +1,4 @@
-"""``deepxde-lnn`` command line: list, run, compare, reference.
+"""``deepxde-lnn`` command line: list, run, compare, sweep, reference.
 
 Bad input prints one ``error:`` line and exits with status 2 before anything is
 written; an interrupted run exits with 130 (checkpoint saved), a diverged one with 1.
@@ -7,6 +7,8 @@ written; an interrupted run exits with 130 (checkpoint saved), a diverged one wi
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from pathlib import Path
 
@@ -14,9 +16,13 @@ from ._backend import ensure_pytorch_backend
 
 ensure_pytorch_backend()
 
+SEED_MAX = 2**32 - 1
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit status 2
+
+class Parser(argparse.ArgumentParser):
+    """``argparse`` with one-line errors and exit status 2."""
+
+    def error(self, message):
         self.exit(2, f"error: {message}\n")
 
 
@@ -38,8 +44,8 @@ def _seed(text):
         v = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"seed must be an integer, got {text!r}")
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"seed must be >= 0, got {v}")
+    if not 0 <= v <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"seed must be in [0, 2**32 - 1], got {v}")
     return v
 
 
@@ -61,23 +67,36 @@ def _lrs(text):
     return [_lr(s.strip()) for s in text.split(",") if s.strip()] or _lr("")
 
 
-def _common(p):
-    p.add_argument("case", help="benchmark name (see `deepxde-lnn list`)")
+def add_training_options(p: argparse.ArgumentParser) -> None:
+    """Options shared by ``run``/``compare``/``sweep`` and the case scripts."""
     p.add_argument("--profile", default="quick", help="quick (default) or paper")
     p.add_argument("--lr", type=_lr, help="Adam learning rate (default: profile's)")
     p.add_argument("--iterations", type=_positive_int("iterations"), help="steps")
     p.add_argument("--dtype", default="float32", help="float32 (default) or float64")
+
+
+def _common(p):
+    p.add_argument("case", help="benchmark name (see `deepxde-lnn list`)")
+    add_training_options(p)
     p.add_argument(
         "--checkpoint-every", type=_positive_int("checkpoint-every"), default=1000
     )
     p.add_argument("--threads", type=_positive_int("threads"), help="torch CPU threads")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument(
+        "--force-threads", action="store_true", help="allow more threads than cores"
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress output")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace finished results of another configuration in --out",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="deepxde-lnn", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    sub.add_parser("list", help="cases, methods and profiles")
+    parser = Parser(prog="deepxde-lnn", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    sub.add_parser("list", help="cases, methods, profiles and parameter counts")
 
     p = sub.add_parser("run", help="train one case with one method and seed")
     _common(p)
@@ -126,22 +145,29 @@ def _config(args, method, seed):
 
 
 def cmd_list(args) -> int:
-    import cases
-
-    from .methods import METHODS
+    from . import cases
+    from .methods import METHODS, parameter_count
     from .runner import PROFILES
 
-    print("cases:    " + ", ".join(cases.available()))
-    print("methods:  " + ", ".join(METHODS))
     print("profiles: " + ", ".join(PROFILES) + "  (quick: small counts, few steps)")
+    print("methods:  " + ", ".join(METHODS))
+    print("cases (parameters per method):")
     for name in cases.available():
         c = cases.get(name)
         pp, q = c.paper, c.quick
+        counts = ", ".join(f"{m} {parameter_count(m, c):,}" for m in METHODS)
+        print(f"  {name:12s} {c.title}")
         print(
-            f"  {name:12s} {c.title}; paper: {pp.iterations} steps, lr {pp.lr:g}, "
-            f"seed {pp.seed}; quick: {q.iterations} steps"
+            f"  {'':12s} paper: {pp.iterations} steps, lr {pp.lr:g}, seed {pp.seed}; "
+            f"quick: {q.iterations} steps; {counts}"
         )
     return 0
+
+
+def _progress(args, label):
+    from .controller import Progress
+
+    return Progress.auto(label, enabled=not args.no_progress)
 
 
 def cmd_run(args) -> int:
@@ -149,7 +175,14 @@ def cmd_run(args) -> int:
 
     cfg = _config(args, args.method, args.seed).resolved()  # validate before writing
     out = Path(args.out or f"runs/{cfg.case}/{cfg.method}/seed-{cfg.seed}")
-    rec = run(cfg, out, resume=args.resume, progress=not args.no_progress)
+    label = f"{cfg.case} {cfg.method} seed {cfg.seed}"
+    rec = run(
+        cfg,
+        out,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        progress=_progress(args, label),
+    )
     _print_record(rec, out)
     return 0
 
@@ -165,7 +198,7 @@ def _print_record(rec, out):
             f"  {field:8s} RMSE {m['RMSE']:.3e}  relL2 {m['relL2']:.3e}  "
             f"MaxErr {m['MaxErr']:.3e}"
         )
-    print(f"  -> {out}")
+    print(f"  -> {out}", flush=True)
 
 
 def _methods(args) -> list[str]:
@@ -175,28 +208,34 @@ def _methods(args) -> list[str]:
     return methods
 
 
-def _run_all(jobs, progress: bool) -> None:
+def _run_all(jobs, args) -> None:
     """Run (config, folder) jobs in order: finished ones (same configuration) are
-    reused, unfinished ones (a checkpoint) resumed."""
-    import json
-    from dataclasses import asdict
-
+    reused, unfinished ones (a checkpoint) resumed. Every folder is checked first,
+    so a bad one stops the command before any training."""
+    from .folder import RunFolder
     from .runner import run
 
+    todo = []
     for cfg, out in jobs:
-        done = out / "metrics.json"
-        if done.exists():
-            rec = json.loads(done.read_text())
-            if all(rec.get(k) == v for k, v in asdict(cfg).items() if k in rec):
-                print(f"{cfg.method} seed {cfg.seed} lr {cfg.lr:g}: done, reused")
-                continue
-        rec = run(cfg, out, resume=(out / "checkpoint.pt").exists(), progress=progress)
+        folder = RunFolder(out)
+        if not args.overwrite and folder.finished(cfg.identity()) is not None:
+            print(f"{cfg.method} seed {cfg.seed} lr {cfg.lr:g}: done, reused")
+            continue
+        folder.prepare()
+        todo.append((cfg, out))
+    for cfg, out in todo:
+        rec = run(
+            cfg,
+            out,
+            resume=(out / "checkpoint.pt").exists(),
+            overwrite=args.overwrite,
+            progress=_progress(args, f"{cfg.method} seed {cfg.seed}"),
+        )
         _print_record(rec, out)
 
 
 def cmd_compare(args) -> int:
-    import cases
-
+    from . import cases
     from .report import summarize
 
     case = cases.get(args.case)
@@ -209,7 +248,7 @@ def cmd_compare(args) -> int:
         for m in methods
         for s in seeds
     ]  # all validated before anything runs
-    _run_all(jobs, progress=not args.no_progress)
+    _run_all(jobs, args)
     summarize(root, paper_seed=prof.seed, paper_table=case.paper_table)
     print((root / "summary.md").read_text())
     print(
@@ -219,8 +258,7 @@ def cmd_compare(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    import cases
-
+    from . import cases
     from .report import summarize, sweep_table
 
     case = cases.get(args.case)
@@ -236,7 +274,7 @@ def cmd_sweep(args) -> int:
             for m in methods
             for s in seeds
         ]
-    _run_all(jobs, progress=not args.no_progress)
+    _run_all(jobs, args)
     for lr in args.lrs:
         summarize(
             root / f"lr-{lr:g}", paper_seed=prof.seed, paper_table=case.paper_table
@@ -248,11 +286,43 @@ def cmd_sweep(args) -> int:
 def cmd_reference(args) -> int:
     if args.case != "heat":
         raise ValueError(f"case: only 'heat' has a FEM reference, got {args.case!r}")
+    _check_fem_levels(args.levels)
     from . import fem
 
     rows = fem.write_reference(args.out, levels=args.levels, points_nd=fem.disk_grid())
     print((Path(args.out) / "convergence.md").read_text())
     return 0 if rows else 1
+
+
+# Measured: the six-level study (finest mesh 2,099,201 nodes) peaks at 1.98 GiB;
+# every further level has 4x the nodes.
+_FEM_GIB_AT_6 = 2.0
+
+
+def _check_fem_levels(levels: int) -> None:
+    need = _FEM_GIB_AT_6 * 4.0 ** (levels - 6)
+    have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    if need > 0.8 * have:
+        raise ValueError(
+            f"levels: {levels} levels need about {need:.0f} GiB of memory, this "
+            f"machine has {have:.0f} GiB; use at most "
+            f"{6 + int(math.log(max(0.8 * have / _FEM_GIB_AT_6, 1), 4))}"
+        )
+
+
+def _set_threads(args) -> None:
+    n = getattr(args, "threads", None)
+    if not n:
+        return
+    cores = os.cpu_count() or 1
+    if n > cores and not args.force_threads:
+        raise ValueError(
+            f"threads: {n} is more than this machine's {cores} cores "
+            "(pass --force-threads to allow it)"
+        )
+    import torch
+
+    torch.set_num_threads(n)
 
 
 COMMANDS = {
@@ -265,6 +335,14 @@ COMMANDS = {
 
 
 def main(argv=None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # outside training (start-up, summaries)
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv) -> int:
     args = build_parser().parse_args(argv)
     import contextlib
     import io
@@ -272,13 +350,10 @@ def main(argv=None) -> int:
     with contextlib.redirect_stderr(io.StringIO()):  # DeepXDE's backend banner
         import deepxde  # noqa: F401
 
-    if getattr(args, "threads", None):
-        import torch
-
-        torch.set_num_threads(args.threads)
     from .runner import RunInterrupted, TrainingDiverged
 
     try:
+        _set_threads(args)
         return COMMANDS[args.command](args)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -46,3 +46,8 @@ def build_net(method: str, case: Case):
     if case.output_transform is not None:
         net.apply_output_transform(case.output_transform)
     return net
+
+
+def parameter_count(method: str, case: Case) -> int:
+    """Trainable parameters of ``method``'s network on ``case``."""
+    return build_net(method, case).num_trainable_parameters()

@@ -16,6 +16,8 @@ import math
 import numbers
 from collections.abc import Sequence
 
+import numpy as np
+
 from ._backend import ensure_pytorch_backend
 
 ensure_pytorch_backend()
@@ -84,6 +86,7 @@ class MLP(NN):
         self.layer_sizes = _check_layer_sizes(layer_sizes)
         self.activation = _get_activations(activation, len(self.layer_sizes) - 1)
         self.regularizer = regularization
+        self.kernel_initializer = kernel_initializer  # recorded in run metadata
         init = _get_initializer(kernel_initializer)
         dtype = config.real(torch)
         self.linears = torch.nn.ModuleList(
@@ -186,6 +189,8 @@ def _check_size(n, name: str) -> int:
 
 
 def _check_layer_sizes(layer_sizes) -> list[int]:
+    if isinstance(layer_sizes, np.ndarray) and layer_sizes.ndim == 1:
+        layer_sizes = layer_sizes.tolist()  # as FNN accepts it
     if isinstance(layer_sizes, (str, bytes)) or not isinstance(layer_sizes, Sequence):
         raise ValueError(f"layer_sizes must be a list of integers, got {layer_sizes!r}")
     if len(layer_sizes) < 2:

@@ -17,10 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from . import io as aio
+from . import atomic as aio
+from .folder import RunFolder
 from .metrics import METRICS
+from .stats import RatioCI, ratio_ci
 
-__all__ = ["run_figures", "summarize", "load_runs", "sweep_table"]
+__all__ = ["run_figures", "summarize", "load_runs", "sweep_table", "verdicts"]
 
 
 def _plt():
@@ -111,13 +113,39 @@ def run_figures(run: str | Path) -> list[Path]:
 
 
 def load_runs(root: str | Path) -> list[dict]:
-    """Every finished run (a ``metrics.json``) below ``root``, with its folder."""
+    """Every finished run (a ``metrics.json``, read as JSON only) below ``root``,
+    with its folder; a record that cannot be read is a ``FolderError`` naming it."""
     runs = []
     for path in sorted(Path(root).rglob("metrics.json")):
-        rec = json.loads(path.read_text())
+        rec = RunFolder(path.parent).read_record()
         rec["_dir"] = str(path.parent)
         runs.append(rec)
     return runs
+
+
+def verdicts(
+    runs: list[dict], fields, baseline: str = "pinn", metric: str = "RMSE"
+) -> list[tuple[str, str, RatioCI]]:
+    """``(method, field, ratio CI)`` of every method against ``baseline``: the
+    geometric-mean ``metric`` ratio over seeds (paired by seed when possible)."""
+    methods = list(dict.fromkeys(r["method"] for r in runs))
+    if baseline not in methods:
+        return []
+    out = []
+    for m in methods:
+        if m == baseline:
+            continue
+        for fld in fields:
+            err = {
+                k: {r["seed"]: r["metrics"][fld][metric] for r in runs if r["method"] == k}
+                for k in (m, baseline)
+            }
+            out.append((m, fld, ratio_ci(err[m], err[baseline])))
+    return out
+
+
+def verdict_lines(found, baseline: str = "pinn", metric: str = "RMSE") -> list[str]:
+    return [f"{fld} {metric}: {ci.describe(m, baseline)}" for m, fld, ci in found]
 
 
 def metric_sets(record: dict) -> dict:
@@ -257,6 +285,19 @@ def _markdown(runs, rows, methods, fields, paper_seed) -> str:
                 ]
                 lines.append(f"| {m}, paper | 1 | " + " | ".join(cells) + " |")
         lines.append("")
+    found = verdicts(runs, fields)
+    if found:
+        lines += [
+            "## Verdict",
+            "",
+            "Geometric-mean RMSE ratio of each method to `pinn` over seeds, with a "
+            "95 % Student-t interval on log errors (paired by seed when both "
+            "methods ran the same seeds); 'better' or 'worse' only when the whole "
+            "interval lies below or above 1.",
+            "",
+            *[f"- {line}" for line in verdict_lines(found)],
+            "",
+        ]
     return "\n".join(lines)
 
 

@@ -2,26 +2,26 @@
 
 One run = one :class:`RunConfig` in, one folder of plain files out::
 
-    metrics.json   configuration, timings, versions, per-field metrics
+    metrics.json   configuration, timings, versions, per-field metrics (written last:
+                   its presence marks the run finished)
     loss.csv       step, total and every term's loss at every step
     fields.npz     evaluation grid, exact, prediction, |error|
     *.png          exact / prediction / |error| maps and the loss history
     model.pt       final network state_dict
     checkpoint.pt  only while a run is unfinished (interrupted or diverged)
 
-Protocol (SPEC 1.2): Adam with library defaults at constant lr, one full batch per
-step, every point set redrawn each step, final iterate reported. Timing covers the
-training loop only (checkpoint I/O excluded).
+The paper protocol (``docs/protocol.md``): Adam with library defaults at constant lr,
+one full batch per step, every point set redrawn each step, final iterate reported.
+Timing covers the training loop only (checkpoint I/O excluded).
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
-import platform
-import random
-import signal
+import shlex
 import sys
-import time
+import warnings
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -34,16 +34,26 @@ ensure_pytorch_backend()
 import deepxde as dde  # noqa: E402
 import torch  # noqa: E402
 
-from . import io as aio  # noqa: E402
-from .case import Case  # noqa: E402
+from . import atomic  # noqa: E402
+from .case import Case, Profile  # noqa: E402
+from .checkpoint import (  # noqa: E402
+    load_checkpoint,
+    rng_state,
+    save_checkpoint,
+    set_rng_state,
+)
+from .controller import Controller, Progress, Signals  # noqa: E402
 from .data import ResampledPDE  # noqa: E402
+from .folder import FolderError, RunFolder  # noqa: E402
 from .methods import METHODS, build_net  # noqa: E402
 from .metrics import all_fields  # noqa: E402
+from .provenance import device_info, versions  # noqa: E402
 
-__all__ = ["RunConfig", "run", "RunInterrupted", "TrainingDiverged"]
+__all__ = ["RunConfig", "run", "RunInterrupted", "TrainingDiverged", "predict"]
 
 PROFILES = ("quick", "paper")
 DTYPES = ("float32", "float64")
+SEED_MAX = 2**32 - 1  # numpy and DeepXDE seeds are 32-bit
 
 
 class RunInterrupted(RuntimeError):
@@ -70,28 +80,19 @@ class RunConfig:
     def resolved(self, case: Case | None = None) -> RunConfig:
         """Validate every field (ValueError naming it) and fill profile defaults."""
         if case is None:
-            import cases
+            from . import cases
 
             case = cases.get(self.case)
-        if self.method not in METHODS:
-            raise ValueError(
-                f"method must be one of {', '.join(METHODS)}; got {self.method!r}"
-            )
-        if self.profile not in PROFILES:
-            raise ValueError(
-                f"profile must be one of {', '.join(PROFILES)}; got {self.profile!r}"
-            )
-        if self.dtype not in DTYPES:
-            raise ValueError(
-                f"dtype must be one of {', '.join(DTYPES)}; got {self.dtype!r}"
-            )
+        _check_choice(self.method, "method", METHODS)
+        _check_choice(self.profile, "profile", PROFILES)
+        _check_choice(self.dtype, "dtype", DTYPES)
         prof = case.profile(self.profile)
         seed = prof.seed if self.seed is None else self.seed
         lr = prof.lr if self.lr is None else self.lr
         iterations = prof.iterations if self.iterations is None else self.iterations
-        _check_int(seed, "seed", minimum=0)
-        _check_int(iterations, "iterations", minimum=1)
-        _check_int(self.checkpoint_every, "checkpoint_every", minimum=1)
+        check_int(seed, "seed", 0, SEED_MAX)
+        check_int(iterations, "iterations", 1)
+        check_int(self.checkpoint_every, "checkpoint_every", 1)
         if (
             isinstance(lr, bool)
             or not isinstance(lr, (int, float))
@@ -101,149 +102,195 @@ class RunConfig:
             raise ValueError(f"lr must be a finite number > 0; got {lr!r}")
         return replace(self, seed=int(seed), lr=float(lr), iterations=int(iterations))
 
-
-def _check_int(value, name: str, minimum: int) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, np.integer))
-        or value < minimum
-    ):
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    def identity(self) -> dict:
+        """The fields that determine a run's result (not ``checkpoint_every``)."""
+        out = asdict(self)
+        del out["checkpoint_every"]
+        return out
 
 
-class _Controller(dde.callbacks.Callback):
-    """Per-step bookkeeping inside ``model.train``: loss log, NaN stop,
-    periodic checkpoints, SIGINT/SIGTERM, progress bar and the train clock."""
-
-    FLUSH = 100
-
-    def __init__(self, data, start_step, total, checkpoint_every, save, progress):
-        super().__init__()
-        self.data, self.step, self.total = data, start_step, total
-        self.checkpoint_every, self.save = checkpoint_every, save
-        self.rows: list[np.ndarray] = []
-        self._pending: list[torch.Tensor] = []
-        self.diverged_at: int | None = None
-        self.interrupted = False
-        self.io_seconds = 0.0
-        self.t0 = self.t1 = None
-        self.bar = None
-        if progress:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(
-                total=total, initial=start_step, unit="step", mininterval=1.0
-            )
-
-    def on_train_begin(self):
-        _sync()
-        self.t0 = time.perf_counter()
-
-    def on_train_end(self):
-        _sync()
-        self.t1 = time.perf_counter()
-        self.flush()
-        if self.bar is not None:
-            self.bar.close()
-
-    def on_batch_end(self):
-        self.step += 1
-        self._pending.append(self.data.last_losses)
-        if self.step % self.FLUSH == 0 and not self.flush():
-            return
-        if self.interrupted:
-            if self.flush():
-                self._checkpoint()
-            self.model.stop_training = True
-        elif self.step % self.checkpoint_every == 0 and self.step < self.total:
-            if self.flush():
-                self._checkpoint()
-
-    def flush(self) -> bool:
-        """Move pending losses to host; stop on the first non-finite one."""
-        if not self._pending:
-            return self.diverged_at is None
-        losses = torch.stack(self._pending).cpu().numpy().astype(np.float64)
-        first = self.step - len(losses) + 1
-        self._pending = []
-        bad = ~np.isfinite(losses).all(axis=1)
-        if bad.any():
-            k = int(np.argmax(bad))
-            losses = losses[:k]
-            self.diverged_at = first + k
-            self.model.stop_training = True
-        steps = np.arange(first, first + len(losses))
-        self.rows.append(np.column_stack([steps, losses.sum(1), losses]))
-        if self.bar is not None and len(losses):
-            self.bar.n = int(steps[-1])
-            self.bar.set_postfix(loss=f"{losses[-1].sum():.3e}", refresh=False)
-            self.bar.refresh()
-        return self.diverged_at is None
-
-    def _checkpoint(self):
-        t = time.perf_counter()
-        self.save(self.step, self.table(), self.elapsed())
-        self.io_seconds += time.perf_counter() - t
-
-    def elapsed(self) -> float:
-        end = self.t1 if self.t1 is not None else time.perf_counter()
-        return end - self.t0 - self.io_seconds
-
-    def table(self) -> np.ndarray:
-        return np.vstack(self.rows) if self.rows else np.zeros((0, 0))
+def _check_choice(value, name: str, choices) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
 
 
-def _sync():
+def check_int(value, name: str, minimum: int, maximum: int | None = None) -> None:
+    """ValueError naming ``name`` unless ``minimum <= value (<= maximum)``."""
+    ok = not isinstance(value, bool) and isinstance(value, (int, np.integer))
+    if not ok or value < minimum or (maximum is not None and value > maximum):
+        bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise ValueError(f"{name} must be an integer {bound}; got {value!r}")
+
+
+@dataclass
+class _Job:
+    """Everything one training run holds in memory."""
+
+    case: Case
+    cfg: RunConfig
+    profile: Profile
+    data: ResampledPDE
+    net: torch.nn.Module
+    model: dde.Model
+    start: int = 0
+    prior_rows: np.ndarray | None = None
+    prior_seconds: float = 0.0
+    loss: np.ndarray | None = None  # the whole run's loss table, once trained
+    fields: dict | None = None  # evaluation grid, exact and predicted values
+
+
+def quiet_float(dtype: str) -> None:
+    """``dde.config.set_default_float`` without its print."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        dde.config.set_default_float(dtype)
+
+
+def run(
+    config: RunConfig,
+    out: str | Path,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: Progress | None = None,
+    case: Case | None = None,
+    callbacks=(),
+    figures: bool = True,
+) -> dict:
+    """Train one job into the folder ``out`` and return its ``metrics.json`` record.
+
+    A finished run of the same configuration in ``out`` is returned as it is
+    (``overwrite=True`` retrains). Raises ``ValueError`` (bad configuration or
+    folder; nothing trained), ``RunInterrupted`` (checkpoint saved, or results
+    completed first) or ``TrainingDiverged`` (last good checkpoint kept).
+    """
+    if case is None:
+        from . import cases
+
+        case = cases.get(config.case)
+    cfg = config.resolved(case)
+    folder = RunFolder(out)
+    folder.prepare()
+    signals = Signals()
+    with folder.locked():
+        finished, state = _resume(folder, cfg, resume, overwrite)
+        if finished is not None:
+            return finished
+        job = _build(case, cfg, state)
+        with signals.deferred():
+            ctl = _train(job, folder, signals, progress, callbacks)
+            _stop_if_unfinished(job, ctl, folder)
+            record = _evaluate(job, ctl)
+            _write(folder, job, record, figures)
+    if signals.received:
+        raise RunInterrupted(
+            f"interrupted after training finished; the results in {folder.path} "
+            "are complete"
+        )
+    return record
+
+
+def _resume(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: bool):
+    """``(finished record, None)`` to reuse, ``(None, checkpoint state)`` to
+    continue, or ``(None, None)`` to start afresh."""
+    if overwrite and not resume:
+        folder.clear()
+    record = folder.finished(cfg.identity())
+    if record is not None:
+        folder.checkpoint.unlink(missing_ok=True)  # stale: the run did finish
+        return record, None
+    if not folder.checkpoint.exists():
+        if resume:
+            raise FolderError(f"--resume: no checkpoint in {folder.path}")
+        return None, None
+    if not resume:
+        raise FolderError(
+            f"out: {folder.path} holds an unfinished run's checkpoint; pass "
+            "--resume to continue it or choose another folder"
+        )
+    state = load_checkpoint(folder.checkpoint)
+    saved = state.get("config", {}) if isinstance(state, dict) else {}
+    want = cfg.identity()
+    differ = [k for k in want if saved.get(k) != want[k]]
+    if differ:
+        detail = ", ".join(f"{k}: {saved.get(k)!r} vs {want[k]!r}" for k in differ)
+        raise FolderError(
+            f"--resume: {folder.checkpoint} was made with another configuration "
+            f"({detail}; checkpoint vs asked)"
+        )
+    return None, state
+
+
+def _build(case: Case, cfg: RunConfig, state: dict | None) -> _Job:
+    """Data, network and compiled model; restored from ``state`` if given."""
+    quiet_float(cfg.dtype)
+    dde.config.set_random_seed(cfg.seed)
+    profile = replace(case.profile(cfg.profile), iterations=cfg.iterations)
+    data = ResampledPDE(case.make_terms(profile), seed=cfg.seed)
+    net = build_net(cfg.method, case)
+    model = dde.Model(data, net)
+    model.compile("adam", lr=cfg.lr, verbose=0)
+    job = _Job(case, cfg, profile, data, net, model)
+    if state is not None:
+        net.load_state_dict(state["net"])
+        model.opt.load_state_dict(state["opt"])
+        data.rng.bit_generator.state = set_rng_state(state["rng"])
+        job.start, job.prior_seconds = int(state["step"]), float(state["seconds"])
+        job.prior_rows = state["loss"].numpy()
+    return job
+
+
+def _loss_table(job: _Job, rows: np.ndarray) -> np.ndarray:
+    if job.prior_rows is None or not job.prior_rows.size:
+        return rows
+    return np.vstack([job.prior_rows, rows]) if rows.size else job.prior_rows
+
+
+def _train(job: _Job, folder: RunFolder, signals, progress, callbacks) -> Controller:
+    cfg = job.cfg
+
+    def save(step, rows, seconds):
+        payload = {
+            "config": asdict(cfg),
+            "step": step,
+            "net": job.net.state_dict(),
+            "opt": job.model.opt.state_dict(),
+            # the sampler's state *before* its latest draw: dde.Model.train draws
+            # once before its first step, so a resumed run redraws that batch
+            "rng": rng_state(job.data.rng_state_before_draw),
+            "loss": torch.from_numpy(_loss_table(job, rows)),
+            "seconds": job.prior_seconds + seconds,
+        }
+        save_checkpoint(folder.checkpoint, payload)
+
+    ctl = Controller(
+        job.data, job.start, cfg.iterations, cfg.checkpoint_every, save, signals,
+        progress,
+    )
     if torch.cuda.is_available():
-        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    job.model.train(
+        iterations=cfg.iterations - job.start,
+        display_every=job.profile.display_every,
+        callbacks=[ctl, *callbacks],
+        verbose=0,
+    )
+    return ctl
 
 
-def _versions() -> dict:
-    import scipy
-
-    from . import __version__
-
-    return {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "deepxde": dde.__version__,
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "deepxde_lnn": __version__,
-    }
-
-
-def _device() -> dict:
-    dev = torch.get_default_device() if hasattr(torch, "get_default_device") else None
-    if torch.cuda.is_available():
-        return {"device": "cuda", "device_name": torch.cuda.get_device_name()}
-    return {
-        "device": str(dev or "cpu"),
-        "device_name": platform.processor() or platform.machine(),
-        "threads": torch.get_num_threads(),
-    }
-
-
-def _rng_state(data: ResampledPDE) -> dict:
-    return {
-        "sampling": data.rng_state_before_draw,
-        "torch": torch.get_rng_state(),
-        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
-        "numpy": np.random.get_state(),
-        "python": random.getstate(),
-    }
-
-
-def _set_rng_state(data: ResampledPDE, state: dict) -> None:
-    data.rng.bit_generator.state = state["sampling"]
-    torch.set_rng_state(state["torch"])
-    if state["cuda"] is not None and torch.cuda.is_available():
-        try:
-            torch.cuda.set_rng_state_all(state["cuda"])
-        except RuntimeError:  # a different GPU count: sampling does not use it
-            pass
-    np.random.set_state(state["numpy"])
-    random.setstate(state["python"])
+def _stop_if_unfinished(job: _Job, ctl: Controller, folder: RunFolder) -> None:
+    """Write the loss log of an unfinished run and raise why it stopped."""
+    if ctl.diverged_at is None and ctl.step >= job.cfg.iterations:
+        return
+    write_loss(folder.path / "loss.csv", _loss_table(job, ctl.table()), job.data.names)
+    if ctl.diverged_at is not None:
+        raise TrainingDiverged(
+            f"non-finite loss at step {ctl.diverged_at}; stopped. The last good "
+            f"checkpoint (if any) is kept in {folder.checkpoint}"
+        )
+    raise RunInterrupted(
+        f"interrupted at step {ctl.step}; checkpoint saved in {folder.checkpoint}. "
+        "Rerun the same command with --resume to continue."
+    )
 
 
 def predict(net, x: np.ndarray, chunk: int = 65536) -> np.ndarray:
@@ -259,186 +306,117 @@ def predict(net, x: np.ndarray, chunk: int = 65536) -> np.ndarray:
     return np.vstack(outs)
 
 
-def run(
-    config: RunConfig,
-    out: str | Path,
-    *,
-    resume: bool = False,
-    progress: bool = False,
-    case: Case | None = None,
-    callbacks=(),
-    figures: bool = True,
-) -> dict:
-    """Train one job into the folder ``out`` and return its ``metrics.json`` record.
-
-    Raises ``ValueError`` (bad configuration, nothing written), ``RunInterrupted``
-    (checkpoint saved) or ``TrainingDiverged`` (last good checkpoint kept).
-    """
-    if case is None:
-        import cases
-
-        case = cases.get(config.case)
-    cfg = config.resolved(case)
-    out = Path(out)
-    ckpt_path = out / "checkpoint.pt"
-    state = None
-    if resume:
-        if not ckpt_path.exists():
-            raise ValueError(f"--resume: no checkpoint in {out}")
-        # map to CPU: a checkpoint made on a GPU resumes anywhere (load_state_dict
-        # copies onto the parameters' device; RNG states must be CPU tensors)
-        state = torch.load(ckpt_path, map_location="cpu", weights_only=False)
-        if state["config"] != asdict(cfg):
-            raise ValueError(
-                f"--resume: the checkpoint in {out} was made with {state['config']}, "
-                f"not {asdict(cfg)}"
-            )
-    elif ckpt_path.exists():
-        raise ValueError(
-            f"out: {out} holds an unfinished run's checkpoint; pass --resume to "
-            "continue it or choose another folder"
-        )
-
-    dde.config.set_default_float(cfg.dtype)
-    dde.config.set_random_seed(cfg.seed)
-    profile = replace(case.profile(cfg.profile), iterations=cfg.iterations)
-    data = ResampledPDE(case.make_terms(profile), seed=cfg.seed)
-    net = build_net(cfg.method, case)
-    model = dde.Model(data, net)
-    model.compile("adam", lr=cfg.lr)
-    start, prior_rows, prior_seconds = 0, None, 0.0
-    if state is not None:
-        net.load_state_dict(state["net"])
-        model.opt.load_state_dict(state["opt"])
-        _set_rng_state(data, state["rng"])
-        start, prior_rows, prior_seconds = (
-            state["step"],
-            state["loss"],
-            state["seconds"],
-        )
-
-    def save_checkpoint(step, rows, seconds):
-        table = rows if prior_rows is None else np.vstack([prior_rows, rows])
-        buf = io.BytesIO()
-        torch.save(
-            {
-                "config": asdict(cfg),
-                "step": step,
-                "net": net.state_dict(),
-                "opt": model.opt.state_dict(),
-                "rng": _rng_state(data),
-                "loss": table,
-                "seconds": prior_seconds + seconds,
-            },
-            buf,
-        )
-        aio.atomic_write_bytes(ckpt_path, buf.getvalue())
-
-    ctl = _Controller(
-        data, start, cfg.iterations, cfg.checkpoint_every, save_checkpoint, progress
-    )
-    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-
-    def on_signal(signum, frame):
-        ctl.interrupted = True
-
-    for s in previous:
-        signal.signal(s, on_signal)
-    try:
-        if torch.cuda.is_available():
-            torch.cuda.reset_peak_memory_stats()
-        model.train(
-            iterations=cfg.iterations - start,
-            display_every=profile.display_every,
-            callbacks=[ctl, *callbacks],
-            verbose=0,
-        )
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
-
-    rows = ctl.table()
-    loss = rows if prior_rows is None else np.vstack([prior_rows, rows])
-    out.mkdir(parents=True, exist_ok=True)
-    _write_loss(out / "loss.csv", loss, data.names)
-    if ctl.diverged_at is not None:
-        raise TrainingDiverged(
-            f"non-finite loss at step {ctl.diverged_at}; stopped. The last good "
-            f"checkpoint (if any) is kept in {ckpt_path}"
-        )
-    if ctl.interrupted and ctl.step < cfg.iterations:
-        raise RunInterrupted(
-            f"interrupted at step {ctl.step}; checkpoint saved in {ckpt_path}. "
-            "Rerun the same command with --resume to continue."
-        )
-
-    train_seconds = prior_seconds + ctl.elapsed()
-    x, keep = case.grid.points(profile.grid_n)
-    exact = case.exact(x)
-    pred = predict(net, x)
+def _evaluate(job: _Job, ctl: Controller) -> dict:
+    """The ``metrics.json`` record: configuration, provenance and metrics."""
+    case, cfg, data = job.case, job.cfg, job.data
+    x, keep = case.grid.points(job.profile.grid_n)
+    exact, pred = case.exact(x), predict(job.net, x)
+    job.fields = dict(x=x, exact=exact, pred=pred, keep=keep)
+    seconds = job.prior_seconds + ctl.elapsed()
+    job.loss = loss = _loss_table(job, ctl.table())
     record = {
-        "case": case.name,
-        "method": cfg.method,
-        "seed": cfg.seed,
-        "lr": cfg.lr,
-        "iterations": cfg.iterations,
-        "profile": cfg.profile,
-        "dtype": cfg.dtype,
-        **_device(),
-        "parameters": net.num_trainable_parameters(),
-        "train_seconds": train_seconds,
-        "seconds_per_iteration": train_seconds / cfg.iterations,
+        **cfg.identity(),
+        **device_info(),
+        "parameters": job.net.num_trainable_parameters(),
+        "train_seconds": seconds,
+        "seconds_per_iteration": seconds / cfg.iterations,
         "peak_gpu_memory_bytes": (
             torch.cuda.max_memory_allocated() if torch.cuda.is_available() else None
         ),
-        "resumed": state is not None,
+        "resumed": job.start > 0,
         "counts": {t.name: t.n for t in data.terms},
-        "initialization": "torch-default",
-        "optimizer": "adam (torch defaults), constant lr, final iterate",
-        "resampling": "every set redrawn every step (i.i.d. uniform)",
+        **_protocol(job),
         "final_loss": dict(zip(["total", *data.names], map(float, loss[-1, 1:]))),
         "grid_points": int(len(x)),
         "fields": list(case.fields),
         "metrics": all_fields(pred, exact, case.fields),
-        "versions": _versions(),
-        "command": " ".join(sys.argv),
+        "versions": versions(),
+        "command": shlex.join(sys.argv),
     }
-    if case.extra_metrics is not None:
-        record["extra_metrics"] = case.extra_metrics(x, pred, exact)
-    for label, n in case.extra_grids.items():  # e.g. the paper's other grid sizes
-        xg, _ = case.grid.points(n)
-        record.setdefault("extra_grid_metrics", {})[label] = all_fields(
-            predict(net, xg), case.exact(xg), case.fields
-        )
-    aio.save_npz(
-        out / "fields.npz",
-        x=x,
-        exact=exact,
-        pred=pred,
-        abs_error=np.abs(pred - exact),
-        mask=keep.reshape([len(a) for a in case.grid.axes(profile.grid_n)]),
-        axes=np.array(case.grid.axes(profile.grid_n)),
+    record.update(_extra_metrics(case, job, x, pred, exact))
+    return record
+
+
+def _protocol(job: _Job) -> dict:
+    """How the run was trained, read off the objects that trained it."""
+    opt = job.model.opt
+    d = opt.defaults
+    return {
+        "initialization": str(getattr(job.net, "kernel_initializer", "unknown")),
+        "network": _describe(job.net),
+        "optimizer": (
+            f"{type(opt).__name__}(betas={tuple(d['betas'])}, eps={d['eps']}, "
+            f"weight_decay={d['weight_decay']}), constant lr, final iterate"
+        ),
+        "resampling": (
+            "every term's point set redrawn every step (i.i.d. uniform)"
+            if job.data.resample
+            else "one fixed point set per term"
+        ),
+    }
+
+
+def _describe(net) -> str:
+    """``LNN([2, 64, 1], layout='standard', alpha_init=0.5)``-style summary."""
+    extra = net.extra_repr()
+    sizes = getattr(net, "layer_sizes", None)
+    args = ", ".join(a for a in (str(sizes) if sizes else "", extra) if a)
+    return f"{type(net).__name__}({args})"
+
+
+def _extra_metrics(case: Case, job: _Job, x, pred, exact) -> dict:
+    """Case-specific metric sets; their warnings go to stderr and the record."""
+    out: dict = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if case.extra_metrics is not None:
+            out["extra_metrics"] = case.extra_metrics(x, pred, exact)
+        for label, n in case.extra_grids.items():  # e.g. the paper's other grids
+            xg, _ = case.grid.points(n)
+            out.setdefault("extra_grid_metrics", {})[label] = all_fields(
+                predict(job.net, xg), case.exact(xg), case.fields
+            )
+    if caught:
+        out["warnings"] = [str(w.message) for w in caught]
+        for w in caught:
+            print(f"warning: {w.message}", file=sys.stderr)
+    return out
+
+
+def _write(folder: RunFolder, job: _Job, record: dict, figures: bool) -> None:
+    """Artifacts first, ``metrics.json`` last (it marks the run finished), then
+    the checkpoint goes and the figures are drawn from the folder."""
+    f, case = job.fields, job.case
+    axes = case.grid.axes(job.profile.grid_n)
+    write_loss(folder.path / "loss.csv", job.loss, job.data.names)
+    atomic.save_npz(
+        folder.path / "fields.npz",
+        x=f["x"],
+        exact=f["exact"],
+        pred=f["pred"],
+        abs_error=np.abs(f["pred"] - f["exact"]),
+        mask=f["keep"].reshape([len(a) for a in axes]),
+        axes=np.array(axes),
         inputs=np.array(case.inputs),
         fields=np.array(case.fields),
     )
     buf = io.BytesIO()
-    torch.save(net.state_dict(), buf)
-    aio.atomic_write_bytes(out / "model.pt", buf.getvalue())
-    aio.write_json(out / "metrics.json", record)
+    torch.save(job.net.state_dict(), buf)
+    atomic.atomic_write_bytes(folder.path / "model.pt", buf.getvalue())
+    atomic.write_json(folder.metrics, record)
+    folder.checkpoint.unlink(missing_ok=True)
     if figures:
         from .report import run_figures
 
-        run_figures(out)
-    if ckpt_path.exists():
-        ckpt_path.unlink()
-    return record
+        run_figures(folder.path)
 
 
-def _write_loss(path: Path, table: np.ndarray, names) -> None:
+def write_loss(path: Path, table: np.ndarray, names) -> None:
+    """``loss.csv``: step, total and one column per term."""
     buf = io.StringIO()
     header = ",".join(["step", "total", *names])
     if table.size:
         np.savetxt(buf, table, delimiter=",", header=header, comments="", fmt="%.10g")
     else:
         buf.write(header + "\n")
-    aio.atomic_write_text(path, buf.getvalue())
+    atomic.atomic_write_text(path, buf.getvalue())

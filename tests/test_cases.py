@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-import cases
+from deepxde_lnn import cases
 import deepxde as dde
 from deepxde_lnn.data import ResampledPDE
 from deepxde_lnn.methods import build_net, matched_width

@@ -155,7 +155,7 @@ def test_duplicate_term_names():
 
 def test_fixed_pool_with_lbfgs_reduces_loss():
     """resample=False (one fixed pool) is the mode for L-BFGS."""
-    import cases
+    from deepxde_lnn import cases
     from dataclasses import replace
 
     lap = cases.get("laplace")

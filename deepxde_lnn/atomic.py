@@ -69,3 +69,15 @@ def sha256_file(path: str | os.PathLike) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def remove_orphans(folder: str | os.PathLike) -> list[Path]:
+    """Delete temporary files left by writes that were killed (``.NAME.*.tmp``)."""
+    folder = Path(folder)
+    removed = []
+    if folder.is_dir():
+        for tmp in folder.glob(".*.tmp"):
+            if tmp.is_file():
+                tmp.unlink(missing_ok=True)
+                removed.append(tmp)
+    return removed

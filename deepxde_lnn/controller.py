@@ -1,0 +1,191 @@
+"""Per-step bookkeeping inside ``dde.Model.train``: the loss log, the NaN stop,
+periodic checkpoints, SIGINT/SIGTERM, progress output and the training clock."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import time
+
+import numpy as np
+
+from ._backend import ensure_pytorch_backend
+
+ensure_pytorch_backend()
+
+import deepxde as dde  # noqa: E402
+import torch  # noqa: E402
+
+__all__ = ["Controller", "Signals", "sync"]
+
+
+def sync() -> None:
+    """Wait for queued GPU work (so wall-clock timings cover it)."""
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+class Signals:
+    """While active, SIGINT/SIGTERM only set ``received`` (the run stops at a point
+    where its folder is consistent) instead of raising inside a write."""
+
+    def __init__(self):
+        self.received = False
+
+    @contextlib.contextmanager
+    def deferred(self):
+        previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+        def handler(signum, frame):
+            self.received = True
+
+        for s in previous:
+            signal.signal(s, handler)
+        try:
+            yield self
+        finally:
+            for s, h in previous.items():
+                signal.signal(s, h)
+
+
+class Controller(dde.callbacks.Callback):
+    """Logs every step's per-term losses (moved to host every ``FLUSH`` steps),
+    stops on the first non-finite loss, checkpoints every ``checkpoint_every``
+    steps through ``save(step, rows, seconds)``, stops with a checkpoint when a
+    signal arrived, and reports progress (a tqdm bar, or a line every ``log_every``
+    steps, or nothing)."""
+
+    FLUSH = 100
+
+    def __init__(self, data, start, total, checkpoint_every, save, signals, progress):
+        super().__init__()
+        self.data, self.step, self.total = data, start, total
+        self.checkpoint_every, self.save, self.signals = checkpoint_every, save, signals
+        self.rows: list[np.ndarray] = []
+        self._pending: list[torch.Tensor] = []
+        self.diverged_at: int | None = None
+        self.io_seconds = 0.0
+        self.t0 = self.t1 = None
+        self.progress = progress
+        self.bar = progress.bar(start, total) if progress is not None else None
+
+    @property
+    def interrupted(self) -> bool:
+        return self.signals.received
+
+    def on_train_begin(self):
+        sync()
+        self.t0 = time.perf_counter()
+
+    def on_train_end(self):
+        sync()
+        self.t1 = time.perf_counter()
+        self.flush()
+        if self.bar is not None:
+            self.bar.close()
+
+    def on_batch_end(self):
+        self.step += 1
+        self._pending.append(self.data.last_losses)
+        if self.step % self.FLUSH == 0 and not self.flush():
+            return
+        if self.interrupted:
+            if self.flush():
+                self._checkpoint()
+            self.model.stop_training = True
+        elif self.step % self.checkpoint_every == 0 and self.step < self.total:
+            if self.flush():
+                self._checkpoint()
+
+    def flush(self) -> bool:
+        """Move pending losses to host; stop on the first non-finite one."""
+        if not self._pending:
+            return self.diverged_at is None
+        losses = torch.stack(self._pending).cpu().numpy().astype(np.float64)
+        first = self.step - len(losses) + 1
+        self._pending = []
+        bad = ~np.isfinite(losses).all(axis=1)
+        if bad.any():
+            k = int(np.argmax(bad))
+            losses = losses[:k]
+            self.diverged_at = first + k
+            self.model.stop_training = True
+        steps = np.arange(first, first + len(losses))
+        self.rows.append(np.column_stack([steps, losses.sum(1), losses]))
+        if self.bar is not None and len(losses):
+            self.bar.update(int(steps[-1]), float(losses[-1].sum()), self.elapsed())
+        return self.diverged_at is None
+
+    def _checkpoint(self):
+        t = time.perf_counter()
+        self.save(self.step, self.table(), self.elapsed())
+        self.io_seconds += time.perf_counter() - t
+
+    def elapsed(self) -> float:
+        end = self.t1 if self.t1 is not None else time.perf_counter()
+        return end - self.t0 - self.io_seconds
+
+    def table(self) -> np.ndarray:
+        return np.vstack(self.rows) if self.rows else np.zeros((0, 0))
+
+
+class Progress:
+    """How a run reports progress: ``"bar"`` (tqdm, for a terminal), ``"lines"``
+    (one line every ``every`` steps on stderr, for logs) or ``"off"``."""
+
+    def __init__(self, mode: str, label: str, every: int = 1000):
+        if mode not in ("bar", "lines", "off"):
+            raise ValueError(f"progress must be 'bar', 'lines' or 'off', got {mode!r}")
+        self.mode, self.label, self.every = mode, label, every
+
+    @classmethod
+    def auto(cls, label: str, enabled: bool = True) -> "Progress":
+        """A bar on a terminal, lines in a pipe or log file, nothing if disabled."""
+        if not enabled:
+            return cls("off", label)
+        return cls("bar" if sys.stderr.isatty() else "lines", label)
+
+    def bar(self, start: int, total: int):
+        if self.mode == "bar":
+            return _Bar(self.label, start, total)
+        if self.mode == "lines" and total - start > self.every:
+            return _Lines(self.label, start, total, self.every)
+        return None
+
+
+class _Bar:
+    def __init__(self, label, start, total):
+        from tqdm.auto import tqdm
+
+        self.tqdm = tqdm(
+            total=total, initial=start, unit="step", mininterval=1.0, desc=label
+        )
+
+    def update(self, step, loss, seconds):
+        self.tqdm.n = step
+        self.tqdm.set_postfix(loss=f"{loss:.3e}", refresh=False)
+        self.tqdm.refresh()
+
+    def close(self):
+        self.tqdm.close()
+
+
+class _Lines:
+    def __init__(self, label, start, total, every):
+        self.label, self.start, self.total, self.every = label, start, total, every
+        self.next = (start // every + 1) * every
+
+    def update(self, step, loss, seconds):
+        if step >= self.next and step < self.total:
+            rate = (step - self.start) / max(seconds, 1e-9)
+            print(
+                f"{self.label}: step {step}/{self.total}, loss {loss:.3e}, "
+                f"{rate:.1f} steps/s",
+                file=sys.stderr,
+                flush=True,
+            )
+            self.next = (step // self.every + 1) * self.every
+
+    def close(self):
+        pass

@@ -1,0 +1,87 @@
+"""What a case file needs to run as a script, the way a DeepXDE example does.
+
+``python cases/laplace.py --method pinn --iterations 2000`` trains with DeepXDE's
+own ``Model.compile``/``Model.train`` (its loss table included) and then prints the
+errors on the case's evaluation grid. The flags mean what they mean in
+``deepxde-lnn run``: ``--method``, ``--profile``, ``--iterations``, ``--seed``,
+``--lr``, ``--dtype``; defaults come from the profile (``quick`` unless asked).
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._backend import ensure_pytorch_backend
+
+ensure_pytorch_backend()
+
+import deepxde as dde  # noqa: E402
+
+from .case import Case, Profile  # noqa: E402
+from .methods import METHODS, build_net  # noqa: E402
+from .metrics import all_fields  # noqa: E402
+
+__all__ = ["ExampleArgs", "parse_args", "print_errors"]
+
+
+@dataclass(frozen=True)
+class ExampleArgs:
+    """Validated script settings: the method, the profile object and its values
+    (``lr``, ``iterations``, ``seed``) with any command-line overrides."""
+
+    method: str
+    profile: Profile
+    lr: float
+    iterations: int
+    seed: int
+
+    def net(self, case: Case):
+        """The method's network, initialised under ``dde.config.set_random_seed``."""
+        dde.config.set_random_seed(self.seed)
+        return build_net(self.method, case)
+
+
+def parse_args(case: Case, argv=None) -> ExampleArgs:
+    """Parse the script's flags (same names and checks as the CLI's ``run``) and
+    set DeepXDE's float type; a bad value exits with one ``error:`` line."""
+    from .cli import add_training_options, Parser
+    from .runner import RunConfig
+
+    parser = Parser(prog=f"python cases/{case.name}.py", description=case.title)
+    parser.add_argument("--method", default="lnn", help=f"one of {', '.join(METHODS)}")
+    parser.add_argument("--seed", type=int, help="default: the profile's seed")
+    add_training_options(parser)
+    args = parser.parse_args(argv)
+    try:
+        cfg = RunConfig(
+            case.name,
+            method=args.method,
+            seed=args.seed,
+            lr=args.lr,
+            iterations=args.iterations,
+            profile=args.profile,
+            dtype=args.dtype,
+        ).resolved(case)
+    except ValueError as err:
+        parser.error(str(err))
+    dde.config.set_default_float(cfg.dtype)
+    prof = case.profile(cfg.profile)
+    return ExampleArgs(cfg.method, prof, cfg.lr, cfg.iterations, cfg.seed)
+
+
+def print_errors(case: Case, model: "dde.Model") -> dict:
+    """Predict on the case's evaluation grid and print RMSE, relL2 and MaxErr per
+    field (float64 metrics); returns the metrics."""
+    x, _ = case.grid.points()
+    pred = np.asarray(model.predict(x.astype(dde.config.real(np))), np.float64)
+    metrics = all_fields(pred, case.exact(x), case.fields)
+    print(f"Errors on the {len(x)}-point evaluation grid:")
+    for name, m in metrics.items():
+        print(
+            f"  {name:8s} RMSE {m['RMSE']:.3e}  relL2 {m['relL2']:.3e}  "
+            f"MaxErr {m['MaxErr']:.3e}"
+        )
+    return metrics

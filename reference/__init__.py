@@ -1,0 +1,6 @@
+"""Reference data shipped with the package (installed as ``deepxde_lnn.reference``).
+
+``circular_heat/``: the heat case's FEM reference field on its evaluation grid, the
+mesh-convergence tables and a SHA-256 manifest, written by
+``deepxde-lnn reference heat`` (see ``docs/heat.md``).
+"""
