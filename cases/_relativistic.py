@@ -53,4 +53,3 @@ def make_case(name, title, exact_torch, exact_np) -> Case:
         ),
         output_transform=rel.output_transform,
     )
-

@@ -5,8 +5,8 @@
     exact: u = 6 exp(-3x - 2t)
 
 The authors' code trains the residual r = u_x - 2 u_t - u (the main-text PDE times
--2, hence a 4x larger PDE loss); ``pde`` is that coded form, ``pde_main_text`` the
-main-text form. No condition at the outflow x = 0.
+-2, hence a 4x larger PDE loss); ``pde`` is that coded form (the main-text form is
+``-0.5 * pde(x, u)``). No condition at the outflow x = 0.
 """
 
 import numpy as np
@@ -27,10 +27,6 @@ def pde(x, u):
     u_x = dde.grad.jacobian(u, x, i=0, j=0)
     u_t = dde.grad.jacobian(u, x, i=0, j=1)
     return u_x - 2 * u_t - u
-
-
-def pde_main_text(x, u):
-    return -0.5 * pde(x, u)
 
 
 def exact(x):

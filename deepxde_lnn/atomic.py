@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 

@@ -92,7 +92,13 @@ def rng_state(sampling: dict) -> dict:
         "sampling": sampling,
         "torch": torch.get_rng_state(),
         "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
-        "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, cached],
+        "numpy": [
+            kind,
+            torch.from_numpy(keys.astype(np.int64)),
+            pos,
+            has_gauss,
+            cached,
+        ],
         "python": random.getstate(),
     }
 

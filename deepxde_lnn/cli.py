@@ -39,7 +39,7 @@ def _positive_int(name):
     return parse
 
 
-def _seed(text):
+def parse_seed(text):
     try:
         v = int(text)
     except ValueError:
@@ -50,7 +50,9 @@ def _seed(text):
 
 
 def _seeds(text):
-    return [_seed(s.strip()) for s in text.split(",") if s.strip()] or _seed("")
+    return [parse_seed(s.strip()) for s in text.split(",") if s.strip()] or parse_seed(
+        ""
+    )
 
 
 def _lr(text):
@@ -101,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="train one case with one method and seed")
     _common(p)
     p.add_argument("--method", default="lnn")
-    p.add_argument("--seed", type=_seed, help="default: the profile's seed")
+    p.add_argument("--seed", type=parse_seed, help="default: the profile's seed")
     p.add_argument("--out", help="result folder (default runs/CASE/METHOD/seed-S)")
     p.add_argument("--resume", action="store_true", help="continue from checkpoint")
 

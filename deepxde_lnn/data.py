@@ -22,7 +22,9 @@ other rows would be thrown away. ``data.train_x`` holds every term's points.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +36,7 @@ ensure_pytorch_backend()
 import torch  # noqa: E402
 from deepxde import icbc  # noqa: E402
 from deepxde.data.data import Data  # noqa: E402
+from deepxde.utils import get_num_args, return_tensor  # noqa: E402
 
 __all__ = ["Term", "ResampledPDE", "KINDS"]
 
@@ -46,8 +49,8 @@ Residual = Callable[[torch.Tensor, torch.Tensor], "torch.Tensor | list[torch.Ten
 @dataclass(frozen=True)
 class Term:
     """One loss term: its name, sampler ``(n, rng) -> (n, d)``, fixed count ``n``,
-    a residual ``(x, y) -> tensor | list of (N, 1) tensors`` or a ``dde.icbc`` BC,
-    its kind and weight."""
+    a residual ``(x, y) -> tensor | list of (N, 1) tensors`` or a ``dde.icbc``
+    condition, its kind and its weight ``w >= 0`` in the loss."""
 
     name: str
     sampler: Callable[[int, np.random.Generator], np.ndarray]
@@ -67,48 +70,76 @@ class Term:
             raise ValueError(f"Term {self.name!r}: n must be positive, got {self.n}")
         if self.kind not in KINDS:
             raise ValueError(f"Term {self.name!r}: kind must be one of {KINDS}")
+        _check_weight(self.name, self.weight)
         if not callable(self.sampler):
             raise ValueError(f"Term {self.name!r}: sampler must be callable")
+        if type(self.residual).__module__.startswith("deepxde.icbc"):
+            _check_supported(self.name, self.residual)
         if not (callable(self.residual) or isinstance(self.residual, _CONDITIONS)):
             raise ValueError(f"Term {self.name!r}: residual must be callable or a BC")
         if isinstance(self.residual, (icbc.DirichletBC, icbc.IC)):
             # no derivative needed: use the shared forward pass
             object.__setattr__(self, "kind", "value")
         if isinstance(self.residual, _CONDITIONS):
-            object.__setattr__(self, "residual", _uncached_bc(self.residual))
+            object.__setattr__(self, "residual", _uncached(self.name, self.residual))
 
 
-def _uncached_bc(bc):
-    """A copy of ``bc`` without DeepXDE's ``id(X)``-keyed value cache.
+def _check_weight(name: str, weight) -> None:
+    ok = isinstance(weight, (int, float, np.number)) and not isinstance(weight, bool)
+    if not ok or not np.isfinite(weight) or weight < 0:
+        raise ValueError(
+            f"Term {name!r}: weight must be a finite number >= 0, got {weight!r}"
+        )
 
-    DeepXDE caches BC values per ``id(X)`` because ``dde.data.PDE`` points are fixed.
-    With fresh points every step that cache would return stale values (ids are
-    reused) and grow without bound.
+
+# conditions whose values depend only on the points (not on fixed point sets)
+_SUPPORTED = (icbc.DirichletBC, icbc.NeumannBC, icbc.RobinBC, icbc.OperatorBC, icbc.IC)
+_VALUE_FUNC = (icbc.DirichletBC, icbc.NeumannBC, icbc.IC)
+
+
+def _check_supported(name: str, bc) -> None:
+    if not isinstance(bc, _SUPPORTED):
+        raise ValueError(
+            f"Term {name!r}: {type(bc).__name__} is not supported (it needs fixed "
+            "point sets); use DirichletBC, NeumannBC, RobinBC, OperatorBC or IC"
+        )
+
+
+def _uncached(name: str, bc):
+    """A copy of ``bc`` whose value functions are rebuilt without DeepXDE's cache.
+
+    DeepXDE wraps a condition's value function (and ``boundary_normal``) in a cache
+    keyed by ``id(X)``, because ``dde.data.PDE`` points never change. With fresh
+    points every step that cache would return stale values (ids are reused) and
+    grow without bound. The functions are rebuilt from public parts: the user's
+    function (``inspect.unwrap`` of the ``functools.wraps`` chain) and the
+    geometry's ``boundary_normal``.
     """
+    _check_supported(name, bc)
     bc = copy.copy(bc)
-    for attr in ("func", "boundary_normal"):
-        f = getattr(bc, attr, None)
-        name = getattr(getattr(f, "__code__", None), "co_name", "")
-        if name in _DDE_RANGE_WRAPPERS:  # made by npfunc_range_autocache
-            setattr(bc, attr, _range_call(f.__wrapped__, "auxiliary" in name))
+    if isinstance(bc, icbc.BC):
+        bc.boundary_normal = _range_call(return_tensor(bc.geom.boundary_normal))
+    if isinstance(bc, _VALUE_FUNC):
+        user = inspect.unwrap(bc.func)
+        if get_num_args(user) != 1:
+            raise ValueError(
+                f"Term {name!r}: condition functions with auxiliary variables are "
+                "not supported by ResampledPDE"
+            )
+        bc.func = _range_call(return_tensor(user))
     return bc
 
 
-_DDE_RANGE_WRAPPERS = {
-    "wrapper_cache",
-    "wrapper_nocache",
-    "wrapper_cache_auxiliary",
-    "wrapper_nocache_auxiliary",
-}
+def _range_call(func):
+    """DeepXDE's ``func(X, beg, end, aux_var)`` calling convention, no cache
+    (``wraps`` keeps the chain to the user's function, so rebuilding is
+    idempotent)."""
 
-
-def _range_call(func, auxiliary: bool):
-    def wrapper(X, beg, end, aux_var=None):
-        if auxiliary:
-            return func(X[beg:end], aux_var[beg:end])
+    @functools.wraps(func)
+    def call(X, beg, end, aux_var=None):
         return func(X[beg:end])
 
-    return wrapper
+    return call
 
 
 class ResampledPDE(Data):
@@ -127,9 +158,14 @@ class ResampledPDE(Data):
     """
 
     def __init__(self, terms: Sequence[Term], seed: int | None = None, resample=True):
+        if isinstance(terms, Term) or not isinstance(terms, Iterable):
+            raise ValueError(f"terms must be a sequence of Term, got {terms!r}")
         terms = list(terms)
         if not terms:
             raise ValueError("terms must contain at least one Term")
+        bad = [i for i, t in enumerate(terms) if not isinstance(t, Term)]
+        if bad:
+            raise ValueError(f"terms[{bad[0]}] is not a Term: {terms[bad[0]]!r}")
         names = [t.name for t in terms]
         if len(set(names)) != len(names):
             raise ValueError(f"terms: names must be unique, got {names}")
@@ -151,15 +187,13 @@ class ResampledPDE(Data):
         self.test_x = self._draw(np.random.default_rng([seed or 0, 7919]))
 
     def _draw(self, rng: np.random.Generator) -> np.ndarray:
-        parts = []
-        for t in self.terms:
-            x = np.asarray(t.sampler(t.n, rng))
-            if x.ndim != 2 or x.shape[0] != t.n:
-                raise ValueError(
-                    f"Term {t.name!r}: sampler returned shape {x.shape}, "
-                    f"expected ({t.n}, d)"
-                )
-            parts.append(x)
+        parts = [_checked_points(t, t.sampler(t.n, rng)) for t in self.terms]
+        dims = {x.shape[1] for x in parts}
+        if len(dims) > 1:
+            per = ", ".join(
+                f"{t.name}: {x.shape[1]}" for t, x in zip(self.terms, parts)
+            )
+            raise ValueError(f"terms: samplers give different input dimensions ({per})")
         return np.vstack(parts)
 
     def points(self, X: np.ndarray, name: str) -> np.ndarray:
@@ -209,6 +243,23 @@ class ResampledPDE(Data):
             loss = _mean_square(r)
             losses.append(loss if term.weight == 1 else term.weight * loss)
         return losses
+
+
+def _checked_points(term: Term, x) -> np.ndarray:
+    """The sampler's points as a finite real (n, d) array, or a ValueError."""
+    x = np.asarray(x)
+    if x.dtype.kind not in "fiu":
+        raise ValueError(
+            f"Term {term.name!r}: sampler returned non-numeric points ({x.dtype})"
+        )
+    if x.ndim != 2 or x.shape[0] != term.n:
+        raise ValueError(
+            f"Term {term.name!r}: sampler returned shape {x.shape}, "
+            f"expected ({term.n}, d)"
+        )
+    if not np.isfinite(x).all():
+        raise ValueError(f"Term {term.name!r}: sampler returned NaN or inf points")
+    return x
 
 
 def _mean_square(r) -> torch.Tensor:

@@ -9,7 +9,6 @@ errors on the case's evaluation grid. The flags mean what they mean in
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,12 +46,12 @@ class ExampleArgs:
 def parse_args(case: Case, argv=None) -> ExampleArgs:
     """Parse the script's flags (same names and checks as the CLI's ``run``) and
     set DeepXDE's float type; a bad value exits with one ``error:`` line."""
-    from .cli import add_training_options, Parser
+    from .cli import Parser, add_training_options, parse_seed
     from .runner import RunConfig
 
     parser = Parser(prog=f"python cases/{case.name}.py", description=case.title)
     parser.add_argument("--method", default="lnn", help=f"one of {', '.join(METHODS)}")
-    parser.add_argument("--seed", type=int, help="default: the profile's seed")
+    parser.add_argument("--seed", type=parse_seed, help="default: the profile's seed")
     add_training_options(parser)
     args = parser.parse_args(argv)
     try:

@@ -87,7 +87,9 @@ class RunFolder:
             )
         differ = [k for k, v in identity.items() if record[k] != v]
         if differ:
-            detail = ", ".join(f"{k}={record[k]!r} (asked {identity[k]!r})" for k in differ)
+            detail = ", ".join(
+                f"{k}={record[k]!r} (asked {identity[k]!r})" for k in differ
+            )
             raise FolderError(
                 f"{self.metrics}: a finished run of another configuration ({detail}); "
                 "pass --overwrite to replace it or choose another folder"
@@ -107,6 +109,13 @@ class RunFolder:
     def clear(self) -> None:
         """Remove a previous run's results (``--overwrite``): the record first, so
         a half-cleared folder never looks finished."""
-        for name in ("metrics.json", "checkpoint.pt", "loss.csv", "fields.npz",
-                     "model.pt", "fields.png", "loss.png"):
+        for name in (
+            "metrics.json",
+            "checkpoint.pt",
+            "loss.csv",
+            "fields.npz",
+            "model.pt",
+            "fields.png",
+            "loss.png",
+        ):
             (self.path / name).unlink(missing_ok=True)

@@ -66,7 +66,7 @@ straightforward per-flux-column autograd version used as the test oracle.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, List, NamedTuple, Sequence, Union
+from typing import Callable, List, NamedTuple, Union
 
 import numpy as np
 import torch
@@ -94,7 +94,6 @@ __all__ = [
     "residuals_reference",
     "sources",
     "pde",
-    "rms_by_field",
 ]
 
 FIELDS = ("v_x", "v_y", "eps", "n", "Pi", "pi_xx", "pi_xy", "pi_yy")
@@ -588,10 +587,3 @@ def pde(
         return [rk - s[:, k : k + 1] for k, rk in enumerate(r)]
 
     return _pde
-
-
-def rms_by_field(values: ArrayLike, names: Sequence[str] = FIELDS) -> dict:
-    """Column-wise root mean square of an (M, 8) array/tensor as {name: float}."""
-    arr = values.detach().cpu().numpy() if isinstance(values, torch.Tensor) else values
-    arr = np.asarray(arr, dtype=np.float64)
-    return {k: float(np.sqrt(np.mean(arr[:, i] ** 2))) for i, k in enumerate(names)}

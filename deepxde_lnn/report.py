@@ -137,7 +137,11 @@ def verdicts(
             continue
         for fld in fields:
             err = {
-                k: {r["seed"]: r["metrics"][fld][metric] for r in runs if r["method"] == k}
+                k: {
+                    r["seed"]: r["metrics"][fld][metric]
+                    for r in runs
+                    if r["method"] == k
+                }
                 for k in (m, baseline)
             }
             out.append((m, fld, ratio_ci(err[m], err[baseline])))

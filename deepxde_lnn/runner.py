@@ -263,7 +263,12 @@ def _train(job: _Job, folder: RunFolder, signals, progress, callbacks) -> Contro
         save_checkpoint(folder.checkpoint, payload)
 
     ctl = Controller(
-        job.data, job.start, cfg.iterations, cfg.checkpoint_every, save, signals,
+        job.data,
+        job.start,
+        cfg.iterations,
+        cfg.checkpoint_every,
+        save,
+        signals,
         progress,
     )
     if torch.cuda.is_available():

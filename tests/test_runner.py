@@ -1,29 +1,17 @@
 """Runner and CLI: artifacts, exact resume after SIGINT, NaN stop, clean errors."""
 
 import json
-import os
-import signal
 from dataclasses import replace
 
 import numpy as np
 import pytest
 import torch
 
-from deepxde_lnn import cases
-import deepxde as dde
 from deepxde_lnn import cli
 from deepxde_lnn.checkpoint import load_checkpoint
 from deepxde_lnn.data import Term
 from deepxde_lnn.runner import RunConfig, RunInterrupted, TrainingDiverged, run
-
-TINY = dict(iterations=40, checkpoint_every=10)
-
-
-def tiny_case(**counts):
-    """Laplace with few points (fast runs in tests)."""
-    lap = cases.get("laplace")
-    quick = replace(lap.quick, counts={t.name: 16 for t in lap.terms}, grid_n=21)
-    return replace(lap, quick=quick)
+from helpers import TINY, SignalAt, tiny_case
 
 
 def test_run_writes_artifacts(tmp_path):
@@ -54,19 +42,6 @@ def test_run_writes_artifacts(tmp_path):
         assert m["RMSE"] == pytest.approx(np.sqrt(np.mean(f["abs_error"] ** 2)))
 
 
-class SignalAt(dde.callbacks.Callback):
-    """Sends a real SIGINT to this process after ``step`` steps."""
-
-    def __init__(self, step):
-        super().__init__()
-        self.step, self.seen = step, 0
-
-    def on_batch_end(self):
-        self.seen += 1
-        if self.seen == self.step:
-            os.kill(os.getpid(), signal.SIGINT)
-
-
 def test_interrupt_then_resume_matches_uninterrupted_run(tmp_path):
     case = tiny_case()
     cfg = RunConfig("laplace", "lnn", seed=5, **TINY)
@@ -77,7 +52,9 @@ def test_interrupt_then_resume_matches_uninterrupted_run(tmp_path):
     assert not (tmp_path / "cut" / "metrics.json").exists()
     with pytest.raises(ValueError, match="--resume"):
         run(cfg, tmp_path / "cut", case=case)
-    with pytest.raises(ValueError, match=r"checkpoint.pt was made with another configuration \(lr: "):
+    with pytest.raises(
+        ValueError, match=r"checkpoint.pt was made with another configuration \(lr: "
+    ):
         run(replace(cfg, lr=2e-3), tmp_path / "cut", case=case, resume=True)
     resumed = run(cfg, tmp_path / "cut", case=case, resume=True, figures=False)
     assert resumed["resumed"]

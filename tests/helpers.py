@@ -1,0 +1,31 @@
+"""Small shared helpers for the tests (tiny cases, a real SIGINT at a step)."""
+
+import os
+import signal
+from dataclasses import replace
+
+import deepxde_lnn  # noqa: F401
+import deepxde as dde
+from deepxde_lnn import cases
+
+TINY = dict(iterations=40, checkpoint_every=10)
+
+
+def tiny_case(name: str = "laplace", n: int = 16, grid_n: int = 21):
+    """A case with ``n`` points per term and a small grid (fast runs in tests)."""
+    case = cases.get(name)
+    quick = replace(case.quick, counts={t.name: n for t in case.terms}, grid_n=grid_n)
+    return replace(case, quick=quick)
+
+
+class SignalAt(dde.callbacks.Callback):
+    """Sends a real SIGINT to this process after ``step`` steps."""
+
+    def __init__(self, step):
+        super().__init__()
+        self.step, self.seen = step, 0
+
+    def on_batch_end(self):
+        self.seen += 1
+        if self.seen == self.step:
+            os.kill(os.getpid(), signal.SIGINT)
