@@ -1,4 +1,4 @@
-"""The paper's six benchmarks, one module each (SPEC section 3).
+"""The paper's six benchmarks, one module each (see docs/cases.md).
 
 Each module reads like a DeepXDE example and ends with ``CASE = Case(...)``.
 """

@@ -1,4 +1,4 @@
-"""Shared definition of the relativistic viscous-fluid cases B and C (SPEC 3.5).
+"""Shared definition of the relativistic viscous-fluid cases B and C (docs/relativistic.md).
 
 Eight outputs q = (v_x, v_y, eps, n, Pi, pi_xx, pi_xy, pi_yy) on [0, 1]^2 through the
 output transform v = 0.45 tanh(r), eps, n = 0.05 + softplus(r). Interior: the eight

@@ -13,6 +13,7 @@ import numpy as np
 
 import deepxde_lnn  # noqa: F401  (selects DeepXDE's pytorch backend)
 import deepxde as dde
+from deepxde_lnn import taylor
 from deepxde_lnn.case import Case, Grid, Profile
 from deepxde_lnn.data import Term
 from deepxde_lnn.sampling import Box, Edge
@@ -29,6 +30,12 @@ def pde(x, u):
     return u_x - 2 * u_t - u
 
 
+def pde_jet(x, net):
+    # the same residual with Taylor-mode (forward) derivatives
+    u, (u_x, u_t) = taylor.pure_derivatives(net, x, [(0, 1), (1, 1)])
+    return u_x - 2 * u_t - u
+
+
 def exact(x):
     return 6 * np.exp(-3 * x[:, 0:1] - 2 * x[:, 1:2])
 
@@ -37,7 +44,7 @@ ic = dde.icbc.IC(geom, lambda x: 6 * np.exp(-3 * x[:, 0:1]), lambda _, on: on)
 inflow = dde.icbc.DirichletBC(geom, exact, lambda x, on: on and np.isclose(x[0], 2))
 
 terms = [
-    Term("pde", Box(LO, HI), 2000, pde, kind="pde"),
+    Term("pde", Box(LO, HI), 2000, pde, kind="pde", jet=pde_jet),
     Term("ic", Edge(LO, HI, axis=1, value=0.0), 1000, ic),
     Term("inflow", Edge(LO, HI, axis=0, value=2.0), 1000, inflow),
 ]

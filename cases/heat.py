@@ -22,10 +22,12 @@ sit at float32 resolution of ~803 K), and a cross-check against the FEM referenc
 import warnings
 
 import numpy as np
+import torch
 
 import deepxde_lnn  # noqa: F401  (selects DeepXDE's pytorch backend)
 import deepxde as dde
 from deepxde_lnn import fem
+from deepxde_lnn import taylor
 from deepxde_lnn.case import Case, Grid, Profile
 from deepxde_lnn.data import Term
 from deepxde_lnn.metrics import field_metrics
@@ -44,7 +46,19 @@ def pde(x, theta):
     return lap + Q_ND
 
 
+def pde_jet(x, net):
+    # the same residual with Taylor-mode derivatives
+    return taylor.laplacian(net, x)[1] + Q_ND
+
+
 robin = dde.icbc.RobinBC(geom, lambda x, theta: -H_ND * theta, lambda _, on: on)
+
+
+def robin_jet(x, net):
+    # d theta/dn + h_nd theta with n = x / |x|, a per-point jet direction
+    n = x / torch.linalg.vector_norm(x, dim=1, keepdim=True)
+    theta, dtheta_dn = taylor.directional_derivatives(net, x, n, 1)
+    return dtheta_dn + H_ND * theta
 
 
 def exact(x):
@@ -96,8 +110,8 @@ def heat_metrics(x, pred, exact_theta):
 
 
 terms = [
-    Term("pde", Disk(), 3000, pde, kind="pde"),
-    Term("robin", Circle(), 500, robin),
+    Term("pde", Disk(), 3000, pde, kind="pde", jet=pde_jet),
+    Term("robin", Circle(), 500, robin, jet=robin_jet),
 ]
 
 CASE = Case(

@@ -10,6 +10,7 @@ import numpy as np
 
 import deepxde_lnn  # noqa: F401  (selects DeepXDE's pytorch backend)
 import deepxde as dde
+from deepxde_lnn import taylor
 from deepxde_lnn.case import Case, Grid, Profile
 from deepxde_lnn.data import Term
 from deepxde_lnn.sampling import Box, Edge
@@ -20,6 +21,11 @@ geom = dde.geometry.Rectangle(LO, HI)
 
 def pde(x, phi):
     return dde.grad.hessian(phi, x, i=0, j=0) + dde.grad.hessian(phi, x, i=1, j=1)
+
+
+def pde_jet(x, net):
+    # the same residual with Taylor-mode derivatives (one batched jet per axis)
+    return taylor.laplacian(net, x)[1]
 
 
 def exact(x):
@@ -41,15 +47,19 @@ def phi_x(x, phi, _):
     return dde.grad.jacobian(phi, x, i=0, j=0)
 
 
+def phi_x_jet(x, net):
+    return taylor.pure_derivatives(net, x, [(0, 1)])[1][0]
+
+
 left = dde.icbc.OperatorBC(geom, phi_x, on_edge(0, 0))
 right = dde.icbc.OperatorBC(geom, phi_x, on_edge(0, 1))
 
 terms = [
-    Term("pde", Box(LO, HI), 1000, pde, kind="pde"),
+    Term("pde", Box(LO, HI), 1000, pde, kind="pde", jet=pde_jet),
     Term("bottom", Edge(LO, HI, axis=1, value=0.0), 1000, bottom),
     Term("top", Edge(LO, HI, axis=1, value=1.0), 1000, top),
-    Term("left", Edge(LO, HI, axis=0, value=0.0), 1000, left),
-    Term("right", Edge(LO, HI, axis=0, value=1.0), 1000, right),
+    Term("left", Edge(LO, HI, axis=0, value=0.0), 1000, left, jet=phi_x_jet),
+    Term("right", Edge(LO, HI, axis=0, value=1.0), 1000, right, jet=phi_x_jet),
 ]
 
 CASE = Case(

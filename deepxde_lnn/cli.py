@@ -95,6 +95,21 @@ def _common(p):
     )
 
 
+def _parallel(p):
+    p.add_argument(
+        "--workers",
+        type=_positive_int("workers"),
+        help="runs at a time (default: as many as cores, at most the runs)",
+    )
+    p.add_argument(
+        "--backend",
+        default="loky",
+        choices=("loky", "dask", "ray"),
+        help="joblib backend: local processes (default), a Dask or a Ray cluster",
+    )
+    p.add_argument("--address", help="Dask scheduler / Ray cluster address")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="deepxde-lnn", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
@@ -109,12 +124,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compare", help="methods x seeds, then a summary")
     _common(p)
+    _parallel(p)
     p.add_argument("--methods", default="lnn,pinn")
     p.add_argument("--seeds", type=_seeds, help="comma-separated (default: 3 seeds)")
     p.add_argument("--out", help="result folder (default runs/compare-CASE-PROFILE)")
 
     p = sub.add_parser("sweep", help="learning-rate sweep: lrs x methods x seeds")
     _common(p)
+    _parallel(p)
     p.add_argument(
         "--lrs", type=_lrs, required=True, help="comma-separated, e.g. 1e-3,1e-4"
     )
@@ -211,11 +228,11 @@ def _methods(args) -> list[str]:
 
 
 def _run_all(jobs, args) -> None:
-    """Run (config, folder) jobs in order: finished ones (same configuration) are
-    reused, unfinished ones (a checkpoint) resumed. Every folder is checked first,
-    so a bad one stops the command before any training."""
+    """Run (config, folder) jobs, ``--workers`` at a time: finished ones (same
+    configuration) are reused, unfinished ones (a checkpoint) resumed. Every
+    folder is checked first, so a bad one stops the command before any training."""
     from .folder import RunFolder
-    from .runner import run
+    from .jobs import run_jobs
 
     todo = []
     for cfg, out in jobs:
@@ -225,15 +242,24 @@ def _run_all(jobs, args) -> None:
             continue
         folder.prepare()
         todo.append((cfg, out))
-    for cfg, out in todo:
-        rec = run(
-            cfg,
-            out,
-            resume=(out / "checkpoint.pt").exists(),
-            overwrite=args.overwrite,
-            progress=_progress(args, f"{cfg.method} seed {cfg.seed}"),
-        )
-        _print_record(rec, out)
+    outcomes = run_jobs(
+        todo,
+        workers=args.workers,
+        backend=args.backend,
+        address=args.address,
+        overwrite=args.overwrite,
+        progress=None if args.no_progress else (lambda label: _progress(args, label)),
+    )
+    for o in outcomes:
+        if o.status == "done":
+            _print_record(o.record, o.out)
+        else:
+            print(f"{o.config.method} seed {o.config.seed}: {o.status}: {o.message}")
+    stopped = [o for o in outcomes if o.status == "interrupted"]
+    if stopped:
+        from .runner import RunInterrupted
+
+        raise RunInterrupted(f"{len(stopped)} run(s) interrupted; rerun to resume")
 
 
 def cmd_compare(args) -> int:

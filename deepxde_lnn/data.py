@@ -41,6 +41,7 @@ from deepxde.utils import get_num_args, return_tensor  # noqa: E402
 __all__ = ["Term", "ResampledPDE", "KINDS"]
 
 KINDS = ("pde", "operator", "value")
+DERIVATIVES = ("taylor", "autograd")
 
 _CONDITIONS = (icbc.BC, icbc.IC)
 Residual = Callable[[torch.Tensor, torch.Tensor], "torch.Tensor | list[torch.Tensor]"]
@@ -50,7 +51,12 @@ Residual = Callable[[torch.Tensor, torch.Tensor], "torch.Tensor | list[torch.Ten
 class Term:
     """One loss term: its name, sampler ``(n, rng) -> (n, d)``, fixed count ``n``,
     a residual ``(x, y) -> tensor | list of (N, 1) tensors`` or a ``dde.icbc``
-    condition, its kind and its weight ``w >= 0`` in the loss."""
+    condition, its kind and its weight ``w >= 0`` in the loss.
+
+    ``jet(x, net) -> residual`` optionally computes the same residual with
+    Taylor-mode derivatives (:mod:`deepxde_lnn.taylor`); it is used instead of
+    ``residual`` when the network supports jets (tests check both agree).
+    """
 
     name: str
     sampler: Callable[[int, np.random.Generator], np.ndarray]
@@ -58,6 +64,7 @@ class Term:
     residual: Residual | icbc.BC | icbc.IC
     kind: str = "operator"
     weight: float = 1.0
+    jet: Callable[[torch.Tensor, torch.nn.Module], Residual] | None = None
 
     def __post_init__(self):
         if not self.name or not isinstance(self.name, str):
@@ -73,6 +80,8 @@ class Term:
         _check_weight(self.name, self.weight)
         if not callable(self.sampler):
             raise ValueError(f"Term {self.name!r}: sampler must be callable")
+        if self.jet is not None and not callable(self.jet):
+            raise ValueError(f"Term {self.name!r}: jet must be callable or None")
         if type(self.residual).__module__.startswith("deepxde.icbc"):
             _check_supported(self.name, self.residual)
         if not (callable(self.residual) or isinstance(self.residual, _CONDITIONS)):
@@ -151,13 +160,27 @@ class ResampledPDE(Data):
             test batch uses an independent stream.
         resample: redraw every set on every ``train_next_batch`` call (paper) or
             keep the first draw (fixed pool).
+        derivatives: ``"taylor"`` uses the terms' ``jet`` residuals when the
+            network supports jets, ``"autograd"`` always DeepXDE's nested autograd.
 
     Attributes:
         last_losses: the per-term losses of the latest gradient-enabled
             (training) evaluation, a detached tensor, for logging.
     """
 
-    def __init__(self, terms: Sequence[Term], seed: int | None = None, resample=True):
+    def __init__(
+        self,
+        terms: Sequence[Term],
+        seed: int | None = None,
+        resample: bool = True,
+        derivatives: str = "taylor",
+    ):
+        if derivatives not in DERIVATIVES:
+            raise ValueError(
+                f"derivatives must be one of {DERIVATIVES}, got {derivatives!r}"
+            )
+        self.derivatives = derivatives
+        self._jet_ok: dict[int, bool] = {}
         if isinstance(terms, Term) or not isinstance(terms, Iterable):
             raise ValueError(f"terms must be a sequence of Term, got {terms!r}")
         terms = list(terms)
@@ -232,6 +255,10 @@ class ResampledPDE(Data):
         for term, sl, vsl in zip(self.terms, self.slices, self.value_slices):
             if term.kind == "value":
                 x, y = inputs[vsl], outputs[vsl]
+            elif term.jet is not None and self.uses_jets(model.net):
+                x = torch.as_tensor(X[sl], dtype=inputs.dtype, device=inputs.device)
+                losses.append(_weighted(term, _mean_square(term.jet(x, model.net))))
+                continue
             else:  # own forward: derivatives on this term's rows only
                 x = torch.as_tensor(X[sl], dtype=inputs.dtype, device=inputs.device)
                 x.requires_grad_()
@@ -240,9 +267,30 @@ class ResampledPDE(Data):
                 r = term.residual.error(X[sl], x, y, 0, term.n)
             else:
                 r = term.residual(x, y)
-            loss = _mean_square(r)
-            losses.append(loss if term.weight == 1 else term.weight * loss)
+            losses.append(_weighted(term, _mean_square(r)))
         return losses
+
+    def uses_jets(self, net) -> bool:
+        """Whether the jet residuals are used with ``net``."""
+        if self.derivatives != "taylor":
+            return False
+        key = id(net)
+        if key not in self._jet_ok:
+            from . import taylor
+
+            self._jet_ok[key] = taylor.supported(net)
+        return self._jet_ok[key]
+
+    def describe_derivatives(self, net) -> str:
+        """How input derivatives are taken, for run metadata."""
+        jets = [t.name for t in self.terms if t.jet is not None]
+        if jets and self.uses_jets(net):
+            return f"Taylor-mode jets ({', '.join(jets)}); others nested autograd"
+        return "nested autograd (DeepXDE)"
+
+
+def _weighted(term: Term, loss):
+    return loss if term.weight == 1 else term.weight * loss
 
 
 def _checked_points(term: Term, x) -> np.ndarray:

@@ -5,7 +5,7 @@
 * ``pinn-matched``: a plain MLP of the same depth widened to the parameter count
   nearest the LNN's (ties to the smaller width).
 
-All use PyTorch's default initialisation (the authors' code; SPEC 2.5) and the case's
+All use PyTorch's default initialisation (the authors' code; docs/methods.md) and the case's
 output transform.
 """
 

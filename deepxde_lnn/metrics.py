@@ -1,4 +1,4 @@
-"""Error metrics on an evaluation grid (SPEC 1.4), computed in float64.
+"""Error metrics on an evaluation grid (docs/protocol.md, evaluation grids and metrics), computed in float64.
 
 With ``e = u_pred - u*`` over the M points, per field: MSE = mean(e^2),
 RMSE = sqrt(MSE), MAE = mean|e|, relL2 = sqrt(sum e^2 / sum u*^2), MaxErr = max|e|.

@@ -1,6 +1,6 @@
 r"""Steady 2D relativistic viscous fluid: the operator shared by cases B and C.
 
-Conventions (SPEC section 3.5, paper Eqs. relB_system / relB_constitutive)
+Conventions (docs/relativistic.md; paper Eqs. relB_system / relB_constitutive)
 -------------------------------------------------------------------------
 Metric :math:`g = \mathrm{diag}(-1, +1, +1, +1)`, coordinates (t, x, y, z), steady
 (:math:`\partial_t \equiv 0`) and planar (:math:`\partial_z \equiv 0`). The state is
@@ -108,7 +108,7 @@ ArrayLike = Union[torch.Tensor, np.ndarray]
 
 @dataclass(frozen=True)
 class FluidConstants:
-    """Physical constants of cases B and C (SPEC 3.5) and the stabiliser delta."""
+    """Physical constants of cases B and C (docs/relativistic.md) and the stabiliser delta."""
 
     gamma_ad: float = 1.4
     m: float = 0.8
@@ -155,7 +155,7 @@ def _trig(x: ArrayLike):
 
 
 def exact_state_b(x: ArrayLike) -> ArrayLike:
-    """Manufactured state of case B (SPEC 3.6) at points x (N, 2) -> (N, 8).
+    """Manufactured state of case B (docs/relativistic.md) at points x (N, 2) -> (N, 8).
 
     Accepts a torch tensor (differentiable, any dtype/device) or a numpy array
     (returns numpy in the input's float dtype).
@@ -177,7 +177,7 @@ def exact_state_b(x: ArrayLike) -> ArrayLike:
 
 
 def exact_state_c(x: ArrayLike) -> ArrayLike:
-    """Manufactured state of case C (SPEC 3.7) at points x (N, 2) -> (N, 8).
+    """Manufactured state of case C (docs/relativistic.md) at points x (N, 2) -> (N, 8).
 
     Accepts a torch tensor or a numpy array, like :func:`exact_state_b`.
     """
@@ -457,7 +457,7 @@ def residuals_reference(
 ) -> List[torch.Tensor]:
     """Straightforward reference of :func:`residuals` (test oracle, benchmark).
 
-    Literal SPEC recipe: build the flux columns W gamma^2 v_x, W gamma^2 v_y,
+    The literal recipe (docs/relativistic.md, reference path): build the flux columns W gamma^2 v_x, W gamma^2 v_y,
     W gamma^2 v_x^2 + P + pi_xx, W gamma^2 v_x v_y + pi_xy, W gamma^2 v_y^2 + P +
     pi_yy, n gamma v_x, n gamma v_y, a, b, gamma and the fields Pi, pi_ij, take one
     ``torch.autograd.grad`` per column (14 reverse passes), and contract sigma

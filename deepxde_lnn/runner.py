@@ -353,6 +353,7 @@ def _protocol(job: _Job) -> dict:
             f"{type(opt).__name__}(betas={tuple(d['betas'])}, eps={d['eps']}, "
             f"weight_decay={d['weight_decay']}), constant lr, final iterate"
         ),
+        "derivatives": job.data.describe_derivatives(job.net),
         "resampling": (
             "every term's point set redrawn every step (i.i.d. uniform)"
             if job.data.resample

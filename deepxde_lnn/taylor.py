@@ -69,6 +69,7 @@ __all__ = [
     "pure_derivative_combination",
     "register_activation",
     "STRATEGIES",
+    "supported",
 ]
 
 Tensor = torch.Tensor
@@ -647,3 +648,13 @@ def _axis_orders(requests, d: int) -> dict:
             raise ValueError(f"axis must be an integer in [0, {d}), got {i!r}")
         top[int(i)] = max(top.get(int(i), 0), _check_order(k))
     return top
+
+
+def supported(net) -> bool:
+    """Whether jets can follow ``net`` (an ``MLP``/``LNN`` without transforms,
+    with activations that have a Taylor rule)."""
+    try:
+        _program(net)
+    except (TypeError, ValueError):
+        return False
+    return True

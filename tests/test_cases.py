@@ -1,5 +1,5 @@
 """Every case: the exact solution satisfies its residuals and conditions; grids and
-protocol numbers are the paper's (SPEC sections 1.3 and 3)."""
+protocol numbers are the paper's (docs/protocol.md, docs/cases.md)."""
 
 import numpy as np
 import pytest
@@ -10,7 +10,7 @@ import deepxde as dde
 from deepxde_lnn.data import ResampledPDE
 from deepxde_lnn.methods import build_net, matched_width
 
-# Sum of u*^2 on the evaluation grid and the relL2/RMSE ratio (SPEC section 3)
+# Sum of u*^2 on the evaluation grid and the relL2/RMSE ratio (docs/cases.md)
 GRID_FACTS = {
     "drift_decay": (40_000, 30_358.755, 1.14786),
     "laplace": (40_000, 13_366.834, 1.72988),
@@ -167,3 +167,57 @@ def test_heat_metrics_include_fem_cross_check():
     assert out["T_paper_float32"]["MaxErr"] / ulp == pytest.approx(
         round(out["T_paper_float32"]["MaxErr"] / ulp)
     )
+
+
+def _random_net(method, case):
+    from deepxde_lnn.methods import build_net
+
+    torch.manual_seed(3)
+    net = build_net(method, case)
+    with torch.no_grad():
+        for blk in getattr(net, "blocks", []):
+            blk.alpha.uniform_(-1.0, 1.0)  # not the init value: every term matters
+    return net
+
+
+JET_CASES = [n for n in cases.NAMES if any(t.jet for t in cases.get(n).terms)]
+
+
+@pytest.mark.parametrize("name", JET_CASES)
+@pytest.mark.parametrize("method", ["lnn", "pinn"])
+def test_jet_residuals_equal_autograd_residuals(name, method, float64):
+    """Every Taylor-mode residual equals the DeepXDE nested-autograd one."""
+    case = cases.get(name)
+    net = _random_net(method, case)
+    rng = np.random.default_rng(0)
+    for term in (t for t in case.terms if t.jet is not None):
+        X = term.sampler(64, rng)
+        x = torch.as_tensor(X).requires_grad_()
+        if isinstance(term.residual, (dde.icbc.BC, dde.icbc.IC)):
+            ref = term.residual.error(X, x, net(x), 0, 64)
+        else:
+            ref = term.residual(x, net(x))
+        dde.grad.clear()
+        jet = term.jet(torch.as_tensor(X), net)
+        err = torch.linalg.norm(jet - ref) / torch.linalg.norm(ref)
+        assert err <= 1e-10, (term.name, float(err))
+
+
+@pytest.mark.parametrize("name", JET_CASES)
+def test_taylor_and_autograd_losses_agree_in_the_data(name, float64):
+    from deepxde_lnn.data import ResampledPDE
+
+    case = cases.get(name)
+    terms = case.make_terms(case.quick)
+    net = _random_net("lnn", case)
+    model = dde.Model(ResampledPDE(terms, seed=1), net)  # only .net is used
+    out = {}
+    for mode in ("taylor", "autograd"):
+        data = ResampledPDE(terms, seed=1, derivatives=mode)
+        xv, _, _ = data.train_next_batch()
+        xv = torch.as_tensor(xv)
+        out[mode] = torch.stack(data.losses_train(None, net(xv), None, xv, model))
+        dde.grad.clear()
+    assert data.uses_jets(net) is False
+    assert ResampledPDE(terms, seed=1).uses_jets(net) is True
+    torch.testing.assert_close(out["taylor"], out["autograd"], rtol=1e-10, atol=0)

@@ -201,7 +201,7 @@ def test_errors_decrease_monotonically(study):
     assert all(a > b for a, b in zip(centre, centre[1:]))
 
 
-def test_study_matches_spec_indicative_values(study):
+def test_study_matches_indicative_values(study):
     rows = {r["nrefs"]: r for r in study}
     assert rows[4]["h"] == pytest.approx(1.71e-2, rel=5e-3)
     assert rows[4]["diff_L2"] == pytest.approx(3.0e-3, rel=0.05)

@@ -1,4 +1,4 @@
-"""Tests of the relativistic viscous-fluid operator (SPEC 3.5-3.7)."""
+"""Tests of the relativistic viscous-fluid operator (docs/relativistic.md)."""
 
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ from deepxde_lnn import relativistic as rel  # noqa: E402
 F64 = torch.float64
 CONST = rel.FluidConstants()
 
-# SPEC 3.6 / 3.7 regression values on the 200x200 grid.
+# Regression values of the exact states on the 200x200 grid (docs/relativistic.md).
 FIELD_RMS = {
     "b": [0.07019, 0.06016, 2.35385, 1.55131, 0.02462, 0.01958, 0.01421, 0.01575],
     "c": [0.04785, 0.04229, 2.42144, 1.61874, 0.02329, 0.02059, 0.01425, 0.01435],
 }
-# max|v|, min eps, min n on the 200-grid (SPEC 3.6 / 3.7).
+# max|v|, min eps, min n on the 200-grid (docs/relativistic.md).
 FIELD_BOUNDS = {"b": (0.187, 2.050, 1.411), "c": (0.104, 2.25, 1.51)}
 
 
@@ -50,7 +50,7 @@ def stack(r: list[torch.Tensor]) -> torch.Tensor:
 
 
 # --------------------------------------------------------------------------------------
-# Exact states and sources: regression values of the SPEC
+# Exact states and sources: regression values (docs/relativistic.md)
 # --------------------------------------------------------------------------------------
 
 

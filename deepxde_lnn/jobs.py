@@ -1,0 +1,145 @@
+"""Many independent runs at once, spread by joblib (and Dask or Ray through it).
+
+Each job is one :class:`~deepxde_lnn.runner.RunConfig` and its folder; jobs share
+nothing but the file system, and results are merged from folders afterwards. The
+local default is joblib's ``loky`` process pool with ``cores // workers`` torch
+threads per worker (one worker runs in this process). ``backend="dask"`` sends the
+same jobs to a Dask cluster (``address`` of its scheduler, or a ``LocalCluster``),
+``backend="ray"`` to Ray (``ray.util.joblib``); both come with
+``pip install deepxde-lnn[cluster]``. Finished runs are reused and interrupted ones
+resumed by the runner itself, so a job can be repeated or moved freely.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .runner import RunConfig
+
+__all__ = ["Outcome", "run_jobs", "BACKENDS", "default_workers"]
+
+BACKENDS = ("loky", "dask", "ray")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one job: ``status`` is done, diverged or interrupted."""
+
+    config: RunConfig
+    out: Path
+    status: str
+    record: dict | None = None
+    message: str = ""
+
+
+def default_workers(n_jobs: int) -> int:
+    """As many workers as cores, no more than jobs."""
+    return max(1, min(n_jobs, os.cpu_count() or 1))
+
+
+def _one(cfg, out, overwrite, threads, progress, case=None) -> Outcome:
+    """Run one job (in a worker process or here) and report its outcome."""
+    import torch
+
+    from .controller import Progress
+    from .runner import RunInterrupted, TrainingDiverged, run
+
+    if threads:
+        torch.set_num_threads(threads)
+    label = f"{cfg.case} {cfg.method} seed {cfg.seed} lr {cfg.lr:g}"
+    try:
+        rec = run(
+            cfg,
+            out,
+            resume=(Path(out) / "checkpoint.pt").exists(),
+            overwrite=overwrite,
+            progress=progress(label) if progress else Progress("off", label),
+            case=case,
+        )
+    except TrainingDiverged as err:
+        return Outcome(cfg, Path(out), "diverged", message=str(err))
+    except RunInterrupted as err:
+        return Outcome(cfg, Path(out), "interrupted", message=str(err))
+    return Outcome(cfg, Path(out), "done", rec)
+
+
+def run_jobs(
+    jobs: list[tuple[RunConfig, Path]],
+    *,
+    workers: int | None = None,
+    backend: str = "loky",
+    address: str | None = None,
+    overwrite: bool = False,
+    progress=None,
+    case=None,
+) -> list[Outcome]:
+    """Run ``(config, folder)`` jobs, ``workers`` at a time; outcomes in job order.
+
+    ``progress(label) -> Progress`` makes each job's progress reporter (workers
+    report in lines). ``case`` overrides the registered case (tests).
+    """
+    if backend not in BACKENDS:
+        raise ValueError(
+            f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}"
+        )
+    workers = workers or default_workers(len(jobs))
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1; got {workers}")
+    if backend == "loky" and (workers == 1 or len(jobs) <= 1):
+        return [_one(cfg, out, overwrite, None, progress, case) for cfg, out in jobs]
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    from joblib import Parallel, delayed
+
+    lines = _lines if progress else None
+    with _engine(backend, address):
+        return Parallel(n_jobs=workers)(
+            delayed(_one)(cfg, out, overwrite, threads, lines, case)
+            for cfg, out in jobs
+        )
+
+
+def _lines(label):
+    from .controller import Progress
+
+    return Progress("lines", label)
+
+
+@contextlib.contextmanager
+def _engine(backend: str, address: str | None):
+    """joblib's backend for the duration of the jobs (Dask/Ray optional)."""
+    from joblib import parallel_config
+
+    if backend == "loky":
+        with parallel_config(backend="loky"):
+            yield
+        return
+    if backend == "dask":
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError as err:
+            raise ValueError(
+                "backend: 'dask' needs dask.distributed "
+                "(pip install deepxde-lnn[cluster])"
+            ) from err
+        cluster = (
+            None if address else LocalCluster(processes=True, threads_per_worker=1)
+        )
+        with Client(address or cluster) as client, parallel_config(backend="dask"):
+            yield client
+        if cluster is not None:
+            cluster.close()
+        return
+    try:
+        import ray
+        from ray.util.joblib import register_ray
+    except ImportError as err:
+        raise ValueError(
+            "backend: 'ray' needs ray (pip install deepxde-lnn[cluster])"
+        ) from err
+    ray.init(address=address, ignore_reinit_error=True)
+    register_ray()
+    with parallel_config(backend="ray"):
+        yield
