@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
+import threading
 import time
 
 import numpy as np
@@ -35,6 +36,9 @@ class Signals:
 
     @contextlib.contextmanager
     def deferred(self):
+        if threading.current_thread() is not threading.main_thread():
+            yield self  # e.g. a Dask worker thread: signals reach the main thread
+            return
         previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
 
         def handler(signum, frame):

@@ -85,6 +85,7 @@ def run_jobs(
         raise ValueError(
             f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}"
         )
+    jobs = [(cfg.resolved(case), Path(out)) for cfg, out in jobs]  # all checked
     workers = workers or default_workers(len(jobs))
     if workers < 1:
         raise ValueError(f"workers must be >= 1; got {workers}")

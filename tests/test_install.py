@@ -4,6 +4,7 @@
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,14 @@ def _sh(args, **kw):
 def site(tmp_path_factory):
     """The package built as a wheel and installed (no deps) into a folder."""
     tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"  # a copy: building in the checkout would leave build/ there
+    shutil.copytree(
+        ROOT,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "runs", "build", "dist", "*.egg-info", "__pycache__"
+        ),
+    )
     isolation = (
         []
         if importlib.util.find_spec("setuptools") is None
