@@ -448,23 +448,9 @@ def residuals(
     return residuals_from_jacobian(q, dq, constants, sigma_mode)
 
 
-def residuals_reference(
-    x: torch.Tensor,
-    q: torch.Tensor,
-    constants: FluidConstants = DEFAULT_CONSTANTS,
-    sigma_mode: str = "full",
-    create_graph: bool = True,
-) -> List[torch.Tensor]:
-    """Straightforward reference of :func:`residuals` (test oracle, benchmark).
-
-    The literal recipe (docs/relativistic.md, reference path): build the flux columns W gamma^2 v_x, W gamma^2 v_y,
-    W gamma^2 v_x^2 + P + pi_xx, W gamma^2 v_x v_y + pi_xy, W gamma^2 v_y^2 + P +
-    pi_yy, n gamma v_x, n gamma v_y, a, b, gamma and the fields Pi, pi_ij, take one
-    ``torch.autograd.grad`` per column (14 reverse passes), and contract sigma
-    with explicit index sums.
-    """
-    _check_sigma_mode(sigma_mode)
-    c = constants
+def _reference_flux(q: torch.Tensor, c: FluidConstants):
+    """The 14 columns differentiated by :func:`residuals_reference`, and gamma,
+    a = gamma v_x, b = gamma v_y."""
     vx, vy, eps, n, Pi, pxx, pxy, pyy = (q[:, k : k + 1] for k in range(8))
     gamma = (1.0 - vx**2 - vy**2 + c.delta) ** (-0.5)
     a, b = gamma * vx, gamma * vy
@@ -487,6 +473,28 @@ def residuals_reference(
         pxy,
         pyy,
     ]
+    return flux, gamma, a, b
+
+
+def residuals_reference(
+    x: torch.Tensor,
+    q: torch.Tensor,
+    constants: FluidConstants = DEFAULT_CONSTANTS,
+    sigma_mode: str = "full",
+    create_graph: bool = True,
+) -> List[torch.Tensor]:
+    """Straightforward reference of :func:`residuals` (test oracle, benchmark).
+
+    The literal recipe (docs/relativistic.md, reference path): build the flux
+    columns W gamma^2 v_x, W gamma^2 v_y, W gamma^2 v_x^2 + P + pi_xx, W gamma^2 v_x v_y + pi_xy, W gamma^2 v_y^2 + P +
+    pi_yy, n gamma v_x, n gamma v_y, a, b, gamma and the fields Pi, pi_ij, take one
+    ``torch.autograd.grad`` per column (14 reverse passes), and contract sigma
+    with explicit index sums.
+    """
+    _check_sigma_mode(sigma_mode)
+    c = constants
+    vx, vy, eps, n, Pi, pxx, pxy, pyy = (q[:, k : k + 1] for k in range(8))
+    flux, gamma, a, b = _reference_flux(q, c)
     grads = [
         torch.autograd.grad(f.sum(), x, create_graph=create_graph, retain_graph=True)[0]
         for f in flux
