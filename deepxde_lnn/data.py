@@ -251,14 +251,16 @@ class ResampledPDE(Data):
         return self._losses(self.test_x, outputs, inputs, model)
 
     def _losses(self, X, outputs, inputs, model):
+        jets = self._jet_residuals(X, inputs, model.net)
         losses = []
-        for term, sl, vsl in zip(self.terms, self.slices, self.value_slices):
+        for i, (term, sl, vsl) in enumerate(
+            zip(self.terms, self.slices, self.value_slices)
+        ):
+            if i in jets:
+                losses.append(_weighted(term, _mean_square(jets[i])))
+                continue
             if term.kind == "value":
                 x, y = inputs[vsl], outputs[vsl]
-            elif term.jet is not None and self.uses_jets(model.net):
-                x = torch.as_tensor(X[sl], dtype=inputs.dtype, device=inputs.device)
-                losses.append(_weighted(term, _mean_square(term.jet(x, model.net))))
-                continue
             else:  # own forward: derivatives on this term's rows only
                 x = torch.as_tensor(X[sl], dtype=inputs.dtype, device=inputs.device)
                 x.requires_grad_()
@@ -269,6 +271,25 @@ class ResampledPDE(Data):
                 r = term.residual(x, y)
             losses.append(_weighted(term, _mean_square(r)))
         return losses
+
+    def _jet_residuals(self, X, inputs, net) -> dict:
+        """Residuals of the terms computed with jets, by term index. Terms sharing
+        one jet function (e.g. the same operator on two edges) are evaluated in
+        one pass over their stacked rows: jets act row by row."""
+        if not self.uses_jets(net):
+            return {}
+        groups: dict = {}
+        for i, t in enumerate(self.terms):
+            if t.jet is not None and t.kind != "value":
+                groups.setdefault(t.jet, []).append(i)
+        out = {}
+        for jet, idx in groups.items():
+            rows = np.concatenate([X[self.slices[i]] for i in idx])
+            x = torch.as_tensor(rows, dtype=inputs.dtype, device=inputs.device)
+            r = jet(x, net)
+            parts = torch.split(r, [self.terms[i].n for i in idx])
+            out.update(zip(idx, parts))
+        return out
 
     def uses_jets(self, net) -> bool:
         """Whether the jet residuals are used with ``net``."""
