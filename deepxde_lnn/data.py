@@ -251,7 +251,8 @@ class ResampledPDE(Data):
         return self._losses(self.test_x, outputs, inputs, model)
 
     def _losses(self, X, outputs, inputs, model):
-        jets = self._jet_residuals(X, inputs, model.net)
+        has_jets = any(t.jet is not None and t.kind != "value" for t in self.terms)
+        jets = self._jet_residuals(X, inputs, model.net) if has_jets else {}
         losses = []
         for i, (term, sl, vsl) in enumerate(
             zip(self.terms, self.slices, self.value_slices)
