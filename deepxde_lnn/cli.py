@@ -232,7 +232,7 @@ def _run_all(jobs, args) -> None:
     configuration) are reused, unfinished ones (a checkpoint) resumed. Every
     folder is checked first, so a bad one stops the command before any training."""
     from .folder import RunFolder
-    from .jobs import run_jobs
+    from .jobs import iter_jobs
 
     todo = []
     for cfg, out in jobs:
@@ -242,7 +242,7 @@ def _run_all(jobs, args) -> None:
             continue
         folder.prepare()
         todo.append((cfg, out))
-    outcomes = run_jobs(
+    outcomes = iter_jobs(
         todo,
         workers=args.workers,
         backend=args.backend,
@@ -250,12 +250,13 @@ def _run_all(jobs, args) -> None:
         overwrite=args.overwrite,
         progress=None if args.no_progress else (lambda label: _progress(args, label)),
     )
-    for o in outcomes:
+    stopped = []
+    for o in outcomes:  # as they finish
         if o.status == "done":
             _print_record(o.record, o.out)
         else:
             print(f"{o.config.method} seed {o.config.seed}: {o.status}: {o.message}")
-    stopped = [o for o in outcomes if o.status == "interrupted"]
+            stopped += [o] if o.status == "interrupted" else []
     if stopped:
         from .runner import RunInterrupted
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .runner import RunConfig
 
-__all__ = ["Outcome", "run_jobs", "BACKENDS", "default_workers"]
+__all__ = ["Outcome", "run_jobs", "iter_jobs", "BACKENDS", "default_workers"]
 
 BACKENDS = ("loky", "dask", "ray")
 
@@ -66,7 +66,12 @@ def _one(cfg, out, overwrite, threads, progress, case=None) -> Outcome:
     return Outcome(cfg, Path(out), "done", rec)
 
 
-def run_jobs(
+def run_jobs(jobs: list[tuple[RunConfig, Path]], **kwargs) -> list[Outcome]:
+    """:func:`iter_jobs` collected into a list (outcomes in job order)."""
+    return list(iter_jobs(jobs, **kwargs))
+
+
+def iter_jobs(
     jobs: list[tuple[RunConfig, Path]],
     *,
     workers: int | None = None,
@@ -75,8 +80,9 @@ def run_jobs(
     overwrite: bool = False,
     progress=None,
     case=None,
-) -> list[Outcome]:
-    """Run ``(config, folder)`` jobs, ``workers`` at a time; outcomes in job order.
+):
+    """Run ``(config, folder)`` jobs, ``workers`` at a time, yielding each outcome
+    (in job order) as soon as it is known.
 
     ``progress(label) -> Progress`` makes each job's progress reporter (workers
     report in lines). ``case`` overrides the registered case (tests).
@@ -90,7 +96,9 @@ def run_jobs(
     if workers < 1:
         raise ValueError(f"workers must be >= 1; got {workers}")
     if backend == "loky" and (workers == 1 or len(jobs) <= 1):
-        return [_one(cfg, out, overwrite, None, progress, case) for cfg, out in jobs]
+        for cfg, out in jobs:
+            yield _one(cfg, out, overwrite, None, progress, case)
+        return
     threads = max(1, (os.cpu_count() or 1) // workers)
     from joblib import Parallel, delayed
 
