@@ -1,0 +1,178 @@
+"""Throughput of K seeds trained as one stacked ensemble vs K separate runs.
+
+Separate runs take the reference path (``dde.Model`` + ``ResampledPDE``, as
+``runner.run``); K of them in sequence take K times one run's time. The ensemble
+(``deepxde_lnn.ensemble``) trains K seeds per step. Printed per K: seconds per
+step, run-steps per second (K / t), runs per hour at the profile's iteration count
+and the speedup ``K * t_single / t_ensemble`` over K sequential separate runs.
+Timings cover ``--steps`` steps after ``--warmup`` steps (sampling included, the
+final evaluation excluded); with ``--repeats`` the measurements are interleaved and
+the median is printed.
+
+    python benchmarks/ensemble_throughput.py --case laplace --method lnn \\
+        --profile paper --steps 20 --threads 4 --device auto
+    python benchmarks/ensemble_throughput.py --matmul --derivatives autograd
+
+``--matmul`` times variants of the stacked forward's batched linear layer (Taylor-mode
+jets use their own, vmapped, layers: compare with ``--derivatives autograd``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import numpy as np
+import torch
+
+import deepxde as dde
+from deepxde_lnn import ensemble
+from deepxde_lnn.data import ResampledPDE
+from deepxde_lnn.methods import METHODS, build_net
+
+MATMULS = {
+    "baddbmm": lambda h, w, b: torch.baddbmm(b.unsqueeze(1), h, w.transpose(1, 2)),
+    "bmm+add": lambda h, w, b: torch.bmm(h, w.transpose(1, 2)) + b.unsqueeze(1),
+    "matmul+add": lambda h, w, b: torch.matmul(h, w.transpose(1, 2)) + b.unsqueeze(1),
+    "einsum+add": lambda h, w, b: torch.einsum("kni,koi->kno", h, w) + b.unsqueeze(1),
+}
+
+
+def get_case(name: str):
+    try:
+        from deepxde_lnn import cases
+    except ImportError:  # the repository-root layout
+        import cases
+    return cases.get(name)
+
+
+def sync() -> None:
+    if torch.cuda.is_available() and torch.get_default_device().type == "cuda":
+        torch.cuda.synchronize()
+
+
+class Clock:
+    """Times the steps between tick number ``start`` and tick number ``stop``."""
+
+    def __init__(self, start: int, stop: int):
+        self.start, self.stop, self.n, self.t = start, stop, 0, {}
+
+    def tick(self) -> None:
+        self.n += 1
+        if self.n in (self.start, self.stop):
+            sync()
+            self.t[self.n] = time.perf_counter()
+
+    def per_step(self) -> float:
+        return (self.t[self.stop] - self.t[self.start]) / (self.stop - self.start)
+
+
+def time_separate(case, method, prof, steps, warmup, derivatives, seed=0) -> float:
+    """s/step of one run on the reference path."""
+    dde.config.set_random_seed(seed)
+    data = ResampledPDE(case.make_terms(prof), seed=seed, derivatives=derivatives)
+    model = dde.Model(data, build_net(method, case))
+    model.compile("adam", lr=prof.lr)
+    # ticks at the start of iterations warmup+1 and warmup+steps+1: the last
+    # iteration (with DeepXDE's final evaluation) is not timed
+    clock = Clock(warmup + 1, warmup + steps + 1)
+
+    class Tick(dde.callbacks.Callback):
+        def on_batch_begin(self):
+            clock.tick()
+
+    iters = warmup + steps + 1
+    model.train(iterations=iters, display_every=iters, callbacks=[Tick()], verbose=0)
+    return clock.per_step()
+
+
+def time_ensemble(case, method, prof, k, steps, warmup, derivatives) -> float:
+    """s/step of K seeds as one ensemble."""
+    stacked, data, opt = ensemble.build_ensemble(
+        case, method, range(k), prof, derivatives=derivatives
+    )
+    clock = Clock(warmup, warmup + steps)
+    ensemble.train(stacked, data, opt, warmup + steps, lambda s, L: clock.tick())
+    return clock.per_step()
+
+
+def throughput_table(args, case, prof) -> None:
+    ks = [int(k) for k in args.ks.split(",")]
+    single, ens = [], {k: [] for k in ks}
+    run = (args.steps, args.warmup, args.derivatives)
+    for _ in range(args.repeats):  # interleaved: every setting sees the same load
+        single.append(time_separate(case, args.method, prof, *run))
+        for k in ks:
+            ens[k].append(time_ensemble(case, args.method, prof, k, *run))
+    t1 = float(np.median(single))
+    per_hour = 3600.0 / prof.iterations
+    print(f"separate run (dde.Model): {t1:.4f} s/step, {per_hour / t1:.2f} runs/hour")
+    print(
+        f"{'K':>4} {'s/step':>9} {'run-steps/s':>12} {'runs/hour':>10} "
+        f"{'K*t1/t_K':>9}"
+    )
+    for k in ks:
+        t = float(np.median(ens[k]))
+        print(
+            f"{k:>4} {t:>9.4f} {k / t:>12.2f} {k * per_hour / t:>10.2f} "
+            f"{k * t1 / t:>9.2f}"
+        )
+
+
+def matmul_table(args, case, prof) -> None:
+    k = int(args.ks.split(",")[-1])
+    times = {name: [] for name in MATMULS}
+    run = (args.steps, args.warmup, args.derivatives)
+    original = ensemble._linear
+    try:
+        for _ in range(args.repeats):
+            for name, fn in MATMULS.items():
+                ensemble._linear = fn
+                times[name].append(time_ensemble(case, args.method, prof, k, *run))
+    finally:
+        ensemble._linear = original
+    print(f"batched linear layer, K={k} (s/step, min over {args.repeats} repeats)")
+    for name, ts in times.items():
+        print(f"  {name:<11} {min(ts):.4f}")
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--case", default="laplace")
+    p.add_argument("--method", default="lnn", choices=METHODS)
+    p.add_argument("--profile", default="paper", choices=("quick", "paper"))
+    p.add_argument("--steps", type=int, default=20, help="timed steps")
+    p.add_argument("--warmup", type=int, default=3, help="untimed steps first")
+    p.add_argument("--ks", default="1,2,3,5,10,30", help="comma-separated K values")
+    p.add_argument("--repeats", type=int, default=1)
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--dtype", default="float32", choices=("float32", "float64"))
+    p.add_argument("--derivatives", default="taylor", choices=("taylor", "autograd"))
+    p.add_argument("--matmul", action="store_true", help="compare matmul variants")
+    args = p.parse_args(argv)
+    if args.warmup < 1 or args.steps < 1 or args.repeats < 1:
+        p.error("--warmup, --steps and --repeats must be >= 1")
+
+    device = args.device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda: CUDA is not available")
+    torch.set_default_device(device)  # DeepXDE picks CUDA by itself when present
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    dde.config.set_default_float(args.dtype)
+    case = get_case(args.case)
+    prof = case.profile(args.profile)
+    name = torch.cuda.get_device_name() if device == "cuda" else "cpu"
+    print(
+        f"{case.name} / {args.method} / {args.profile} profile "
+        f"({prof.iterations} iterations), {args.dtype}, {name}, "
+        f"{torch.get_num_threads()} threads; {args.steps} steps timed after "
+        f"{args.warmup}"
+    )
+    (matmul_table if args.matmul else throughput_table)(args, case, prof)
+
+
+if __name__ == "__main__":
+    main()

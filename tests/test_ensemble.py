@@ -1,0 +1,296 @@
+"""Stacked ensembles: K seeds trained as one model equal K separate runs."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+import deepxde as dde
+from deepxde_lnn.data import ResampledPDE
+from deepxde_lnn.ensemble import (
+    EnsembleData,
+    StackedNet,
+    build_ensemble,
+    make_adam,
+    split_adam_state,
+    stack_adam_states,
+    train,
+)
+from deepxde_lnn.methods import build_net
+from deepxde_lnn.nn import LNN, MLP, TORCH_DEFAULT
+
+try:
+    from deepxde_lnn import cases
+except ImportError:  # the repository-root layout
+    import cases
+
+SEEDS = (3, 4, 5)
+STEPS = 20
+
+
+def tiny(name):
+    """A case with 16 points per term and its quick profile."""
+    case = cases.get(name)
+    prof = replace(case.quick, counts={t.name: 16 for t in case.terms})
+    return case, prof
+
+
+def separate_run(case, method, seed, prof, steps, lr, init=None, derivs="taylor"):
+    """The reference path, as ``runner.run``: dde.Model + ResampledPDE.
+    ``init``: initial values to load (cast to the current float type)."""
+    dde.config.set_random_seed(seed)
+    data = ResampledPDE(case.make_terms(prof), seed=seed, derivatives=derivs)
+    net = build_net(method, case)
+    if init is not None:
+        net.load_state_dict(init)
+    model = dde.Model(data, net)
+    model.compile("adam", lr=lr)
+    log = []
+
+    class Log(dde.callbacks.Callback):
+        def on_batch_end(self):
+            log.append(data.last_losses.clone())
+
+    model.train(iterations=steps, display_every=1000, callbacks=[Log()], verbose=0)
+    return torch.stack(log).double().numpy(), net, model.opt
+
+
+def rel(a, b) -> float:
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    return float(np.abs(a - b).max() / np.abs(b).max())
+
+
+def max_rel_params(state_a: dict, state_b: dict) -> float:
+    assert list(state_a) == list(state_b)
+    return max(rel(state_a[k].cpu(), state_b[k].detach().cpu()) for k in state_a)
+
+
+# --- forward and derivatives ---------------------------------------------------------
+
+
+def d(u, x, j):
+    return torch.autograd.grad(u.sum(), x, create_graph=True)[0][:, j : j + 1]
+
+
+def derivatives(y, x):
+    """Per output u: u, u_y, u_yy, u_yyyy and u_xy by nested autograd."""
+    out = [y]
+    for c in range(y.shape[1]):
+        d1 = d(y[:, c : c + 1], x, 1)
+        d2 = d(d1, x, 1)
+        out += [d1, d2, d(d(d2, x, 1), x, 1), d(d(y[:, c : c + 1], x, 0), x, 1)]
+    return out
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: MLP([2, 8, 8, 2], "tanh", TORCH_DEFAULT),
+        lambda: LNN([2, 8, 8, 2], "tanh", TORCH_DEFAULT),
+        lambda: LNN([2, 8, 8, 2], "sin", TORCH_DEFAULT, layout="reduced"),
+    ],
+    ids=["mlp", "lnn", "lnn-reduced"],
+)
+def test_stacked_forward_and_derivatives_equal_single_nets(float64, make):
+    def transform(x, y):
+        return x[:, :1] * torch.tanh(y) + 1
+
+    nets = []
+    for s in range(3):
+        torch.manual_seed(s)
+        nets.append(make())
+        nets[-1].apply_output_transform(transform)
+    stacked = StackedNet(nets)
+    x = torch.rand(3 * 7, 2, dtype=torch.float64, requires_grad=True)
+    got = derivatives(stacked(x), x)
+    # per_run: a function of a single net, vmapped over the runs (K = 1: direct)
+    assert rel(stacked.per_run(lambda x, n: n(x), x).detach(), got[0].detach()) < 1e-12
+    one = StackedNet(nets[1:2]).per_run(lambda x, n: n(x), x[7:14]).detach()
+    assert rel(one, got[0][7:14].detach()) < 1e-12
+    for k, net in enumerate(nets):
+        xk = x[7 * k : 7 * (k + 1)].detach().clone().requires_grad_()
+        for a, b in zip(got, derivatives(net(xk), xk)):
+            assert a.shape[0] == 21
+            assert rel(a[7 * k : 7 * (k + 1)].detach(), b.detach()) <= 1e-12
+
+
+# --- state dicts and Adam states ------------------------------------------------------
+
+
+def test_state_dicts_and_adam_states_round_trip():
+    case, prof = tiny("laplace")
+    stacked, data, opt = build_ensemble(case, "lnn", SEEDS, prof, lr=[1e-3, 2e-3, 3e-3])
+    single = build_net("lnn", case)
+    ref = single.state_dict()
+    states = stacked.state_dicts()
+    for s in states:
+        assert list(s) == list(ref)
+        assert all(s[k].shape == ref[k].shape and s[k].dtype == ref[k].dtype for k in s)
+    again = StackedNet.from_state_dicts(single, states).state_dicts()
+    assert all(max_rel_params(a, b) == 0 for a, b in zip(again, states))
+
+    train(stacked, data, opt, 2)
+    split = split_adam_state(opt.state_dict(), 3)
+    one = torch.optim.Adam(single.parameters(), lr=2e-3)
+    single(torch.rand(4, 2)).sum().backward()
+    one.step()
+    want = one.state_dict()
+    assert split[1]["param_groups"] == want["param_groups"]
+    for st in split:
+        assert st.keys() == want.keys() and st["state"].keys() == want["state"].keys()
+        for i, s in st["state"].items():
+            assert s.keys() == want["state"][i].keys()
+            assert s["exp_avg"].shape == want["state"][i]["exp_avg"].shape
+    stacked_sd = stack_adam_states(split)
+    _assert_same_adam(stacked_sd, opt.state_dict())
+    fresh = make_adam(StackedNet.from_state_dicts(single, states), 1e-3)
+    fresh.load_state_dict(stacked_sd)
+    _assert_same_adam(fresh.state_dict(), opt.state_dict())
+
+
+def _assert_same_adam(a: dict, b: dict):
+    assert a["param_groups"] == b["param_groups"]
+    assert a["state"].keys() == b["state"].keys()
+    for i in a["state"]:
+        for key, v in a["state"][i].items():
+            assert torch.equal(v, b["state"][i][key])
+
+
+# --- ensemble training equals separate runs -------------------------------------------
+
+
+def ensemble_vs_separate(
+    name, method, lrs=None, hook=None, flush_every=100, derivs="taylor"
+):
+    """Train SEEDS as one ensemble and separately; per run, the max relative
+    differences of losses, final parameters and Adam's second moments."""
+    case, prof = tiny(name)
+    lrs = lrs or [prof.lr] * len(SEEDS)
+    stacked, data, opt = build_ensemble(case, method, SEEDS, prof, lrs, derivs)
+
+    def on_step(step, losses):
+        if hook is not None:
+            hook(stacked, step)
+
+    log = train(stacked, data, opt, STEPS, on_step, flush_every=flush_every)
+    adam = split_adam_state(opt.state_dict(), stacked.num_runs)
+    diffs, refs = {}, []
+    for k, seed in enumerate(SEEDS):
+        refs.append(separate_run(case, method, seed, prof, STEPS, lrs[k], None, derivs))
+        ref_loss, ref_net, ref_opt = refs[-1]
+        n = len(log.losses(k))
+        diffs[k] = {"loss": rel(log.losses(k), ref_loss[:n]), "steps": n}
+        if k in stacked.run_ids:
+            pos = stacked.run_ids.index(k)
+            own = stacked.state_dicts()[pos]
+            diffs[k]["params"] = max_rel_params(own, ref_net.state_dict())
+            diffs[k]["adam"] = max(
+                rel(s["exp_avg_sq"], ref_opt.state_dict()["state"][i]["exp_avg_sq"])
+                for i, s in adam[pos]["state"].items()
+            )
+    return diffs, log, refs
+
+
+@pytest.mark.parametrize(
+    "name, method, derivs",
+    [
+        ("laplace", "lnn", "taylor"),
+        ("beam", "lnn", "taylor"),
+        ("beam", "lnn", "autograd"),
+        ("heat", "lnn", "taylor"),
+        ("rel_b", "pinn", "taylor"),
+    ],
+)
+def test_ensemble_equals_separate_runs_float64(float64, name, method, derivs):
+    """beam: 4th-order derivatives (Taylor jets under vmap, or DeepXDE's nested
+    hessians on the stacked rows); heat: the reduced LNN layout; rel_b: an output
+    transform (so nested autograd), 8 outputs, multi-channel residuals."""
+    diffs, log, _ = ensemble_vs_separate(name, method, derivs=derivs)
+    assert not log.diverged_at
+    for k in diffs:
+        assert diffs[k]["steps"] == STEPS
+        assert max(diffs[k]["loss"], diffs[k]["params"], diffs[k]["adam"]) <= 1e-10
+    np.testing.assert_array_equal(log.steps(0), np.arange(1, STEPS + 1))
+
+
+def test_ensemble_equals_separate_runs_float32(float64):
+    """float32: the ensemble and a separate run round differently (batched vs plain
+    matmuls and reductions), and Adam's normalisation amplifies rounding in tiny
+    gradient components, so they cannot agree to 1e-10. Scale: the float32 error of
+    the separate run itself, against its float64 twin (same initial values and
+    draws, float64 arithmetic). Both float32 runs approximate that trajectory, so
+    by the triangle inequality they differ by at most about twice that error:
+    asserted for the loss history (max relative) and the parameters (relative
+    2-norm of all of them; single entries may flip with Adam's sign-like steps)."""
+    dde.config.set_default_float("float32")
+    case, prof = tiny("laplace")
+    stacked, data, opt = build_ensemble(case, "lnn", SEEDS, prof)
+    log = train(stacked, data, opt, STEPS)
+    inits = []
+    for seed in SEEDS:
+        dde.config.set_random_seed(seed)
+        inits.append(build_net("lnn", case).state_dict())
+    for k, seed in enumerate(SEEDS):
+        dde.config.set_default_float("float32")
+        loss32, net32, _ = separate_run(case, "lnn", seed, prof, STEPS, prof.lr)
+        dde.config.set_default_float("float64")
+        twin = separate_run(case, "lnn", seed, prof, STEPS, prof.lr, inits[k])
+        p_ens, p32, p64 = (
+            flat(s) for s in (stacked.state_dicts()[k], net32.state_dict(), twin[1])
+        )
+        assert rel(log.losses(k), loss32) <= 2 * rel(loss32, twin[0])
+        assert norm_rel(p_ens, p32) <= 2 * norm_rel(p32, p64)
+        assert norm_rel(p_ens, p32) < 1e-6
+
+
+def flat(state) -> np.ndarray:
+    if not isinstance(state, dict):
+        state = state.state_dict()
+    return np.concatenate([v.detach().double().ravel().numpy() for v in state.values()])
+
+
+def norm_rel(a, b) -> float:
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+def test_diverged_run_is_dropped_and_others_equal_separate_runs(float64):
+    """Per-run learning rates; run 1's parameters become NaN after step 10."""
+
+    def poison(stacked, step):
+        if step == 10:
+            with torch.no_grad():
+                stacked.params[0][stacked.run_ids.index(1)] = float("nan")
+
+    lrs = [1e-3, 3e-3, 5e-4]
+    diffs, log, _ = ensemble_vs_separate("laplace", "lnn", lrs, poison, flush_every=4)
+    assert log.diverged_at == {1: 11}
+    assert diffs[1]["steps"] == 10 and diffs[1]["loss"] <= 1e-10
+    np.testing.assert_array_equal(log.steps(1), np.arange(1, 11))
+    for k in (0, 2):
+        assert diffs[k]["steps"] == STEPS
+        assert max(diffs[k]["loss"], diffs[k]["params"], diffs[k]["adam"]) <= 1e-10
+
+
+def test_resume_from_single_run_states_equals_uninterrupted(float64):
+    """Checkpoint pieces in a single run's format (state_dict, Adam state_dict,
+    sampling state before the latest draw) at step 10 resume the ensemble."""
+    case, prof = tiny("laplace")
+    full = build_ensemble(case, "lnn", SEEDS, prof)
+    full_log = train(*full, STEPS)
+    part = build_ensemble(case, "lnn", SEEDS, prof)
+    train(*part, 10)
+    nets = part[0].state_dicts()
+    adams = split_adam_state(part[2].state_dict(), len(SEEDS))
+    rngs = part[1].rng_states()
+
+    stacked = StackedNet.from_state_dicts(build_net("lnn", case), nets)
+    data = EnsembleData([ResampledPDE(case.make_terms(prof), seed=s) for s in SEEDS])
+    data.set_rng_states(rngs)
+    opt = make_adam(stacked, prof.lr)
+    opt.load_state_dict(stack_adam_states(adams))
+    log = train(stacked, data, opt, STEPS - 10, start=10)
+    for k in range(len(SEEDS)):
+        np.testing.assert_array_equal(log.steps(k), np.arange(11, STEPS + 1))
+        np.testing.assert_array_equal(log.losses(k), full_log.losses(k)[10:])
+        assert max_rel_params(stacked.state_dicts()[k], full[0].state_dicts()[k]) == 0
