@@ -22,7 +22,9 @@ class Profile:
     """Training protocol: iterations, Adam learning rate, seed and point counts.
 
     ``counts`` overrides the terms' point counts by name (missing names keep
-    theirs); ``display_every`` is DeepXDE's loss-logging period.
+    theirs); ``grid_n`` overrides the evaluation grid size; ``n_seeds`` is how many
+    seeds ``compare`` runs by default (profile seed, seed + 1, ...);
+    ``display_every`` is DeepXDE's loss-logging period.
     """
 
     iterations: int
@@ -30,6 +32,7 @@ class Profile:
     seed: int
     counts: Mapping[str, int] = field(default_factory=dict)
     grid_n: int | None = None
+    n_seeds: int = 3
     display_every: int = 1000
 
 

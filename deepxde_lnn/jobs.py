@@ -74,6 +74,7 @@ def run_jobs(jobs: list[tuple[RunConfig, Path]], **kwargs) -> list[Outcome]:
 def iter_jobs(
     jobs: list[tuple[RunConfig, Path]],
     *,
+    batch: bool = False,
     workers: int | None = None,
     backend: str = "loky",
     address: str | None = None,
@@ -82,7 +83,8 @@ def iter_jobs(
     case=None,
 ):
     """Run ``(config, folder)`` jobs, ``workers`` at a time, yielding each outcome
-    (in job order) as soon as it is known.
+    (in job order) as soon as it is known. ``batch=True`` trains the jobs that
+    differ only by seed as one stacked model (:mod:`deepxde_lnn.batched`).
 
     ``progress(label) -> Progress`` makes each job's progress reporter (workers
     report in lines). ``case`` overrides the registered case (tests).
@@ -92,22 +94,51 @@ def iter_jobs(
             f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}"
         )
     jobs = [(cfg.resolved(case), Path(out)) for cfg, out in jobs]  # all checked
-    workers = workers or default_workers(len(jobs))
+    units = _units(jobs, batch)
+    workers = workers or default_workers(len(units))
     if workers < 1:
         raise ValueError(f"workers must be >= 1; got {workers}")
-    if backend == "loky" and (workers == 1 or len(jobs) <= 1):
-        for cfg, out in jobs:
-            yield _one(cfg, out, overwrite, None, progress, case)
+    if backend == "loky" and (workers == 1 or len(units) <= 1):
+        for unit in units:
+            yield from _unit(unit, overwrite, None, progress, case)
         return
     threads = max(1, (os.cpu_count() or 1) // workers)
     from joblib import Parallel, delayed
 
     lines = _lines if progress else None
     with _engine(backend, address):
-        return Parallel(n_jobs=workers)(
-            delayed(_one)(cfg, out, overwrite, threads, lines, case)
-            for cfg, out in jobs
-        )
+        for outcomes in Parallel(n_jobs=workers, return_as="generator")(
+            delayed(_unit)(u, overwrite, threads, lines, case) for u in units
+        ):
+            yield from outcomes
+
+
+def _units(jobs, batch: bool) -> list[list]:
+    """Jobs grouped into units of work: one job each, or (``batch``) every group of
+    jobs equal but for the seed."""
+    if not batch:
+        return [[job] for job in jobs]
+    groups: dict = {}
+    for cfg, out in jobs:
+        key = tuple(v for k, v in sorted(vars(cfg).items()) if k != "seed")
+        groups.setdefault(key, []).append((cfg, out))
+    return list(groups.values())
+
+
+def _unit(unit, overwrite, threads, progress, case=None) -> list[Outcome]:
+    """Run one unit: a single job, or a batch of seeds as one stacked model."""
+    if len(unit) == 1:
+        return [_one(*unit[0], overwrite, threads, progress, case)]
+    import torch
+
+    from .batched import run_batched
+
+    if threads:
+        torch.set_num_threads(threads)
+    cfgs, outs = zip(*unit)
+    return run_batched(
+        list(cfgs), list(outs), overwrite=overwrite, progress=progress, case=case
+    )
 
 
 def _lines(label):

@@ -1,0 +1,120 @@
+"""Seeds trained as one stacked model write the same run folders as separate runs."""
+
+import json
+import os
+import signal
+
+import numpy as np
+import pytest
+
+from deepxde_lnn.batched import run_batched
+from deepxde_lnn.checkpoint import load_checkpoint
+from deepxde_lnn.runner import RunConfig, run
+from helpers import tiny_case
+
+SEEDS = (3, 4, 5)
+
+
+def _cfgs(**kw):
+    return [
+        RunConfig("laplace", "lnn", seed=s, iterations=30, dtype="float64", **kw)
+        for s in SEEDS
+    ]
+
+
+@pytest.fixture(scope="module")
+def separate(tmp_path_factory):
+    """Three separate runs (the reference path) and their folders."""
+    root, case = tmp_path_factory.mktemp("sep"), tiny_case()
+    recs = [run(c, root / f"s{c.seed}", case=case, figures=False) for c in _cfgs()]
+    for r in recs:
+        r["_dir"] = root / f"s{r['seed']}"
+    return recs
+
+
+def _loss(path):
+    return np.loadtxt(path / "loss.csv", delimiter=",", skiprows=1)
+
+
+def _close(a, b, rtol=1e-10):
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=0)
+
+
+def test_batch_equals_separate_runs(separate, tmp_path):
+    outs = [tmp_path / f"b{s}" for s in SEEDS]
+    res = run_batched(_cfgs(), outs, case=tiny_case(), figures=False)
+    assert [o.status for o in res] == ["done"] * 3
+    for ref, out in zip(separate, outs):
+        rec = json.loads((out / "metrics.json").read_text())
+        assert rec["batched_runs"] == 3 and rec["seed"] == ref["seed"]
+        for m in ("RMSE", "MaxErr"):
+            _close(rec["metrics"]["phi"][m], ref["metrics"]["phi"][m])
+        assert set(rec) - {"batched_runs", "batch_wall_seconds"} == set(ref) - {"_dir"}
+        _close(_loss(out), _loss(ref["_dir"]))
+        assert not (out / "checkpoint.pt").exists()
+
+
+def _patched_train(batched, after_first):
+    real = batched.ensemble.train
+    calls = {"n": 0}
+
+    def train(stacked, *a, **k):
+        log = real(stacked, *a, **k)
+        calls["n"] += 1
+        if calls["n"] == 1:
+            after_first(stacked)
+        return log
+
+    return real, train
+
+
+def test_one_diverging_run_does_not_stop_the_others(separate, tmp_path):
+    import torch
+
+    import deepxde_lnn.batched as batched
+
+    def poison(stacked):
+        with torch.no_grad():
+            for p in stacked.parameters():
+                p[1] = float("nan")  # run 1 only
+
+    real, batched.ensemble.train = _patched_train(batched, poison)
+    batched.CHUNK, old = 10, batched.CHUNK
+    outs = [tmp_path / f"b{s}" for s in SEEDS]
+    try:
+        res = run_batched(_cfgs(checkpoint_every=10), outs, case=tiny_case())
+    finally:
+        batched.ensemble.train, batched.CHUNK = real, old
+    assert [o.status for o in res] == ["done", "diverged", "done"]
+    assert "non-finite loss at step 11" in res[1].message
+    assert load_checkpoint(outs[1] / "checkpoint.pt")["step"] == 10
+    assert not (outs[1] / "metrics.json").exists() and len(_loss(outs[1])) == 10
+    for k in (0, 2):
+        _close(_loss(outs[k]), _loss(separate[k]["_dir"]))
+
+
+def test_interrupted_batch_resumes_exactly(separate, tmp_path):
+    cfgs = _cfgs(checkpoint_every=10)
+    outs = [tmp_path / f"b{s}" for s in SEEDS]
+    import deepxde_lnn.batched as batched
+
+    def sigint(stacked):  # a real SIGINT after the first chunk's steps
+        os.kill(os.getpid(), signal.SIGINT)
+
+    real, batched.ensemble.train = _patched_train(batched, sigint)
+    batched.CHUNK, old = 10, batched.CHUNK
+    try:
+        res = run_batched(cfgs, outs, case=tiny_case(), figures=False)
+    finally:
+        batched.ensemble.train = real
+    assert [o.status for o in res] == ["interrupted"] * 3
+    assert load_checkpoint(outs[0] / "checkpoint.pt")["step"] == 10
+    try:
+        res = run_batched(cfgs, outs, case=tiny_case(), figures=False)
+    finally:
+        batched.CHUNK = old
+    assert [o.status for o in res] == ["done"] * 3
+    for o, ref, out in zip(res, separate, outs):
+        assert o.record["resumed"]
+        _close(o.record["metrics"]["phi"]["RMSE"], ref["metrics"]["phi"]["RMSE"])
+        _close(_loss(out), _loss(ref["_dir"]))
