@@ -71,7 +71,7 @@ def time_separate(case, method, prof, steps, warmup, derivatives, seed=0) -> flo
     dde.config.set_random_seed(seed)
     data = ResampledPDE(case.make_terms(prof), seed=seed, derivatives=derivatives)
     model = dde.Model(data, build_net(method, case))
-    model.compile("adam", lr=prof.lr)
+    model.compile("adam", lr=prof.lr, verbose=0)
     # ticks at the start of iterations warmup+1 and warmup+steps+1: the last
     # iteration (with DeepXDE's final evaluation) is not timed
     clock = Clock(warmup + 1, warmup + steps + 1)

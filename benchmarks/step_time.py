@@ -150,7 +150,7 @@ def time_ours(case, method, steps):
     data = ResampledPDE(case.make_terms(case.paper), seed=0)
     net = build_net(method, case)
     model = dde.Model(data, net)
-    model.compile("adam", lr=1e-4)
+    model.compile("adam", lr=1e-4, verbose=0)
     ctl = Controller(data, 0, steps, 10**9, None, Signals(), None)
     clock = _Clock()
     model.train(

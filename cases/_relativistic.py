@@ -44,6 +44,7 @@ def make_case(name, title, exact_torch, exact_np) -> Case:
         terms=terms,
         exact=exact_np,
         grid=Grid(LO, HI, 200),
+        xpinn_cuts=((0.5,), (0.5,)),  # XPINN: 2 x 2 at the mid-lines
         paper=Profile(iterations=8000, lr=1e-3, seed=888888),
         quick=Profile(
             iterations=600,

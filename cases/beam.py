@@ -95,6 +95,7 @@ CASE = Case(
     terms=terms,
     exact=exact,
     grid=Grid(LO, HI, 200),
+    xpinn_cuts=((0.5,), (0.5,)),  # XPINN: 2 x 2 at the mid-lines
     # the paper evaluated its PINN/RA-PINN/XPINN rows on 150 x 150
     extra_grids={"150x150": 150},
     paper=Profile(iterations=5000, lr=3e-4, seed=888888),
@@ -109,10 +110,9 @@ CASE = Case(
 
 if __name__ == "__main__":
     from deepxde_lnn import example
-    from deepxde_lnn.data import ResampledPDE
 
     args = example.parse_args(CASE)  # --method --profile --iterations --seed --lr
-    data = ResampledPDE(CASE.make_terms(args.profile), seed=args.seed)
+    data = args.data(CASE)  # the terms (as --method needs them), sampled per step
     model = dde.Model(data, args.net(CASE))
     model.compile("adam", lr=args.lr)
     model.train(iterations=args.iterations, display_every=args.profile.display_every)

@@ -57,6 +57,7 @@ CASE = Case(
     terms=terms,
     exact=exact,
     grid=Grid(LO, HI, 200),
+    xpinn_cuts=((1.0,), (0.5,)),  # XPINN: 2 x 2 at x = 1, t = 0.5
     paper=Profile(iterations=8000, lr=1e-3, seed=888888),
     quick=Profile(
         iterations=1500,
@@ -69,10 +70,9 @@ CASE = Case(
 
 if __name__ == "__main__":
     from deepxde_lnn import example
-    from deepxde_lnn.data import ResampledPDE
 
     args = example.parse_args(CASE)  # --method --profile --iterations --seed --lr
-    data = ResampledPDE(CASE.make_terms(args.profile), seed=args.seed)
+    data = args.data(CASE)  # the terms (as --method needs them), sampled per step
     model = dde.Model(data, args.net(CASE))
     model.compile("adam", lr=args.lr)
     model.train(iterations=args.iterations, display_every=args.profile.display_every)

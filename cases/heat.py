@@ -122,6 +122,7 @@ CASE = Case(
     terms=terms,
     exact=exact,
     grid=Grid((-1.0, -1.0), (1.0, 1.0), 401, mask=in_disk),
+    xpinn_cuts=((0.0,), (0.0,)),  # XPINN: the four quadrants of the disk
     paper=Profile(iterations=50_000, lr=1e-3, seed=0),
     quick=Profile(iterations=1500, lr=1e-3, seed=0, counts={"pde": 500, "robin": 100}),
     hidden=(64, 64, 64),
@@ -132,10 +133,9 @@ CASE = Case(
 
 if __name__ == "__main__":
     from deepxde_lnn import example
-    from deepxde_lnn.data import ResampledPDE
 
     args = example.parse_args(CASE)  # --method --profile --iterations --seed --lr
-    data = ResampledPDE(CASE.make_terms(args.profile), seed=args.seed)
+    data = args.data(CASE)  # the terms (as --method needs them), sampled per step
     model = dde.Model(data, args.net(CASE))
     model.compile("adam", lr=args.lr)
     model.train(iterations=args.iterations, display_every=args.profile.display_every)

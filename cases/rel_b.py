@@ -20,10 +20,9 @@ CASE = make_case(
 
 if __name__ == "__main__":
     from deepxde_lnn import example
-    from deepxde_lnn.data import ResampledPDE
 
     args = example.parse_args(CASE)  # --method --profile --iterations --seed --lr
-    data = ResampledPDE(CASE.make_terms(args.profile), seed=args.seed)
+    data = args.data(CASE)  # the terms (as --method needs them), sampled per step
     model = dde.Model(data, args.net(CASE))
     model.compile("adam", lr=args.lr)
     model.train(iterations=args.iterations, display_every=args.profile.display_every)

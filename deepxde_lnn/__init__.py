@@ -14,7 +14,14 @@ from ._backend import ensure_pytorch_backend
 ensure_pytorch_backend()
 
 __version__ = "0.1.0"
-__all__ = ["LNN", "MLP", "LiquidBlock", "TORCH_DEFAULT", "__version__"]
+__all__ = [
+    "LNN",
+    "MLP",
+    "LiquidBlock",
+    "GatedResidualAttention",
+    "TORCH_DEFAULT",
+    "__version__",
+]
 
 
 def __getattr__(name):
@@ -24,4 +31,8 @@ def __getattr__(name):
         from . import nn
 
         return getattr(nn, name)
+    if name == "GatedResidualAttention":
+        from . import gated
+
+        return gated.GatedResidualAttention
     raise AttributeError(f"module 'deepxde_lnn' has no attribute {name!r}")

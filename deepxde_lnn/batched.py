@@ -79,6 +79,8 @@ def run_batched(
         case = cases.get(configs[0].case)
     cfgs = [c.resolved(case) for c in configs]
     _check_same_but_seed(cfgs)
+    if cfgs[0].seconds is not None:
+        raise ValueError("seconds: a time budget needs one run per process")
     folders = [RunFolder(o) for o in outs]
     for f in folders:
         f.prepare()

@@ -77,6 +77,9 @@ class Case:
     output_transform: Callable | None = None
     extra_metrics: Callable[[np.ndarray, np.ndarray, np.ndarray], dict] | None = None
     extra_grids: Mapping[str, int] = field(default_factory=dict)  # label -> n
+    # XPINN subdomains: cut positions per input axis (default: the grid box's
+    # mid-planes); the domain is the grid's box restricted by its mask
+    xpinn_cuts: tuple[tuple[float, ...], ...] | None = None
 
     @property
     def paper_table(self) -> dict:
@@ -93,6 +96,20 @@ class Case:
         if unknown:
             raise ValueError(f"{self.name}: counts for unknown terms {sorted(unknown)}")
         return [replace(t, n=profile.counts.get(t.name, t.n)) for t in self.terms]
+
+    def decomposition(self, fractions: Sequence[float] | None = None):
+        """The XPINN split: ``xpinn_cuts``, or one cut per axis at ``fractions``
+        of the grid box (e.g. the authors' ``(0.38, 0.62)``)."""
+        from .xpinn import Decomposition
+
+        lo, hi = self.grid.lo, self.grid.hi
+        if fractions is not None:
+            cuts = tuple((a + f * (b - a),) for a, b, f in zip(lo, hi, fractions))
+        elif self.xpinn_cuts is not None:
+            cuts = self.xpinn_cuts
+        else:
+            cuts = tuple(((a + b) / 2,) for a, b in zip(lo, hi))
+        return Decomposition(tuple(lo), tuple(hi), cuts, self.grid.mask)
 
     def layer_sizes(self, width: int | None = None) -> list[int]:
         hidden = self.hidden if width is None else (width,) * len(self.hidden)

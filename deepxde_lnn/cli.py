@@ -1,4 +1,4 @@
-"""``deepxde-lnn`` command line: list, run, compare, sweep, reference.
+"""``deepxde-lnn`` command line: list, run, compare, sweep, reference, report.
 
 Bad input prints one ``error:`` line and exits with status 2 before anything is
 written; an interrupted run exits with 130 (checkpoint saved), a diverged one with 1.
@@ -55,6 +55,19 @@ def _seeds(text):
     )
 
 
+def _positive_float(name):
+    def parse(text):
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}")
+        if not 0 < v < float("inf"):
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0")
+        return v
+
+    return parse
+
+
 def _lr(text):
     try:
         v = float(text)
@@ -88,6 +101,12 @@ def _common(p):
         "--force-threads", action="store_true", help="allow more threads than cores"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress output")
+    p.add_argument(
+        "--seconds",
+        type=_positive_float("seconds"),
+        help="wall-clock training budget per run (then --iterations is a cap, "
+        "default 20x the profile's steps)",
+    )
     p.add_argument(
         "--overwrite",
         action="store_true",
@@ -132,6 +151,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="methods x seeds, then a summary")
     _common(p)
     _parallel(p)
+    p.add_argument(
+        "--budget",
+        default="steps",
+        choices=("steps", "time"),
+        help="steps: every method the same number of steps (the paper's); time: "
+        "every method the same wall-clock seconds (--seconds, or the first "
+        "method's measured time for the profile's steps, kept in OUT/budget.json)",
+    )
     p.add_argument("--methods", default="lnn,pinn")
     p.add_argument("--seeds", type=_seeds, help="comma-separated (default: 3 seeds)")
     p.add_argument("--out", help="result folder (default runs/compare-CASE-PROFILE)")
@@ -152,6 +179,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("case", help="only 'heat'")
     p.add_argument("--levels", type=_positive_int("levels"), default=6)
     p.add_argument("--out", default="reference/circular_heat")
+
+    p = sub.add_parser("report", help="reproduction report from result folders")
+    p.add_argument(
+        "runs_dirs",
+        nargs="+",
+        metavar="RUNS_DIR",
+        help="folders searched for finished runs (metrics.json)",
+    )
+    p.add_argument(
+        "--out",
+        default="docs/REPRODUCTION.md",
+        help="markdown file; figures go to the folder of its name without .md",
+    )
     return parser
 
 
@@ -167,6 +207,7 @@ def _config(args, method, seed):
         profile=args.profile,
         dtype=args.dtype,
         checkpoint_every=args.checkpoint_every,
+        seconds=args.seconds,
     )
 
 
@@ -288,7 +329,17 @@ def cmd_compare(args) -> int:
     methods = _methods(args)
     prof = case.profile(args.profile)
     seeds = args.seeds or [prof.seed + i for i in range(prof.n_seeds)]
-    root = Path(args.out or f"runs/compare-{case.name}-{args.profile}")
+    default = f"runs/compare-{case.name}-{args.profile}" + (
+        "-time" if args.budget == "time" else ""
+    )
+    root = Path(args.out or default)
+    if args.budget == "time":
+        from .runner import TIME_CAP
+
+        steps = args.iterations or prof.iterations
+        if args.seconds is None:
+            args.seconds = _time_budget(args, case, methods[0], seeds[0], root)
+        args.iterations = steps * TIME_CAP  # a cap: the budget decides
     jobs = [
         (_config(args, m, s).resolved(case), root / m / f"seed-{s}")
         for m in methods
@@ -301,6 +352,36 @@ def cmd_compare(args) -> int:
         f"summary: {root / 'summary.md'}, {root / 'summary.csv'}, {root / 'summary.png'}"
     )
     return 0
+
+
+def _time_budget(args, case, method: str, seed: int, root: Path) -> float:
+    """Seconds per run for ``--budget time``: ``method``'s measured s/step times
+    the step count, measured once and kept in ``root/budget.json`` (so that a
+    repeated command reuses its finished runs)."""
+    import json
+
+    from . import atomic
+    from .runner import step_seconds
+
+    path = root / "budget.json"
+    if path.exists():
+        try:
+            seconds = float(json.loads(path.read_text())["seconds"])
+        except (ValueError, KeyError, TypeError) as err:
+            raise ValueError(f"--budget time: {path} is unreadable ({err})") from err
+        print(f"time budget: {seconds:.2f} s per run (from {path})")
+        return seconds
+    cfg = _config(args, method, seed).resolved(case)
+    per = step_seconds(cfg, case)
+    seconds = per * cfg.iterations
+    root.mkdir(parents=True, exist_ok=True)
+    record = {"seconds": seconds, "method": method, "seconds_per_step": per}
+    atomic.write_json(path, {**record, "steps": cfg.iterations})
+    print(
+        f"time budget: {seconds:.2f} s per run ({method}: {per * 1e3:.2f} ms/step "
+        f"measured now x {cfg.iterations} steps; saved in {path})"
+    )
+    return seconds
 
 
 def cmd_sweep(args) -> int:
@@ -340,6 +421,14 @@ def cmd_reference(args) -> int:
     return 0 if rows else 1
 
 
+def cmd_report(args) -> int:
+    from .reproduction import build_report
+
+    out = build_report(args.runs_dirs, args.out)
+    print(f"report: {out}, figures in {out.parent / out.stem}")
+    return 0
+
+
 # Measured: the six-level study (finest mesh 2,099,201 nodes) peaks at 1.98 GiB;
 # every further level has 4x the nodes.
 _FEM_GIB_AT_6 = 2.0
@@ -377,6 +466,7 @@ COMMANDS = {
     "compare": cmd_compare,
     "sweep": cmd_sweep,
     "reference": cmd_reference,
+    "report": cmd_report,
 }
 
 

@@ -57,13 +57,25 @@ class Controller(dde.callbacks.Callback):
     """Logs every step's per-term losses (moved to host every ``FLUSH`` steps),
     stops on the first non-finite loss, checkpoints every ``checkpoint_every``
     steps through ``save(step, rows, seconds)``, stops with a checkpoint when a
-    signal arrived, and reports progress (a tqdm bar, or a line every ``log_every``
+    signal arrived, stops when a time ``budget`` (training seconds) is spent, and reports progress (a tqdm bar, or a line every ``log_every``
     steps, or nothing)."""
 
     FLUSH = 100
+    BUDGET_EVERY = 10  # steps between checks of a time budget
 
-    def __init__(self, data, start, total, checkpoint_every, save, signals, progress):
+    def __init__(
+        self,
+        data,
+        start,
+        total,
+        checkpoint_every,
+        save,
+        signals,
+        progress,
+        budget: float | None = None,
+    ):
         super().__init__()
+        self.budget, self.out_of_time = budget, False
         self.data, self.step, self.total = data, start, total
         self.checkpoint_every, self.save, self.signals = checkpoint_every, save, signals
         self.rows: list[np.ndarray] = []
@@ -92,6 +104,11 @@ class Controller(dde.callbacks.Callback):
     def on_batch_end(self):
         self.step += 1
         self._pending.append(self.data.last_losses)
+        if self.budget is not None and self.step % self.BUDGET_EVERY == 0:
+            sync()
+            if self.elapsed() >= self.budget:
+                self.out_of_time = True
+                self.model.stop_training = True
         if self.step % self.FLUSH == 0 and not self.flush():
             return
         if self.interrupted:

@@ -9,10 +9,20 @@ a fixed-size point set with its own sampler::
 
 * ``kind="pde"`` / ``"operator"``: the network is re-run on the term's own points,
   so derivatives (up to the beam's 4th order) are taken on those rows only;
-* ``kind="value"``: residual from the shared forward pass (no derivatives).
+* ``kind="value"``: residual from the shared forward pass (no derivatives);
+* ``kind="net"``: the residual takes the network itself, ``residual(x, net)``
+  (e.g. XPINN interface terms that evaluate two subnetworks at the same points).
 
 ``resample=True`` redraws every set at every step (paper protocol);
-``resample=False`` draws one fixed pool (for L-BFGS or point-attached weights).
+``resample=False`` draws one fixed pool (for L-BFGS). A term with ``fixed=True``
+keeps one pool, drawn once from its own stream, even when the others are redrawn
+(point-attached weights such as RBA's multipliers).
+
+An optional ``weights`` hook multiplies each row's squared residual::
+
+    loss_k = w_k * sum_c mean_i ( omega_ic * r_ic^2 )
+
+(``omega = lambda^2`` for RBA, ``N / N_q`` for XPINN's per-subdomain means).
 
 The batch handed to DeepXDE (``train_next_batch``/``test``) holds only the value
 terms' rows, since only those use DeepXDE's shared forward pass: a forward over the
@@ -38,9 +48,9 @@ from deepxde import icbc  # noqa: E402
 from deepxde.data.data import Data  # noqa: E402
 from deepxde.utils import get_num_args, return_tensor  # noqa: E402
 
-__all__ = ["Term", "ResampledPDE", "KINDS"]
+__all__ = ["Term", "ResampledPDE", "RowWeights", "KINDS", "as_columns"]
 
-KINDS = ("pde", "operator", "value")
+KINDS = ("pde", "operator", "value", "net")
 DERIVATIVES = ("taylor", "autograd")
 
 _CONDITIONS = (icbc.BC, icbc.IC)
@@ -51,7 +61,8 @@ Residual = Callable[[torch.Tensor, torch.Tensor], "torch.Tensor | list[torch.Ten
 class Term:
     """One loss term: its name, sampler ``(n, rng) -> (n, d)``, fixed count ``n``,
     a residual ``(x, y) -> tensor | list of (N, 1) tensors`` or a ``dde.icbc``
-    condition, its kind and its weight ``w >= 0`` in the loss.
+    condition, its kind and its weight ``w >= 0`` in the loss. ``fixed=True``
+    draws the term's points once (a fixed pool) even when the data resamples.
 
     ``jet(x, net) -> residual`` optionally computes the same residual with
     Taylor-mode derivatives (:mod:`deepxde_lnn.taylor`); it is used instead of
@@ -65,6 +76,7 @@ class Term:
     kind: str = "operator"
     weight: float = 1.0
     jet: Callable[[torch.Tensor, torch.nn.Module], Residual] | None = None
+    fixed: bool = False
 
     def __post_init__(self):
         if not self.name or not isinstance(self.name, str):
@@ -82,6 +94,10 @@ class Term:
             raise ValueError(f"Term {self.name!r}: sampler must be callable")
         if self.jet is not None and not callable(self.jet):
             raise ValueError(f"Term {self.name!r}: jet must be callable or None")
+        if not isinstance(self.fixed, bool):
+            raise ValueError(f"Term {self.name!r}: fixed must be True or False")
+        if self.kind == "net" and isinstance(self.residual, _CONDITIONS):
+            raise ValueError(f"Term {self.name!r}: kind 'net' needs a callable")
         if type(self.residual).__module__.startswith("deepxde.icbc"):
             _check_supported(self.name, self.residual)
         if not (callable(self.residual) or isinstance(self.residual, _CONDITIONS)):
@@ -162,6 +178,8 @@ class ResampledPDE(Data):
             keep the first draw (fixed pool).
         derivatives: ``"taylor"`` uses the terms' ``jet`` residuals when the
             network supports jets, ``"autograd"`` always DeepXDE's nested autograd.
+        weights: optional :class:`RowWeights` hook giving per-row multipliers of
+            the squared residuals (its state is saved by :meth:`state_dict`).
 
     Attributes:
         last_losses: the per-term losses of the latest gradient-enabled
@@ -174,6 +192,7 @@ class ResampledPDE(Data):
         seed: int | None = None,
         resample: bool = True,
         derivatives: str = "taylor",
+        weights: "RowWeights | None" = None,
     ):
         if derivatives not in DERIVATIVES:
             raise ValueError(
@@ -194,7 +213,18 @@ class ResampledPDE(Data):
             raise ValueError(f"terms: names must be unique, got {names}")
         self.terms = terms
         self.names = names
+        if weights is not None and not callable(weights):
+            raise ValueError(f"weights must be callable or None, got {weights!r}")
+        self.weights = weights
         self.resample = bool(resample)
+        # fixed pools come from their own stream: the per-step stream (and so a
+        # resumed run's draws) is the same whatever is fixed
+        pool_rng = np.random.default_rng([seed or 0, 104729])
+        self._pools = {
+            i: _checked_points(t, t.sampler(t.n, pool_rng))
+            for i, t in enumerate(terms)
+            if t.fixed
+        }
         self.rng = np.random.default_rng(seed)
         offsets = np.cumsum([0] + [t.n for t in terms])
         self.slices = [slice(int(a), int(b)) for a, b in zip(offsets[:-1], offsets[1:])]
@@ -210,7 +240,14 @@ class ResampledPDE(Data):
         self.test_x = self._draw(np.random.default_rng([seed or 0, 7919]))
 
     def _draw(self, rng: np.random.Generator) -> np.ndarray:
-        parts = [_checked_points(t, t.sampler(t.n, rng)) for t in self.terms]
+        parts = [
+            (
+                self._pools[i]
+                if i in self._pools
+                else _checked_points(t, t.sampler(t.n, rng))
+            )
+            for i, t in enumerate(self.terms)
+        ]
         dims = {x.shape[1] for x in parts}
         if len(dims) > 1:
             per = ", ".join(
@@ -242,15 +279,28 @@ class ResampledPDE(Data):
         return self._value_rows(self.test_x), None, None
 
     def losses_train(self, targets, outputs, loss_fn, inputs, model, aux=None):
-        losses = self._losses(self.train_x, outputs, inputs, model)
-        if torch.is_grad_enabled() and next(model.net.parameters()).requires_grad:
+        training = (
+            torch.is_grad_enabled() and next(model.net.parameters()).requires_grad
+        )
+        losses = self._losses(self.train_x, outputs, inputs, model, training)
+        if training:
             self.last_losses = torch.stack(losses).detach()
         return losses
 
     def losses_test(self, targets, outputs, loss_fn, inputs, model, aux=None):
-        return self._losses(self.test_x, outputs, inputs, model)
+        return self._losses(self.test_x, outputs, inputs, model, False)
 
-    def _losses(self, X, outputs, inputs, model):
+    def state_dict(self) -> dict:
+        """Training state beyond the sampler (the weights hook's), for checkpoints:
+        tensors and plain containers only."""
+        state = getattr(self.weights, "state_dict", None)
+        return {"weights": state()} if state else {}
+
+    def load_state_dict(self, state: dict) -> None:
+        if "weights" in state:
+            self.weights.load_state_dict(state["weights"])
+
+    def _losses(self, X, outputs, inputs, model, training=False):
         has_jets = any(t.jet is not None and t.kind != "value" for t in self.terms)
         jets = self._jet_residuals(X, inputs, model.net) if has_jets else {}
         losses = []
@@ -258,20 +308,25 @@ class ResampledPDE(Data):
             zip(self.terms, self.slices, self.value_slices)
         ):
             if i in jets:
-                losses.append(_weighted(term, _mean_square(jets[i])))
-                continue
-            if term.kind == "value":
-                x, y = inputs[vsl], outputs[vsl]
-            else:  # own forward: derivatives on this term's rows only
-                x = torch.as_tensor(X[sl], dtype=inputs.dtype, device=inputs.device)
-                x.requires_grad_()
-                y = model.net(x)
-            if isinstance(term.residual, _CONDITIONS):
-                r = term.residual.error(X[sl], x, y, 0, term.n)
+                r = jets[i]
             else:
-                r = term.residual(x, y)
-            losses.append(_weighted(term, _mean_square(r)))
+                r = self._residual(term, X[sl], inputs[vsl], outputs[vsl], model)
+            omega = self.weights(i, term, X[sl], r, training) if self.weights else None
+            losses.append(_weighted(term, _mean_square(r, omega)))
         return losses
+
+    def _residual(self, term, rows, value_x, value_y, model):
+        if term.kind == "value":
+            x, y = value_x, value_y
+        else:  # own forward: derivatives on this term's rows only
+            x = torch.as_tensor(rows, dtype=value_x.dtype, device=value_x.device)
+            x.requires_grad_()
+            if term.kind == "net":
+                return term.residual(x, model.net)
+            y = model.net(x)
+        if isinstance(term.residual, _CONDITIONS):
+            return term.residual.error(rows, x, y, 0, term.n)
+        return term.residual(x, y)
 
     def _jet_residuals(self, X, inputs, net) -> dict:
         """Residuals of the terms computed with jets, by term index. Terms sharing
@@ -332,10 +387,35 @@ def _checked_points(term: Term, x) -> np.ndarray:
     return x
 
 
-def _mean_square(r) -> torch.Tensor:
-    """Sum over channels of per-channel mean squares (a list or an (N, k) tensor)."""
+def _mean_square(r, omega=None) -> torch.Tensor:
+    """Sum over channels of per-channel mean squares (a list or an (N, k) tensor),
+    each row's square multiplied by ``omega`` ((N, 1) or (N, k)) when given."""
+    if omega is not None:
+        r = as_columns(r)
+        return torch.sum(torch.mean(omega * torch.square(r), dim=0))
     if isinstance(r, (list, tuple)):
         return sum(torch.mean(torch.square(ri)) for ri in r)
     if r.ndim == 2:
         return torch.sum(torch.mean(torch.square(r), dim=0))
     return torch.mean(torch.square(r))
+
+
+def as_columns(r) -> torch.Tensor:
+    """A residual (an (N,) or (N, k) tensor, or a list of (N, 1) tensors) as one
+    (N, k) tensor."""
+    if isinstance(r, (list, tuple)):
+        return torch.cat([ri.reshape(len(ri), -1) for ri in r], dim=1)
+    return r.reshape(len(r), -1)
+
+
+class RowWeights:
+    """Interface of the ``weights`` hook: ``hook(index, term, rows, r, training)``
+    returns per-row multipliers ``omega`` of the squared residual ``r`` of term
+    ``index`` on the float points ``rows`` ((N, 1) or (N, k) tensor), or ``None``
+    for an unweighted term. ``training`` is True only in the gradient-enabled
+    training pass (the one place where a stateful hook may update itself).
+    Optional ``state_dict()``/``load_state_dict(state)`` carry its state through
+    checkpoints (tensors and plain containers only)."""
+
+    def __call__(self, index: int, term: Term, rows: np.ndarray, r, training: bool):
+        raise NotImplementedError

@@ -203,7 +203,7 @@ class StackedNet(torch.nn.Module):
         z = _linear(
             h, self._p(f"blocks.{j}.linear.weight"), self._p(f"blocks.{j}.linear.bias")
         )
-        return h + a * torch.tanh(z)
+        return h + a * net.blocks[j].activation(z)
 
 
 class _Call(torch.nn.Module):
@@ -225,6 +225,8 @@ def _check_same_architecture(nets: Sequence[MLP]) -> None:
         )
     if any(True for _ in first.buffers()):
         raise ValueError("nets with buffers are not supported")
+    if any("activation" in k for k, _ in first.named_parameters()):
+        raise ValueError("nets with trainable activations are not supported")
 
     def signature(n):
         return (
@@ -234,6 +236,7 @@ def _check_same_architecture(nets: Sequence[MLP]) -> None:
                 (k, tuple(p.shape), p.dtype, p.device) for k, p in n.named_parameters()
             ),
             tuple(n.activation),
+            tuple(b.activation for b in getattr(n, "blocks", ())),
             n._input_transform,
             n._output_transform,
         )
@@ -478,8 +481,10 @@ def build_ensemble(
     as ``ResampledPDE``'s. Set the float type (``dde.config.set_default_float``)
     first.
     """
-    from .methods import build_net
+    from .methods import build_net, get
 
+    if not get(method).stackable:
+        raise ValueError(f"method: {method!r} cannot train its seeds as one stack")
     datas, nets = [], []
     for s in seeds:
         dde.config.set_random_seed(s)

@@ -9,7 +9,7 @@ errors on the case's evaluation grid. The flags mean what they mean in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -20,7 +20,7 @@ ensure_pytorch_backend()
 import deepxde as dde  # noqa: E402
 
 from .case import Case, Profile  # noqa: E402
-from .methods import METHODS, build_net  # noqa: E402
+from .methods import METHODS, build_data, build_net  # noqa: E402
 from .metrics import all_fields  # noqa: E402
 
 __all__ = ["ExampleArgs", "parse_args", "print_errors"]
@@ -36,6 +36,12 @@ class ExampleArgs:
     lr: float
     iterations: int
     seed: int
+
+    def data(self, case: Case):
+        """The method's training data: the case's terms with the profile's counts
+        (changed as the method needs, e.g. XPINN interface terms), seeded."""
+        prof = replace(self.profile, iterations=self.iterations, lr=self.lr)
+        return build_data(self.method, case, prof, self.seed)
 
     def net(self, case: Case):
         """The method's network, initialised under ``dde.config.set_random_seed``."""

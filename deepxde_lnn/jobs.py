@@ -115,12 +115,16 @@ def iter_jobs(
 
 def _units(jobs, batch: bool) -> list[list]:
     """Jobs grouped into units of work: one job each, or (``batch``) every group of
-    jobs equal but for the seed."""
+    jobs equal but for the seed, where the method's seeds can be stacked."""
+    from .methods import get
+
     if not batch:
         return [[job] for job in jobs]
     groups: dict = {}
     for cfg, out in jobs:
         key = tuple(v for k, v in sorted(vars(cfg).items()) if k != "seed")
+        if not get(cfg.method).stackable or cfg.seconds is not None:
+            key = (*key, cfg.seed, out)
         groups.setdefault(key, []).append((cfg, out))
     return list(groups.values())
 

@@ -1,21 +1,37 @@
-"""Methods compared by the runner: which network (and data) a method trains.
+"""Methods compared by the runner: which network and which loss a method trains.
 
 * ``lnn``: :class:`~deepxde_lnn.LNN` in the case's layout;
 * ``pinn``: the plain twin :class:`~deepxde_lnn.MLP` (same trunk, no blocks);
 * ``pinn-matched``: a plain MLP of the same depth widened to the parameter count
-  nearest the LNN's (ties to the smaller width).
+  nearest the LNN's (ties to the smaller width);
+* ``rba``: the plain MLP with residual-based attention on the PDE term, on a
+  fixed collocation pool (:mod:`deepxde_lnn.rba`; the package's RA-PINN);
+* ``ra-gated``: the authors' gated residual-attention network, plain loss
+  (:mod:`deepxde_lnn.gated`; their "RA-PINN", labelled as their variant);
+* ``xpinn``: one plain MLP per subdomain with average-solution and
+  residual-continuity interface terms (:mod:`deepxde_lnn.xpinn`);
+* ``xpinn-authors``: the authors' weakly coupled XPINN (tiny subnetworks, value
+  and gradient matching at weights 1e-6 / 1e-8), labelled as their variant.
 
-All use PyTorch's default initialisation (the authors' code; docs/methods.md) and the case's
-output transform.
+All use PyTorch's default initialisation (the authors' code; docs/methods.md) and
+the case's output transform. Every method follows the case's sampling protocol,
+optimizer, learning rate and step count.
 """
 
 from __future__ import annotations
 
-from .case import Case
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from .case import Case, Profile
+from .data import ResampledPDE, Term
 from .nn import LNN, MLP, TORCH_DEFAULT
 
-METHODS = ("lnn", "pinn", "pinn-matched")
+__all__ = ["METHODS", "Method", "get", "build_net", "build_data", "parameter_count"]
+
 ACTIVATION = "tanh"
+AUTHORS_SPLIT = (0.38, 0.62)  # the authors' XPINN cut, as fractions of the box
+AUTHORS_HIDDEN = (16, 16)
 
 
 def mlp_params(sizes) -> int:
@@ -34,18 +50,133 @@ def matched_width(case: Case) -> int:
     return min(widths, key=lambda w: (abs(mlp_params(case.layer_sizes(w)) - target), w))
 
 
-def build_net(method: str, case: Case):
-    if method == "lnn":
-        net = LNN(case.layer_sizes(), ACTIVATION, TORCH_DEFAULT, layout=case.lnn_layout)
-    elif method == "pinn":
-        net = MLP(case.layer_sizes(), ACTIVATION, TORCH_DEFAULT)
-    elif method == "pinn-matched":
-        net = MLP(case.layer_sizes(matched_width(case)), ACTIVATION, TORCH_DEFAULT)
-    else:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+def _transformed(net, case: Case):
     if case.output_transform is not None:
         net.apply_output_transform(case.output_transform)
     return net
+
+
+def _mlp(case: Case, sizes=None):
+    return _transformed(
+        MLP(sizes or case.layer_sizes(), ACTIVATION, TORCH_DEFAULT), case
+    )
+
+
+def _lnn(case: Case):
+    net = LNN(case.layer_sizes(), ACTIVATION, TORCH_DEFAULT, layout=case.lnn_layout)
+    return _transformed(net, case)
+
+
+def _gated(case: Case):
+    from .gated import GatedResidualAttention
+
+    return _transformed(
+        GatedResidualAttention(len(case.inputs), len(case.fields)), case
+    )
+
+
+def _xnet(case: Case, fractions=None, sizes=None):
+    from .xpinn import XNet
+
+    dec = case.decomposition(fractions)
+    return XNet([_mlp(case, sizes) for _ in range(dec.n_cells)], dec)
+
+
+def _authors_xnet(case: Case):
+    sizes = [len(case.inputs), *AUTHORS_HIDDEN, len(case.fields)]
+    return _xnet(case, AUTHORS_SPLIT, sizes)
+
+
+def _same(case: Case, terms: list[Term]) -> list[Term]:
+    return terms
+
+
+def _rba_terms(case: Case, terms: list[Term]) -> list[Term]:
+    return [replace(t, fixed=True) if t.kind == "pde" else t for t in terms]
+
+
+def _rba_weights(case: Case, terms: list[Term]):
+    from .rba import RBA
+
+    return RBA([t.name for t in terms if t.kind == "pde"])
+
+
+def _xpinn_terms(case: Case, terms: list[Term]) -> list[Term]:
+    from .xpinn import xpinn_terms
+
+    return xpinn_terms(terms, case.decomposition())
+
+
+def _authors_terms(case: Case, terms: list[Term]) -> list[Term]:
+    from .xpinn import authors_terms
+
+    return authors_terms(terms, case.decomposition(AUTHORS_SPLIT))
+
+
+def _subdomain_means(fractions=None):
+    def weights(case: Case, terms: list[Term]):
+        from .xpinn import SubdomainMeans
+
+        return SubdomainMeans(case.decomposition(fractions))
+
+    return weights
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method: its network, how it changes the case's loss terms, an optional
+    per-row weights hook, and whether seeds can train as one stacked model."""
+
+    name: str
+    net: Callable[[Case], object]
+    terms: Callable[[Case, list[Term]], list[Term]] = _same
+    weights: Callable[[Case, list[Term]], object] | None = None
+    stackable: bool = False
+
+
+_ALL = (
+    Method("lnn", _lnn, stackable=True),
+    Method("pinn", _mlp, stackable=True),
+    Method(
+        "pinn-matched",
+        lambda c: _mlp(c, c.layer_sizes(matched_width(c))),
+        stackable=True,
+    ),
+    Method("rba", _mlp, _rba_terms, _rba_weights),
+    Method("ra-gated", _gated),
+    Method("xpinn", _xnet, _xpinn_terms, _subdomain_means()),
+    Method(
+        "xpinn-authors", _authors_xnet, _authors_terms, _subdomain_means(AUTHORS_SPLIT)
+    ),
+)
+_BY_NAME = {m.name: m for m in _ALL}
+METHODS = tuple(_BY_NAME)
+
+
+def get(method: str) -> Method:
+    if method not in _BY_NAME:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    return _BY_NAME[method]
+
+
+def build_net(method: str, case: Case):
+    """``method``'s network for ``case`` (initialised from torch's current RNG)."""
+    return get(method).net(case)
+
+
+def build_data(
+    method: str,
+    case: Case,
+    profile: Profile,
+    seed: int | None,
+    derivatives: str = "taylor",
+) -> ResampledPDE:
+    """``method``'s training data for ``case`` under ``profile``: the case's terms
+    (with the profile's counts) as the method changes them, and its weights hook."""
+    m = get(method)
+    terms = m.terms(case, case.make_terms(profile))
+    weights = m.weights(case, terms) if m.weights else None
+    return ResampledPDE(terms, seed=seed, derivatives=derivatives, weights=weights)
 
 
 def parameter_count(method: str, case: Case) -> int:

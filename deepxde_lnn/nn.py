@@ -4,6 +4,8 @@ Liquid residual block (paper eq. for the LNN-PINN hidden update)::
 
     L(h) = h + alpha * tanh(A h + c),      alpha in R^w trainable, init 0.5
 
+(``tanh`` is the paper's; ``block_activation`` swaps it for another activation.)
+
 ``LNN`` inserts one block after every hidden ``Linear -> activation`` stage
 (``layout="standard"``) or uses the blocks *instead of* the hidden activations
 (``layout="reduced"``, the paper's heat network). ``MLP`` is the same trunk with no
@@ -37,25 +39,32 @@ LAYOUTS = ("standard", "reduced")
 
 
 class LiquidBlock(torch.nn.Module):
-    """Width-preserving liquid residual block ``h + alpha * tanh(A h + c)``.
+    """Width-preserving liquid residual block ``h + alpha * sigma(A h + c)``.
 
     ``A, c`` form one ``Linear(width, width)`` with bias; ``alpha`` is a per-channel
-    trainable vector initialised to ``alpha_init``. ``w^2 + 2w`` parameters.
+    trainable vector initialised to ``alpha_init``; ``sigma`` is ``activation``
+    (DeepXDE name or callable), the paper's ``tanh`` by default. ``w^2 + 2w``
+    parameters (plus those of a trainable activation such as ``"LAAF-10 tanh"``).
     """
 
-    def __init__(self, width: int, alpha_init: float = 0.5):
+    def __init__(self, width: int, alpha_init: float = 0.5, activation="tanh"):
         super().__init__()
         width = _check_size(width, "width")
         alpha_init = _check_alpha(alpha_init)
+        self.activation = _get_activation(activation)
+        self.activation_name = _activation_name(activation)
         dtype = config.real(torch)
         self.linear = torch.nn.Linear(width, width, dtype=dtype)
         self.alpha = torch.nn.Parameter(torch.full((width,), alpha_init, dtype=dtype))
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
-        return h + self.alpha * torch.tanh(self.linear(h))
+        return h + self.alpha * self.activation(self.linear(h))
 
     def extra_repr(self) -> str:
-        return f"width={self.alpha.numel()}"
+        out = f"width={self.alpha.numel()}"
+        if self.activation_name != "tanh":
+            out += f", activation={self.activation_name!r}"
+        return out
 
 
 class MLP(NN):
@@ -125,9 +134,10 @@ class LNN(MLP):
 
         h_i = L_i(W_{i-1} h_{i-1} + b_{i-1}),  i = 1..L;   out = W_L h_L + b_L
 
-    where ``L_i(h) = h + alpha_i * tanh(A_i h + c_i)`` (:class:`LiquidBlock`). With
-    ``"reduced"`` the blocks' tanh is the only nonlinearity and ``activation`` is
-    validated but unused.
+    where ``L_i(h) = h + alpha_i * sigma(A_i h + c_i)`` (:class:`LiquidBlock`),
+    ``sigma = tanh`` in the paper. With ``"reduced"`` the blocks' ``sigma`` is the
+    only nonlinearity and ``activation`` is validated but unused (unless
+    ``block_activation="same"``).
 
     Args:
         layer_sizes, activation, kernel_initializer, regularization: as
@@ -135,6 +145,9 @@ class LNN(MLP):
             ``Linear``, those inside the blocks included.
         alpha_init: initial value of every ``alpha`` channel (finite).
         layout: ``"standard"`` or ``"reduced"``.
+        block_activation: ``sigma`` of the blocks: a DeepXDE activation name or
+            callable, or ``"same"`` for the hidden ``activation`` of each stage
+            (``activation[i]`` when a list is given). Default ``"tanh"`` (paper).
 
     Note:
         DeepXDE's ``"l2"`` regularization becomes Adam weight decay and so also
@@ -150,11 +163,15 @@ class LNN(MLP):
         *,
         alpha_init: float = 0.5,
         layout: str = "standard",
+        block_activation="tanh",
     ):
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
         self.alpha_init = _check_alpha(alpha_init)
         self.layout = layout
+        self.block_activation = block_activation
+        if not _is_same(block_activation):
+            _get_activation(block_activation, "block_activation")  # fail early
         sizes = _check_layer_sizes(layer_sizes)
         if layout == "reduced" and len(set(sizes[1:-1])) > 1:
             raise ValueError(
@@ -164,8 +181,13 @@ class LNN(MLP):
         super().__init__(sizes, activation, kernel_initializer, regularization)
 
     def _blocks_init(self, init) -> None:
+        if _is_same(self.block_activation):
+            sigmas = self.activation[:-1]
+        else:
+            sigmas = [self.block_activation] * (len(self.layer_sizes) - 2)
         self.blocks = torch.nn.ModuleList(
-            LiquidBlock(w, self.alpha_init) for w in self.layer_sizes[1:-1]
+            LiquidBlock(w, self.alpha_init, sigma)
+            for w, sigma in zip(self.layer_sizes[1:-1], sigmas)
         )
         _initialize(self.modules(), init)
 
@@ -176,7 +198,10 @@ class LNN(MLP):
         return self.blocks[j](x)
 
     def extra_repr(self) -> str:
-        return f"layout={self.layout!r}, alpha_init={self.alpha_init}"
+        out = f"layout={self.layout!r}, alpha_init={self.alpha_init}"
+        if any(b.activation_name != "tanh" for b in self.blocks):
+            out += f", block_activation={_activation_name(self.block_activation)!r}"
+        return out
 
 
 # --- argument checks ---------------------------------------------------------------
@@ -200,14 +225,18 @@ def _check_layer_sizes(layer_sizes) -> list[int]:
     return [_check_size(n, f"layer_sizes[{i}]") for i, n in enumerate(layer_sizes)]
 
 
-def _check_alpha(alpha_init) -> float:
+def _check_finite(x, name: str) -> float:
     try:
-        value = float(alpha_init)
+        value = float(x)
     except (TypeError, ValueError):
         value = math.nan
-    if isinstance(alpha_init, bool) or not math.isfinite(value):
-        raise ValueError(f"alpha_init must be a finite number, got {alpha_init!r}")
+    if isinstance(x, bool) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {x!r}")
     return value
+
+
+def _check_alpha(alpha_init) -> float:
+    return _check_finite(alpha_init, "alpha_init")
 
 
 def _get_activations(activation, n: int) -> list:
@@ -221,13 +250,27 @@ def _get_activations(activation, n: int) -> list:
     return [_get_activation(activation)] * n
 
 
-def _get_activation(identifier):
+def _get_activation(identifier, name: str = "activation"):
     try:
         return activations.get(identifier)
     except (KeyError, TypeError, ValueError, IndexError) as err:
         raise ValueError(
-            f"activation {identifier!r} is not known to DeepXDE ({err})"
+            f"{name} {identifier!r} is not known to DeepXDE ({err})"
         ) from None
+
+
+def _is_same(identifier) -> bool:
+    return isinstance(identifier, str) and identifier == "same"
+
+
+def _activation_name(identifier) -> str:
+    """A name for ``extra_repr``: the string itself, or the callable's name
+    (``"tanh"`` whatever its case, ``"linear"`` for ``None``)."""
+    if identifier is None:
+        return "linear"
+    name = identifier if isinstance(identifier, str) else None
+    name = name or getattr(identifier, "__name__", None) or type(identifier).__name__
+    return "tanh" if name.lower() == "tanh" else name
 
 
 def _get_initializer(identifier):

@@ -21,6 +21,7 @@ import contextlib
 import io
 import shlex
 import sys
+import time
 import warnings
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -42,10 +43,10 @@ from .checkpoint import (  # noqa: E402
     save_checkpoint,
     set_rng_state,
 )
-from .controller import Controller, Progress, Signals  # noqa: E402
+from .controller import Controller, Progress, Signals, sync  # noqa: E402
 from .data import ResampledPDE  # noqa: E402
 from .folder import FolderError, RunFolder  # noqa: E402
-from .methods import METHODS, build_net  # noqa: E402
+from .methods import METHODS, build_data, build_net  # noqa: E402
 from .metrics import all_fields  # noqa: E402
 from .provenance import device_info, versions  # noqa: E402
 
@@ -54,6 +55,7 @@ __all__ = ["RunConfig", "run", "RunInterrupted", "TrainingDiverged", "predict"]
 PROFILES = ("quick", "paper")
 DTYPES = ("float32", "float64")
 SEED_MAX = 2**32 - 1  # numpy and DeepXDE seeds are 32-bit
+TIME_CAP = 20  # with a time budget, at most this many times the profile's steps
 
 
 class RunInterrupted(RuntimeError):
@@ -76,6 +78,7 @@ class RunConfig:
     profile: str = "quick"
     dtype: str = "float32"
     checkpoint_every: int = 1000
+    seconds: float | None = None  # a wall-clock budget; iterations is then a cap
 
     def resolved(self, case: Case | None = None) -> RunConfig:
         """Validate every field (ValueError naming it) and fill profile defaults."""
@@ -89,29 +92,43 @@ class RunConfig:
         prof = case.profile(self.profile)
         seed = prof.seed if self.seed is None else self.seed
         lr = prof.lr if self.lr is None else self.lr
-        iterations = prof.iterations if self.iterations is None else self.iterations
+        iterations = self.iterations
+        if iterations is None:
+            iterations = prof.iterations * (TIME_CAP if self.seconds else 1)
+        if self.seconds is not None:
+            check_positive(self.seconds, "seconds")
         check_int(seed, "seed", 0, SEED_MAX)
         check_int(iterations, "iterations", 1)
         check_int(self.checkpoint_every, "checkpoint_every", 1)
-        if (
-            isinstance(lr, bool)
-            or not isinstance(lr, (int, float))
-            or not np.isfinite(lr)
-            or lr <= 0
-        ):
-            raise ValueError(f"lr must be a finite number > 0; got {lr!r}")
-        return replace(self, seed=int(seed), lr=float(lr), iterations=int(iterations))
+        check_positive(lr, "lr")
+        seconds = None if self.seconds is None else float(self.seconds)
+        return replace(
+            self,
+            seed=int(seed),
+            lr=float(lr),
+            iterations=int(iterations),
+            seconds=seconds,
+        )
 
     def identity(self) -> dict:
         """The fields that determine a run's result (not ``checkpoint_every``)."""
         out = asdict(self)
         del out["checkpoint_every"]
+        if out["seconds"] is None:  # step budget: as records before time budgets
+            del out["seconds"]
         return out
 
 
 def _check_choice(value, name: str, choices) -> None:
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+
+
+def check_positive(value, name: str) -> None:
+    """ValueError naming ``name`` unless ``value`` is a finite number > 0."""
+    ok = isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+    if not ok or not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
 
 
 def check_int(value, name: str, minimum: int, maximum: int | None = None) -> None:
@@ -137,6 +154,7 @@ class _Job:
     prior_seconds: float = 0.0
     loss: np.ndarray | None = None  # the whole run's loss table, once trained
     fields: dict | None = None  # evaluation grid, exact and predicted values
+    torch_rng: dict | None = None  # a checkpoint's random states, set at step 1
 
 
 def quiet_float(dtype: str) -> None:
@@ -225,7 +243,7 @@ def _build(case: Case, cfg: RunConfig, state: dict | None) -> _Job:
     quiet_float(cfg.dtype)
     dde.config.set_random_seed(cfg.seed)
     profile = replace(case.profile(cfg.profile), iterations=cfg.iterations)
-    data = ResampledPDE(case.make_terms(profile), seed=cfg.seed)
+    data = build_data(cfg.method, case, profile, cfg.seed)
     net = build_net(cfg.method, case)
     model = dde.Model(data, net)
     model.compile("adam", lr=cfg.lr, verbose=0)
@@ -236,6 +254,8 @@ def _build(case: Case, cfg: RunConfig, state: dict | None) -> _Job:
         data.rng.bit_generator.state = set_rng_state(state["rng"])
         job.start, job.prior_seconds = int(state["step"]), float(state["seconds"])
         job.prior_rows = state["loss"].numpy()
+        data.load_state_dict(state.get("data", {}))
+        job.torch_rng = state["rng"]
     return job
 
 
@@ -259,6 +279,7 @@ def _train(job: _Job, folder: RunFolder, signals, progress, callbacks) -> Contro
             "rng": rng_state(job.data.rng_state_before_draw),
             "loss": torch.from_numpy(_loss_table(job, rows)),
             "seconds": job.prior_seconds + seconds,
+            "data": job.data.state_dict(),  # e.g. RBA's multipliers
         }
         save_checkpoint(folder.checkpoint, payload)
 
@@ -270,21 +291,38 @@ def _train(job: _Job, folder: RunFolder, signals, progress, callbacks) -> Contro
         save,
         signals,
         progress,
+        budget=None if cfg.seconds is None else cfg.seconds - job.prior_seconds,
     )
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
+    # DeepXDE evaluates the losses in training mode before the first step and
+    # every display_every steps (a forward that draws dropout masks): evaluate
+    # only at the ends, and restore the torch RNG after that first evaluation, so
+    # that a resumed run draws exactly what the uninterrupted one did
     job.model.train(
         iterations=cfg.iterations - job.start,
-        display_every=job.profile.display_every,
-        callbacks=[ctl, *callbacks],
+        display_every=cfg.iterations - job.start,
+        callbacks=[_TorchRNG(job.torch_rng), ctl, *callbacks],
         verbose=0,
     )
     return ctl
 
 
+class _TorchRNG(dde.callbacks.Callback):
+    """Sets torch's RNG state (if given) when training begins."""
+
+    def __init__(self, state: dict | None):
+        super().__init__()
+        self.state = state
+
+    def on_train_begin(self):
+        if self.state is not None:
+            set_rng_state(self.state)
+
+
 def _stop_if_unfinished(job: _Job, ctl: Controller, folder: RunFolder) -> None:
     """Write the loss log of an unfinished run and raise why it stopped."""
-    if ctl.diverged_at is None and ctl.step >= job.cfg.iterations:
+    if ctl.diverged_at is None and (ctl.step >= job.cfg.iterations or ctl.out_of_time):
         return
     write_loss(folder.path / "loss.csv", _loss_table(job, ctl.table()), job.data.names)
     if ctl.diverged_at is not None:
@@ -323,8 +361,10 @@ def _evaluate(job: _Job, ctl: Controller) -> dict:
         **cfg.identity(),
         **device_info(),
         "parameters": job.net.num_trainable_parameters(),
+        "budget": "steps" if cfg.seconds is None else "time",
+        "steps": int(loss[-1, 0]) if len(loss) else 0,
         "train_seconds": seconds,
-        "seconds_per_iteration": seconds / cfg.iterations,
+        "seconds_per_iteration": seconds / max(len(loss), 1),
         "peak_gpu_memory_bytes": (
             torch.cuda.max_memory_allocated() if torch.cuda.is_available() else None
         ),
@@ -426,3 +466,27 @@ def write_loss(path: Path, table: np.ndarray, names) -> None:
     else:
         buf.write(header + "\n")
     atomic.atomic_write_text(path, buf.getvalue())
+
+
+def step_seconds(config: RunConfig, case: Case | None = None, steps: int = 20) -> float:
+    """Training seconds per step of ``config``, measured now over ``steps`` steps
+    after a few warm-up steps (nothing is written)."""
+    if case is None:
+        from . import cases
+
+        case = cases.get(config.case)
+    cfg = config.resolved(case)
+    job = _build(case, cfg, None)
+    marks = []
+
+    class Clock(dde.callbacks.Callback):
+        def on_batch_begin(self):
+            sync()
+            marks.append(time.perf_counter())
+
+    # step-begin marks: DeepXDE's evaluations before the first and after the
+    # last step fall outside the timed interval
+    job.model.train(
+        iterations=steps + 5, display_every=steps + 5, callbacks=[Clock()], verbose=0
+    )
+    return (marks[-1] - marks[4]) / (len(marks) - 5)

@@ -21,8 +21,9 @@ pushed forward through the network, layer by layer::
   ``f(z_0 + d) = sum_m f^(m)(z_0)/m! d^m``; as ``d^m = O(t^m)`` (Faa di Bruno),
   ``y_0 = f(z_0)`` and ``y_k = sum_{m=1..k} g_m [d^m]_k`` with ``g_m = f^(m)(z_0)/m!``,
   where ``[d^m]_k`` are the Cauchy-product powers (see :func:`_compose`).
-* the liquid block ``h + alpha * tanh(A h + c)`` is a linear map, a tanh
-  composition, a scale by ``alpha`` and an add.
+* the liquid block ``h + alpha * sigma(A h + c)`` is a linear map, a ``sigma``
+  composition (any supported activation; tanh in the paper), a scale by ``alpha``
+  and an add.
 
 Several directions share one propagation: the primal ``h_0`` (shape ``(N, w)``) and
 the factors ``g_m`` are computed once, and the coefficients of ``D`` directions are
@@ -34,10 +35,10 @@ weighted sum is carried ("collapsed" Taylor mode). Everything is ordinary
 differentiable torch code: parameter gradients of a loss built from jets come from
 the usual ``backward``; dtype and device follow ``x`` and the parameters.
 
-Supported activations: tanh, sin, cos, sigmoid, SiLU/swish, GELU (exact erf form),
-the identity, and DeepXDE's L-LAAF wrapper around any of these; others can be added
-with :func:`register_activation`. Input and output transforms are not supported
-(``ValueError``).
+Supported activations (hidden layers and liquid blocks): tanh, sin, cos, sigmoid,
+SiLU/swish, GELU (exact erf form), the identity, and DeepXDE's L-LAAF wrapper
+around any of these; others can be added with :func:`register_activation`. Input
+and output transforms are not supported (``ValueError``).
 """
 
 from __future__ import annotations
@@ -296,7 +297,7 @@ def _program(net) -> list:
             block = net.blocks[j]
             if type(block).forward is not LiquidBlock.forward:
                 raise TypeError(f"unsupported liquid block {type(block).__name__}")
-            ops.append(("block", block))
+            ops.append(("block", (block, _activation_ops(block.activation))))
     ops.append(("linear", net.linears[-1]))
     return ops
 
@@ -434,9 +435,12 @@ def _activate(factors: TaylorFactors, z0: Tensor, jet: _Jet, lay: _Layout) -> tu
     return g[0], _compose(g, jet, lay)
 
 
-def _block(block: LiquidBlock, h0: Tensor, jet: _Jet, lay: _Layout) -> tuple:
+def _block(
+    block: LiquidBlock, sigma: list, h0: Tensor, jet: _Jet, lay: _Layout
+) -> tuple:
+    """``h + alpha * sigma(A h + c)``, ``sigma`` given as program steps."""
     a0, a = _linear(block.linear, h0, jet)
-    t0, t = _activate(_tanh_factors, a0, a, lay)
+    t0, t = _run(sigma, a0, a, lay)
     alpha = block.alpha
     coeffs = [_addmul(h, tk, alpha) for h, tk in zip(jet.coeffs, t.coeffs)]
     return torch.addcmul(h0, alpha, t0), _Jet(coeffs, _addmul(jet.top, t.top, alpha))
@@ -451,7 +455,7 @@ def _run(ops: list, h0: Tensor, jet: _Jet, lay: _Layout) -> tuple:
         elif kind == "scale":
             h0, jet = h0 * payload, _map(jet, lambda h, s=payload: h * s)
         else:
-            h0, jet = _block(payload, h0, jet, lay)
+            h0, jet = _block(*payload, h0, jet, lay)
     return h0, jet
 
 

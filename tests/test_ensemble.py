@@ -89,8 +89,9 @@ def derivatives(y, x):
         lambda: MLP([2, 8, 8, 2], "tanh", TORCH_DEFAULT),
         lambda: LNN([2, 8, 8, 2], "tanh", TORCH_DEFAULT),
         lambda: LNN([2, 8, 8, 2], "sin", TORCH_DEFAULT, layout="reduced"),
+        lambda: LNN([2, 8, 8, 2], "sin", TORCH_DEFAULT, block_activation="same"),
     ],
-    ids=["mlp", "lnn", "lnn-reduced"],
+    ids=["mlp", "lnn", "lnn-reduced", "lnn-sin-blocks"],
 )
 def test_stacked_forward_and_derivatives_equal_single_nets(float64, make):
     def transform(x, y):

@@ -76,6 +76,79 @@ def test_forward_matches_hand_written(layout):
     assert not torch.allclose(plain(x), net(x))
 
 
+def _manual_forward_sigma(net, x, hidden, sigma):
+    """Standard layout with hidden activation ``hidden`` and block ``sigma``."""
+    h = x
+    for lin, blk in zip(net.linears[:-1], net.blocks):
+        z = hidden(h @ lin.weight.T + lin.bias)
+        h = z + blk.alpha * sigma(z @ blk.linear.weight.T + blk.linear.bias)
+    out = net.linears[-1]
+    return h @ out.weight.T + out.bias
+
+
+def test_block_activation_default_is_tanh():
+    torch.manual_seed(4)
+    sizes = [2, 10, 10, 1]
+    net = LNN(sizes, "sin", "torch-default")
+    x = torch.randn(6, 2)
+    torch.testing.assert_close(
+        net(x), _manual_forward_sigma(net, x, torch.sin, torch.tanh)
+    )
+    explicit = LNN(sizes, "sin", "torch-default", block_activation="tanh")
+    assert explicit.num_trainable_parameters() == net.num_trainable_parameters()
+    assert list(explicit.state_dict()) == list(net.state_dict())
+    assert "block_activation" not in repr(net)
+    assert "activation" not in LiquidBlock(4).extra_repr()
+
+
+@pytest.mark.parametrize(
+    "block_activation, hidden, sigma",
+    [
+        ("sin", torch.tanh, torch.sin),
+        (torch.sigmoid, torch.tanh, torch.sigmoid),
+        ("same", torch.sin, torch.sin),
+    ],
+    ids=["sin", "callable", "same"],
+)
+def test_block_activation_variants(block_activation, hidden, sigma):
+    torch.manual_seed(5)
+    hidden_name = "sin" if hidden is torch.sin else "tanh"
+    net = LNN(
+        [3, 12, 12, 12, 2],
+        hidden_name,
+        "torch-default",
+        block_activation=block_activation,
+    )
+    x = torch.randn(7, 3)
+    torch.testing.assert_close(net(x), _manual_forward_sigma(net, x, hidden, sigma))
+    assert net.num_trainable_parameters() == p_mlp(3, 2, 3, 12) + 3 * (144 + 24)
+    expected = block_activation if isinstance(block_activation, str) else "sigmoid"
+    assert f"block_activation={expected!r}" in net.extra_repr()
+    assert "activation=" in net.blocks[0].extra_repr()
+
+
+def test_block_activation_same_follows_activation_list_and_reduced_layout():
+    net = LNN(
+        [1, 4, 4, 1], ["sin", "tanh", None], "Glorot normal", block_activation="same"
+    )
+    x = torch.rand(3, 1)
+    z = torch.sin(net.linears[0](x))
+    z = z + net.blocks[0].alpha * torch.sin(net.blocks[0].linear(z))
+    z = torch.tanh(net.linears[1](z))
+    z = z + net.blocks[1].alpha * torch.tanh(net.blocks[1].linear(z))
+    torch.testing.assert_close(net(x), net.linears[2](z))
+    # reduced layout: "same" makes the hidden activation the blocks' nonlinearity
+    net = LNN(
+        [2, 8, 8, 1], "sin", "torch-default", layout="reduced", block_activation="same"
+    )
+    x = torch.rand(5, 2)
+    h = x
+    for lin, blk in zip(net.linears[:-1], net.blocks):
+        z = lin(h)
+        h = z + blk.alpha * torch.sin(blk.linear(z))
+    torch.testing.assert_close(net(x), net.linears[-1](h))
+
+
 def test_mlp_twin_shares_trunk_with_lnn():
     torch.manual_seed(1)
     net = LNN([2, 10, 10, 1], "tanh", "Glorot normal", alpha_init=0.0)
@@ -161,6 +234,9 @@ def test_activation_list_like_fnn():
         (dict(activation=["tanh"]), "activation"),
         (dict(kernel_initializer="Glorot nonsense"), "kernel_initializer"),
         (dict(layer_sizes=[2, 8, 16, 1], layout="reduced"), "layer_sizes"),
+        (dict(block_activation="nope"), "block_activation"),
+        (dict(block_activation="Same"), "block_activation"),
+        (dict(block_activation=3), "block_activation"),
     ],
 )
 def test_bad_arguments(kwargs, name):
@@ -177,6 +253,8 @@ def test_mlp_bad_arguments():
         MLP([3, 1], "tanh", "bogus")
     with pytest.raises(ValueError, match="width"):
         LiquidBlock(0)
+    with pytest.raises(ValueError, match="activation 'same'"):
+        LiquidBlock(4, activation="same")  # "same" needs a network around the block
 
 
 def _run(code, **env):

@@ -19,12 +19,14 @@ ARCHS = [("mlp", "standard"), ("lnn", "standard"), ("lnn", "reduced")]
 ARCH_IDS = ["mlp", "lnn-standard", "lnn-reduced"]
 
 
-def make_net(kind, layout, activation, sizes=(2, 12, 12, 12, 1), seed=0):
+def make_net(kind, layout, activation, sizes=(2, 12, 12, 12, 1), seed=0, **kwargs):
     torch.manual_seed(seed)
     if kind == "mlp":
         net = deepxde_lnn.MLP(list(sizes), activation, "Glorot normal")
     else:
-        net = deepxde_lnn.LNN(list(sizes), activation, "Glorot normal", layout=layout)
+        net = deepxde_lnn.LNN(
+            list(sizes), activation, "Glorot normal", layout=layout, **kwargs
+        )
     net = net.to(F64)
     with torch.no_grad():
         for name, p in net.named_parameters():
@@ -127,6 +129,51 @@ def test_other_activations(activation):
     ref = nested_directional(net, x, v, 4)
     for k in range(5):
         assert relerr(jets[k], ref[k]) <= 1e-10
+
+
+@pytest.mark.parametrize(
+    "activation, block_activation",
+    [("tanh", "sin"), ("sin", "same"), ("tanh", "sigmoid"), ("tanh", "LAAF-2 sin")],
+    ids=["sin", "same", "sigmoid", "laaf"],
+)
+@pytest.mark.parametrize("layout", ["standard", "reduced"])
+def test_block_activation(layout, activation, block_activation):
+    net = make_net(
+        "lnn",
+        layout,
+        activation,
+        sizes=(2, 10, 10, 10, 1),
+        block_activation=block_activation,
+    )
+    with torch.no_grad():  # L-LAAF: a scale n * a = 1.6 instead of 1
+        for name, p in net.named_parameters():
+            if name.endswith("activation.a"):
+                p.fill_(0.8)
+    assert taylor.supported(net)
+    x = points()
+    v = torch.tensor([0.8, -0.5], dtype=F64)
+    jets = taylor.directional_derivatives(net, x, v, 4)
+    ref = nested_directional(net, x, v, 4)
+    for k in range(5):
+        assert ref[k].norm() > 1e-3
+        assert relerr(jets[k], ref[k]) <= 1e-10
+    _, beam = taylor.pure_derivative_combination(net, x, [(1, 0, 2), (-1, 1, 4)])
+    eye = torch.eye(2, dtype=F64)
+    ref = nested_directional(net, x, eye[0], 2)[2]
+    ref = ref - nested_directional(net, x, eye[1], 4)[4]
+    assert relerr(beam, ref) <= 1e-10
+
+
+def test_unsupported_block_activation_is_not_supported():
+    net = make_net("lnn", "standard", "tanh", block_activation="relu")
+    assert not taylor.supported(net)
+    with pytest.raises(ValueError, match="activation 'relu' has no Taylor-mode rule"):
+        taylor.laplacian(net, points())
+    # "same" in the reduced layout makes the (otherwise unused) activation matter
+    assert taylor.supported(make_net("lnn", "reduced", "relu"))
+    assert not taylor.supported(
+        make_net("lnn", "reduced", "relu", block_activation="same")
+    )
 
 
 def test_register_activation():

@@ -1,0 +1,579 @@
+"""The reproduction report (``deepxde-lnn report``): every finished run below some
+result folders, per case and training configuration, set against the paper.
+
+Built from ``metrics.json`` files only (read as JSON, never code), so runs made
+anywhere can be merged. :func:`load` reads and checks the records, :func:`render`
+turns them into markdown (pure: the same records give the same text), and
+:func:`build_report` writes the markdown and one figure per case, atomically.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+from urllib.parse import quote
+
+import numpy as np
+
+from . import atomic as aio
+from . import cases
+from .folder import FolderError
+from .metrics import METRICS
+from .paper import paper_table
+from .report import _plt, _stats, load_runs, metric_sets
+from .stats import RatioCI, ratio_ci
+
+__all__ = [
+    "Group",
+    "load",
+    "check_record",
+    "prepare",
+    "method_rows",
+    "missing",
+    "render",
+    "case_figure",
+    "build_report",
+]
+
+# display order; methods not listed follow in alphabetical order
+ORDER = ("lnn", "pinn", "pinn-matched", "rba", "ra-gated", "xpinn", "xpinn-authors")
+# our method -> the paper's row (paper_results.csv keys the RA-PINN row `rba`)
+PAPER_ROW = {"lnn": "lnn", "pinn": "pinn", "rba": "rba", "xpinn": "xpinn"}
+# the methods a complete reproduction has, each with N_SEEDS seeds
+REQUIRED = ("lnn", "pinn", "pinn-matched", "rba", "xpinn")
+N_SEEDS = 3
+BASELINE = "pinn"
+
+
+class Group(NamedTuple):
+    """One training configuration; runs of different groups are never pooled."""
+
+    profile: str
+    iterations: int
+    lr: float
+    dtype: str
+    budget: str
+
+    @classmethod
+    def of(cls, record: dict) -> Group:
+        return cls(
+            record["profile"],
+            record["iterations"],
+            float(record["lr"]),
+            record["dtype"],
+            record.get("budget", "steps"),
+        )
+
+    def label(self) -> str:
+        return (
+            f"profile `{self.profile}`, {self.iterations} steps, lr {self.lr:g}, "
+            f"{self.dtype}, budget `{self.budget}`"
+        )
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load(roots: Sequence[str | Path]) -> list[dict]:
+    """Every run below ``roots``, checked; each root must be a folder holding at
+    least one ``metrics.json``, and a run reached through two roots counts once."""
+    runs, seen = [], set()
+    for root in map(Path, roots):
+        if not root.is_dir():
+            what = "not a folder" if root.exists() else "no such folder"
+            raise FolderError(f"{root}: {what}")
+        found = load_runs(root)
+        if not found:
+            raise FolderError(f"{root}: no finished runs (metrics.json) below it")
+        for rec in found:
+            key = Path(rec["_dir"]).resolve()
+            if key not in seen:
+                seen.add(key)
+                check_record(rec)
+                runs.append(rec)
+    return runs
+
+
+def check_record(record: dict) -> None:
+    """``FolderError`` naming the file unless ``record`` holds what the report
+    reads, with the right types (finite, non-negative metrics)."""
+    problem = _config_problem(record) or _metrics_problem(record)
+    if problem:
+        path = Path(record.get("_dir", "?")) / "metrics.json"
+        raise FolderError(f"{path}: malformed record ({problem})")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v) -> bool:
+    return (_is_int(v) or isinstance(v, float)) and math.isfinite(v)
+
+
+def _config_problem(rec: dict) -> str | None:
+    for key in ("case", "method", "profile", "dtype"):
+        if not isinstance(rec.get(key), str) or not rec[key]:
+            return f"{key} must be a non-empty string"
+    if not _is_int(rec.get("seed")):
+        return "seed must be an integer"
+    if not _is_int(rec.get("iterations")) or rec["iterations"] <= 0:
+        return "iterations must be an integer > 0"
+    if not _is_number(rec.get("lr")) or rec["lr"] <= 0:
+        return "lr must be a number > 0"
+    if rec.get("budget", "steps") not in ("steps", "time"):
+        return "budget must be 'steps' or 'time'"
+    optional = {
+        "parameters": _is_int,
+        "seconds_per_iteration": _is_number,
+        "batched_runs": _is_int,
+        "device": lambda v: isinstance(v, str),
+        "device_name": lambda v: isinstance(v, str),
+        "versions": lambda v: isinstance(v, dict),
+    }
+    for key, ok in optional.items():
+        if key in rec and not ok(rec[key]):
+            return f"{key} has the wrong type"
+    return None
+
+
+def _metrics_problem(rec: dict) -> str | None:
+    if not isinstance(rec.get("metrics"), dict) or not rec["metrics"]:
+        return "metrics must be a non-empty object"
+    for key in ("extra_metrics", "extra_grid_metrics"):
+        if not isinstance(rec.get(key, {}), dict):
+            return f"{key} must be an object"
+    if not all(isinstance(v, dict) for v in rec.get("extra_grid_metrics", {}).values()):
+        return "extra_grid_metrics must map grids to objects"
+    for name, values in metric_sets(rec).items():
+        if not isinstance(values, dict):
+            return f"metrics {name!r} must be an object"
+        for m in METRICS:
+            if not _is_number(values.get(m)) or values[m] < 0:
+                return f"metrics {name!r} {m} must be a finite number >= 0"
+    return None
+
+
+# ---------------------------------------------------------------- grouping
+
+
+def _order(method: str) -> tuple[int, str]:
+    return (ORDER.index(method) if method in ORDER else len(ORDER), method)
+
+
+def _case_order(case: str) -> tuple[int, str]:
+    return (
+        cases.NAMES.index(case) if case in cases.NAMES else len(cases.NAMES),
+        case,
+    )
+
+
+def prepare(runs: list[dict]) -> tuple[list[dict], list[tuple[dict, dict]]]:
+    """Records (from :func:`load`) with their metric sets (``"sets"``) and
+    ``"group"``, one per (case, group, method, seed): the first one given is kept;
+    later ones come back as ``(duplicate, kept)`` pairs."""
+    kept, first, dropped = [], {}, []
+    for rec in runs:
+        r = {**rec, "sets": metric_sets(rec), "group": Group.of(rec)}
+        key = (r["case"], r["group"], r["method"], r["seed"])
+        if key in first:
+            dropped.append((r, first[key]))
+            continue
+        first[key] = r
+        kept.append(r)
+    return kept, dropped
+
+
+def _by_case(runs: list[dict]) -> dict[str, dict[Group, list[dict]]]:
+    """case -> group -> runs, in the package's case order, groups sorted, runs by
+    method order and seed."""
+    out: dict[str, dict[Group, list[dict]]] = {}
+    for r in sorted(runs, key=lambda r: (_order(r["method"]), r["seed"])):
+        out.setdefault(r["case"], {}).setdefault(r["group"], []).append(r)
+    return {
+        case: dict(sorted(groups.items()))
+        for case, groups in sorted(out.items(), key=lambda kv: _case_order(kv[0]))
+    }
+
+
+def _methods(runs: list[dict]) -> list[str]:
+    return sorted({r["method"] for r in runs}, key=_order)
+
+
+def _fields(runs: list[dict]) -> list[str]:
+    return list(dict.fromkeys(f for r in runs for f in r["sets"]))
+
+
+# ---------------------------------------------------------------- numbers
+
+
+def _paper_value(table: dict | None, method: str, field: str) -> float | None:
+    """The paper's RMSE for our ``method`` and ``field``; a set ``F@GRID`` (another
+    evaluation grid) gets the paper's number for ``F``."""
+    row = (table or {}).get(PAPER_ROW.get(method), {})
+    ref = row.get(field) or row.get(field.split("@")[0])
+    return ref["RMSE"] if isinstance(ref, dict) else None
+
+
+def method_rows(runs: list[dict], field: str, paper: dict | None = None) -> list[dict]:
+    """One record per method for one field (or metric set) of one group's runs
+    (from :func:`prepare`): seeds, parameters, mean s/step, statistics over seeds
+    of each metric, the paper's RMSE (``paper``: the case's
+    :func:`deepxde_lnn.paper.paper_table`, None when not comparable), our mean
+    RMSE over it, and the RMSE ratio to ``pinn`` with its confidence interval."""
+    have = [r for r in runs if field in r["sets"]]
+    base = {
+        r["seed"]: r["sets"][field]["RMSE"] for r in have if r["method"] == BASELINE
+    }
+    rows = []
+    for m in _methods(have):
+        mine = [r for r in have if r["method"] == m]
+        rmse = {r["seed"]: r["sets"][field]["RMSE"] for r in mine}
+        steps = [
+            r["seconds_per_iteration"] for r in mine if "seconds_per_iteration" in r
+        ]
+        ref = _paper_value(paper, m, field)
+        stats = {k: _stats([r["sets"][field][k] for r in mine]) for k in METRICS}
+        rows.append(
+            {
+                "method": m,
+                "n": len(mine),
+                "parameters": sorted(
+                    {r["parameters"] for r in mine if "parameters" in r}
+                ),
+                "s_per_step": float(np.mean(steps)) if steps else None,
+                **stats,
+                "paper": ref,
+                "vs_paper": stats["RMSE"]["mean"] / ref if ref else None,
+                "vs_pinn": ratio_ci(rmse, base) if base and m != BASELINE else None,
+            }
+        )
+    return rows
+
+
+@functools.lru_cache(maxsize=None)
+def _paper_protocol(case: str) -> Group | None:
+    """The group of a run made exactly at the paper's protocol for ``case``."""
+    if case not in cases.available():
+        return None
+    p = cases.get(case).paper
+    return Group("paper", p.iterations, float(p.lr), "float32", "steps")
+
+
+def _at_paper_protocol(record: dict) -> bool:
+    protocol = _paper_protocol(record["case"])
+    if protocol is None:  # a case this version does not ship
+        return record["profile"] == "paper"
+    return Group.of(record) == protocol
+
+
+def missing(runs: list[dict]) -> dict[str, dict[str, int]]:
+    """``{case: {method: seeds}}`` for every method of :data:`REQUIRED` with fewer
+    than :data:`N_SEEDS` seeds at the paper's protocol (profile, steps, lr,
+    float32, step budget), over the package's cases and any other case in ``runs``."""
+    paper_runs = [r for r in runs if _at_paper_protocol(r)]
+    names = sorted(set(cases.NAMES) | {r["case"] for r in runs}, key=_case_order)
+    out = {}
+    for case in names:
+        found = {
+            m: len(
+                {r["seed"] for r in paper_runs if (r["case"], r["method"]) == (case, m)}
+            )
+            for m in REQUIRED
+        }
+        out[case] = {m: n for m, n in found.items() if n < N_SEEDS}
+    return out
+
+
+# ---------------------------------------------------------------- markdown
+
+HOW_TO_READ = (
+    "**How to read.** Each case has one section per training configuration "
+    "(profile, steps, learning rate, float type, budget); runs of different "
+    "configurations are never pooled. Each table is one field, or one extra metric "
+    "set (heat's absolute-temperature modes and FEM cross-checks, `F@GRID` for "
+    "field F on another evaluation grid), with one row per method: the number of "
+    "seeds, trainable parameters, training-loop seconds per step (mean over seeds; "
+    "for seeds trained together as one stacked model, the batch's time divided by "
+    "its runs), RMSE mean ± sample std and median over seeds, then relL2 and MaxErr "
+    "mean ± std. 'paper' is the paper's single-seed RMSE (Tables 2–7: its own "
+    "protocol, hardware and seed), shown at the `paper` profile only, and "
+    "'ours/paper' is our mean RMSE divided by it; for `F@GRID` sets it repeats the "
+    "paper's number for F (the paper evaluated its beam baselines on 150 × 150 and "
+    "its LNN on 200 × 200). `rba` (residual-based attention) stands beside the "
+    "paper's RA-PINN row and `xpinn` (extended PINN) beside its XPINN row, but the "
+    "paper's baselines were its own designs, not defined in the paper "
+    "(`ra-gated` and `xpinn-authors` follow the authors' code), so those ratios "
+    "compare implementations as much as methods; the other methods have no paper "
+    "row. 'RMSE / pinn' is the geometric-mean RMSE ratio of the method to `pinn` "
+    "over seeds with a 95 % Student-t interval on log errors, paired by seed when "
+    "both ran the same seeds (otherwise Welch, marked); the verdict is 'better' or "
+    "'worse' only when the whole interval lies below or above 1 ('too few seeds' "
+    "with one seed). Figures show "
+    "every seed's RMSE (dots), the geometric mean over seeds (bar) and the paper's "
+    "number (star) on a log scale; where a case has several configurations, "
+    "their numbers [k] follow the method names."
+)
+
+TABLE_HEAD = (
+    "| method | seeds | parameters | s/step | RMSE mean ± std | RMSE median "
+    "| paper RMSE | ours/paper | RMSE / pinn (95 % CI) | verdict "
+    "| relL2 mean ± std | MaxErr mean ± std |"
+)
+
+
+def render(
+    runs: list[dict], roots: Sequence[str | Path], figures: str | None = "REPRODUCTION"
+) -> str:
+    """The report's markdown for ``runs`` (records from :func:`load`) found below
+    ``roots``; ``figures`` is the folder, relative to the markdown, holding
+    ``CASE.png`` (None: no figure links)."""
+    kept, dropped = prepare(runs)
+    by_case = _by_case(kept)
+    lines = _header(roots, kept, by_case)
+    for case, groups in by_case.items():
+        lines += _case_section(case, groups, figures)
+    lines += _missing_section(kept)
+    lines += _duplicates_section(dropped)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _header(roots, runs, by_case) -> list[str]:
+    folders = " ".join(Path(r).as_posix() for r in roots)
+    return [
+        "# Reproduction report",
+        "",
+        "Generated by `deepxde-lnn report` from the result folders "
+        + ", ".join(f"`{Path(r).as_posix()}`" for r in roots)
+        + f": {_count(len(runs), 'run')} of {_count(len(by_case), 'case')}. "
+        "Do not edit by hand; "
+        f"rebuild with `deepxde-lnn report {folders}`.",
+        "",
+        HOW_TO_READ,
+        "",
+    ]
+
+
+def _case_section(case: str, groups: dict, figures: str | None) -> list[str]:
+    lines = [f"## {case}", ""]
+    if figures is not None:
+        lines += [f"![{case}: RMSE per seed]({quote(f'{figures}/{case}.png')})", ""]
+    for k, (group, runs) in enumerate(groups.items(), start=1):
+        paper = paper_table(case) if group.profile == "paper" else None
+        lines += [f"### [{k}] {group.label()}", "", _group_line(runs), ""]
+        for field in _fields(runs):
+            rows = method_rows(runs, field, paper)
+            lines += [f"#### {field}", "", TABLE_HEAD, "|---" * 12 + "|"]
+            lines += ["| " + " | ".join(_cells(row)) + " |" for row in rows]
+            lines.append("")
+    return lines
+
+
+def _distinct(values) -> str:
+    return "; ".join(sorted(set(values))) or "—"
+
+
+def _software(r: dict) -> str:
+    v = r.get("versions", {})
+    return (
+        f"torch {v.get('torch', '?')}, deepxde {v.get('deepxde', '?')}, "
+        f"Python {v.get('python', '?')}"
+    )
+
+
+def _group_line(runs: list[dict]) -> str:
+    seeds = ", ".join(str(s) for s in sorted({r["seed"] for r in runs}))
+    hardware = _distinct(
+        f"{r.get('device_name') or '?'} ({r.get('device', '?')})" for r in runs
+    )
+    sizes = sorted({r.get("batched_runs", 1) for r in runs})
+    batching = (
+        "one run at a time"
+        if sizes == [1]
+        else "stacked models of " + "/".join(map(str, sizes)) + " seeds"
+    )
+    return (
+        f"{_count(len(runs), 'run')}; seeds {seeds}; "
+        f"hardware: {hardware}; software: {_distinct(map(_software, runs))}; "
+        f"trained {batching}."
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _num(x: float | None, spec: str) -> str:
+    return "—" if x is None else format(x, spec)
+
+
+def _pm(s: dict) -> str:
+    return f"{s['mean']:.3e} ± {s['std']:.1e}"
+
+
+def _ci(ci: RatioCI | None) -> str:
+    if ci is None:
+        return "—"
+    how = "" if ci.paired or min(ci.n_a, ci.n_b) < 2 else ", Welch"
+    return f"{ci.ratio:.3g} ({ci.low:.3g}–{ci.high:.3g}{how})"
+
+
+def _cells(row: dict) -> list[str]:
+    ci = row["vs_pinn"]
+    return [
+        f"`{row['method']}`",
+        str(row["n"]),
+        " / ".join(f"{p:,}" for p in row["parameters"]) or "—",
+        _num(row["s_per_step"], ".3g"),
+        _pm(row["RMSE"]),
+        f"{row['RMSE']['median']:.3e}",
+        _num(row["paper"], ".3e"),
+        _num(row["vs_paper"], ".3g"),
+        _ci(ci),
+        ci.verdict if ci is not None else "—",
+        _pm(row["relL2"]),
+        _pm(row["MaxErr"]),
+    ]
+
+
+def _missing_section(runs: list[dict]) -> list[str]:
+    lines = [
+        "## Missing",
+        "",
+        f"Methods with fewer than {N_SEEDS} seeds at the paper's protocol (profile "
+        "`paper` with the case's paper steps and learning rate, float32, step "
+        f"budget), out of {', '.join(f'`{m}`' for m in REQUIRED)}.",
+        "",
+        "| case | missing (seeds found) |",
+        "|---|---|",
+    ]
+    for case, gaps in missing(runs).items():
+        text = ", ".join(f"`{m}` ({n}/{N_SEEDS})" for m, n in gaps.items())
+        lines.append(f"| {case} | {text or 'none'} |")
+    return lines + [""]
+
+
+def _duplicates_section(dropped: list[tuple[dict, dict]]) -> list[str]:
+    if not dropped:
+        return []
+    lines = [
+        "## Duplicates",
+        "",
+        "Runs of a configuration and seed already found in an earlier folder; "
+        "they are left out of the tables.",
+        "",
+    ]
+    for r, kept in dropped:
+        lines.append(
+            f"- `{Path(r['_dir']).as_posix()}` (kept `{Path(kept['_dir']).as_posix()}`)"
+        )
+    return lines + [""]
+
+
+# ---------------------------------------------------------------- figures
+
+
+def case_figure(case: str, groups: dict[Group, list[dict]]):
+    """One panel per field: every seed's RMSE per method (and group, when there
+    are several), the geometric mean over seeds and the paper's value."""
+    from matplotlib.lines import Line2D
+
+    plt = _plt()
+    fields = _fields([r for runs in groups.values() for r in runs])
+    ncols = min(3, len(fields))
+    nrows = math.ceil(len(fields) / ncols)
+    fig, axs = plt.subplots(
+        nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False
+    )
+    for ax, field in zip(axs.flat, fields):
+        _field_panel(ax, field, _panel_points(case, field, groups))
+    for ax in axs.flat[len(fields) :]:
+        ax.set_visible(False)
+    legend = [
+        Line2D([], [], ls="", marker="o", ms=4, color="C0", label="seed"),
+        Line2D([], [], color="k", lw=2, label="geometric mean"),
+        Line2D([], [], ls="", marker="*", ms=10, color="C3", label="paper"),
+    ]
+    axs.flat[0].legend(handles=legend, fontsize=7)
+    fig.suptitle(f"{case}: RMSE over seeds")
+    fig.tight_layout()
+    return fig
+
+
+def _panel_points(case: str, field: str, groups: dict) -> list[tuple]:
+    """``(label, errors over seeds, paper value or None)`` per method and group."""
+    points = []
+    for k, (group, runs) in enumerate(groups.items(), start=1):
+        paper = paper_table(case) if group.profile == "paper" else None
+        for m in _methods(runs):
+            errs = [
+                r["sets"][field]["RMSE"]
+                for r in runs
+                if r["method"] == m and field in r["sets"]
+            ]
+            if errs:
+                label = m if len(groups) == 1 else f"{m} [{k}]"
+                points.append((label, errs, _paper_value(paper, m, field)))
+    return points
+
+
+def _field_panel(ax, field: str, points: list[tuple]) -> None:
+    for x, (_, errs, ref) in enumerate(points):
+        dx = np.linspace(-0.15, 0.15, len(errs)) if len(errs) > 1 else np.zeros(1)
+        ax.scatter(x + dx, errs, s=14, color="C0", alpha=0.7)
+        mean = float(np.exp(np.mean(np.log(errs))))
+        ax.plot([x - 0.3, x + 0.3], [mean, mean], color="k", lw=2)
+        if ref is not None:
+            ax.scatter([x], [ref], marker="*", s=90, color="C3", zorder=3)
+    ax.set_yscale("log")
+    labels = [p[0] for p in points]
+    ax.set_xticks(range(len(points)), labels, rotation=40, ha="right", fontsize=8)
+    ax.set_ylabel("RMSE")
+    ax.set_title(field, fontsize=9)
+
+
+# ---------------------------------------------------------------- writing
+
+
+def _check_out(out: Path) -> Path:
+    """The figures' folder for markdown ``out``, after checking that both can be
+    written: ``out`` a ``.md`` file in a writable folder, the figures a folder."""
+    figures = out.parent / out.stem
+    if out.suffix != ".md":
+        raise FolderError(f"out: {out} must be a .md file")
+    if out.is_dir():
+        raise FolderError(f"out: {out} is a folder")
+    if figures.exists() and not figures.is_dir():
+        raise FolderError(f"out: {figures} (the figures' folder) is not a folder")
+    try:
+        figures.mkdir(parents=True, exist_ok=True)
+        for folder in (out.parent, figures):
+            fd, probe = tempfile.mkstemp(dir=folder, prefix=".probe.", suffix=".tmp")
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as err:
+        raise FolderError(f"out: cannot write in {err.filename} ({err.strerror})")
+    return figures
+
+
+def build_report(roots: Sequence[str | Path], out: str | Path) -> Path:
+    """Write the report of the runs below ``roots`` to ``out`` (markdown) and its
+    figures to ``out``'s name without ``.md`` (``REPRODUCTION/CASE.png``)."""
+    out = Path(out)
+    runs = load(roots)  # before anything is written
+    figures = _check_out(out)
+    text = render(runs, roots, figures=out.stem)
+    plt = _plt()
+    for case, groups in _by_case(prepare(runs)[0]).items():
+        fig = case_figure(case, groups)
+        # no Software entry: the file does not change with the matplotlib version
+        aio.save_figure(
+            figures / f"{case}.png", fig, dpi=110, metadata={"Software": None}
+        )
+        plt.close(fig)
+    return aio.atomic_write_text(out, text)  # last: the links point to files

@@ -1,0 +1,206 @@
+"""Baselines: every method on every case, RBA's update rule, XPINN's split and
+interface terms."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import deepxde_lnn  # noqa: F401
+import deepxde as dde
+from deepxde_lnn import cases, methods, runner
+from deepxde_lnn.data import ResampledPDE, Term
+from deepxde_lnn.rba import RBA
+from deepxde_lnn.sampling import Box
+from deepxde_lnn.xpinn import Decomposition, SubdomainMeans, XNet, xpinn_terms
+
+from helpers import SignalAt, tiny_case
+
+PARAMETERS = {  # method -> (scalar 2->1 depth 4, heat, relativistic)
+    "lnn": (29633, 21249, 30088),
+    "pinn": (12737, 8577, 13192),
+    "pinn-matched": (29499, 21421, 30192),
+    "rba": (12737, 8577, 13192),
+    "ra-gated": (38177, 38177, 38632),
+    "xpinn": (50948, 34308, 52768),
+    "xpinn-authors": (1348, 1348, 1824),
+}
+
+
+def _column(case_name):
+    return {"heat": 1, "rel_b": 2, "rel_c": 2}.get(case_name, 0)
+
+
+@pytest.mark.parametrize("name", cases.available())
+@pytest.mark.parametrize("method", methods.METHODS)
+def test_every_method_trains_on_every_case(tmp_path, name, method):
+    case = tiny_case(name, n=12, grid_n=9)
+    assert methods.parameter_count(method, case) == PARAMETERS[method][_column(name)]
+    cfg = runner.RunConfig(name, method, iterations=3, checkpoint_every=2)
+    rec = runner.run(cfg, tmp_path / "run", case=case, figures=False)
+    assert rec["method"] == method and rec["iterations"] == 3
+    losses = np.loadtxt(tmp_path / "run" / "loss.csv", delimiter=",", skiprows=1)
+    assert losses.shape[0] == 3 and np.isfinite(losses).all()
+    for fld in case.fields:
+        assert np.isfinite(rec["metrics"][fld]["RMSE"])
+
+
+def test_bad_method_names_the_argument():
+    with pytest.raises(ValueError, match="method"):
+        methods.get("rba2")
+
+
+# --- RBA --------------------------------------------------------------------------
+
+
+def _term(name="pde", kind="pde"):
+    return Term(name, Box((0.0,), (1.0,)), 3, lambda x, y: y, kind=kind)
+
+
+def test_rba_update_rule_by_hand():
+    rba = RBA(["pde"])
+    t = _term()
+    r1 = torch.tensor([[1.0], [-2.0], [4.0]], dtype=torch.float64)
+    w = rba(0, t, None, r1, True)
+    lam1 = 1e-3 * np.array([0.25, 0.5, 1.0])
+    assert np.allclose(w.numpy().ravel(), lam1**2, rtol=1e-14)
+    r2 = torch.tensor([[2.0], [2.0], [1.0]], dtype=torch.float64)
+    w = rba(0, t, None, r2, True)
+    lam2 = 0.999 * lam1 + 1e-3 * np.array([1.0, 1.0, 0.5])
+    assert np.allclose(w.numpy().ravel(), lam2**2, rtol=1e-14)
+    # evaluation passes read the multipliers without updating them
+    w = rba(0, t, None, 5 * r2, False)
+    assert np.allclose(w.numpy().ravel(), lam2**2, rtol=1e-14)
+    assert rba(1, _term("edge", "operator"), None, r2, True) is None
+    # checkpoint round trip
+    again = RBA(["pde"])
+    again.load_state_dict(rba.state_dict())
+    assert torch.equal(again.lam[0], rba.lam[0])
+
+
+def test_rba_multichannel_normalises_each_channel():
+    rba = RBA(["pde"])
+    r = [torch.tensor([[1.0], [2.0]]), torch.tensor([[10.0], [-5.0]])]
+    w = rba(0, _term(), None, r, True)
+    assert w.shape == (2, 2)
+    assert np.allclose(w.sqrt().numpy(), 1e-3 * np.array([[0.5, 1.0], [1.0, 0.5]]))
+
+
+def test_rba_loss_is_the_weighted_residual_on_a_fixed_pool():
+    case = tiny_case("laplace", n=10)
+    data = methods.build_data("rba", case, case.quick, seed=3)
+    data.train_next_batch()
+    pool = data.points(data.train_x, "pde").copy()
+    edge = data.points(data.train_x, "bottom").copy()
+    data.train_next_batch()
+    assert np.array_equal(data.points(data.train_x, "pde"), pool)
+    assert not np.array_equal(data.points(data.train_x, "bottom"), edge)
+
+    dde.config.set_random_seed(0)
+    net = methods.build_net("rba", case)
+    model = dde.Model(data, net)
+    model.compile("adam", lr=1e-3)
+    x = torch.as_tensor(pool).requires_grad_()
+    r = case.terms[0].residual(x, net(x)).detach()
+    lam = 1e-3 * r.abs() / r.abs().max()
+    _, losses = model.outputs_losses_train(data.train_next_batch()[0], None, None)
+    assert torch.allclose(losses[0], torch.mean((lam * r) ** 2), rtol=1e-5)
+
+
+def _resume_equals_uninterrupted(tmp_path, method):
+    case = tiny_case("laplace", n=8, grid_n=9)
+    kw = dict(iterations=12, checkpoint_every=4, dtype="float64")
+    cfg = runner.RunConfig("laplace", method, **kw)
+    runner.run(cfg, tmp_path / "a", case=case, figures=False)
+    with pytest.raises(runner.RunInterrupted):
+        runner.run(
+            cfg, tmp_path / "b", case=case, figures=False, callbacks=[SignalAt(6)]
+        )
+    runner.run(cfg, tmp_path / "b", case=case, figures=False, resume=True)
+    a = (tmp_path / "a" / "loss.csv").read_text()
+    assert a == (tmp_path / "b" / "loss.csv").read_text()
+
+
+@pytest.mark.parametrize("method", ["rba", "ra-gated", "xpinn"])
+def test_resume_is_exact_for_stateful_and_random_methods(tmp_path, method):
+    # RBA's multipliers and ra-gated's dropout draws travel with the checkpoint
+    _resume_equals_uninterrupted(tmp_path, method)
+
+
+# --- XPINN ------------------------------------------------------------------------
+
+
+def test_routing_is_half_open_and_closed_outside():
+    dec = Decomposition((0.0, 0.0), (2.0, 1.0), ((1.0,), (0.5,)))
+    x = np.array([[0.0, 0.0], [1.0, 0.2], [0.99, 0.5], [2.0, 1.0], [1.5, 0.49]])
+    assert dec.route(x).tolist() == [0, 1, 2, 3, 1]  # k = 2 j + i
+    assert dec.route_torch(torch.as_tensor(x)).tolist() == [0, 1, 2, 3, 1]
+    faces = {(f.a, f.b, f.axis) for f in dec.interfaces()}
+    assert faces == {(0, 1, 0), (2, 3, 0), (0, 2, 1), (1, 3, 1)}
+
+
+def test_disk_interfaces_stay_inside_the_disk():
+    dec = cases.get("heat").decomposition()
+    rng = np.random.default_rng(0)
+    assert dec.n_cells == 4 and len(dec.interfaces()) == 4
+    for face in dec.interfaces():
+        x = dec.sampler(face)(200, rng)
+        assert x.shape == (200, 2)
+        assert np.all(np.sum(x.astype(float) ** 2, axis=1) <= 1 + 1e-6)
+        assert np.all(x[:, face.axis] == face.value)
+
+
+class _Fn(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+        self.p = torch.nn.Parameter(torch.zeros(()))
+
+    def forward(self, x):
+        return self.fn(x) + 0 * self.p
+
+
+def _xpinn_losses(case, shifts):
+    dec = case.decomposition()
+    # phi = y (+ a shift per cell); the 0 * x^2 keeps second derivatives in the graph
+    net = XNet(
+        [_Fn(lambda x, s=s: x[:, 1:2] + 0 * x[:, :1] ** 2 + s) for s in shifts], dec
+    )
+    terms = xpinn_terms(case.make_terms(case.quick), dec, n_interface=50)
+    data = ResampledPDE(terms, seed=0, weights=SubdomainMeans(dec))
+    model = dde.Model(data, net)
+    model.compile("adam", lr=1e-3)
+    _, losses = model.outputs_losses_train(data.train_next_batch()[0], None, None)
+    return dict(zip(data.names, [float(v) for v in losses]))
+
+
+def test_xpinn_interface_terms_vanish_for_a_continuous_exact_solution():
+    losses = _xpinn_losses(cases.get("laplace"), [0.0] * 4)  # phi = y everywhere
+    assert max(losses.values()) < 1e-12
+    assert sum(name.startswith("avg") for name in losses) == 4
+
+
+def test_xpinn_interface_terms_measure_the_jump():
+    # cell 1 shifted by 0.1: faces 0|1 and 1|3 see a jump of 0.1 in u, and none in
+    # the residual; W_I * MSE(u_a - u_b) / 2 = 20 * 0.01 / 2
+    losses = _xpinn_losses(cases.get("laplace"), [0.0, 0.1, 0.0, 0.0])
+    assert losses["avg 0|1"] == pytest.approx(0.1, rel=1e-5)
+    assert losses["avg 1|3"] == pytest.approx(0.1, rel=1e-5)
+    assert losses["avg 0|2"] < 1e-12 and losses["pde jump 0|1"] < 1e-12
+
+
+def test_xnet_stitches_its_subnetworks():
+    dec = Decomposition((0.0, 0.0), (1.0, 1.0), ((0.5,), (0.5,)))
+    net = XNet([_Fn(lambda x, q=q: x[:, :1] * 0 + q) for q in range(4)], dec)
+    x = torch.rand(200, 2, dtype=torch.float64)
+    assert net(x).detach().numpy().ravel().tolist() == dec.route(x.numpy()).tolist()
+
+
+def test_subdomain_means_sum_the_per_subdomain_means():
+    dec = Decomposition((0.0,), (1.0,), ((0.3,),))
+    rows = np.array([[0.1], [0.2], [0.5], [0.6], [0.9]])
+    r = torch.tensor([[1.0], [3.0], [2.0], [2.0], [5.0]], dtype=torch.float64)
+    omega = SubdomainMeans(dec)(0, _term(), rows, r, True)
+    got = torch.mean(omega * r**2)
+    assert float(got) == pytest.approx((1 + 9) / 2 + (4 + 4 + 25) / 3)

@@ -1,0 +1,214 @@
+"""The reproduction report: numbers, verdicts, gaps, determinism, bad input, CLI."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from deepxde_lnn import cli, reproduction
+from deepxde_lnn.folder import FolderError
+
+SEEDS = (888888, 888889, 888890)
+# RMSE per seed; laplace lnn/pinn differ by a seed-dependent factor around 0.5
+LAPLACE = {
+    "lnn": (1e-3, 2e-3, 4e-3),
+    "pinn": (2e-3, 4.4e-3, 7.2e-3),
+    "pinn-matched": (1e-3, 8e-3, 4e-3),
+}
+BEAM = {"lnn": (3e-4, 6e-4), "pinn": (1e-3, 1.1e-3, 0.9e-3)}
+
+
+def _metrics(rmse: float) -> dict:
+    return {"RMSE": rmse, "MSE": rmse**2, "MAE": rmse / 2, "relL2": 10 * rmse,
+            "MaxErr": 3 * rmse}  # fmt: skip
+
+
+def _write(root, case, method, seed, rmse, **over) -> None:
+    """A run record as the runner writes it (the fields the report reads)."""
+    field, steps, lr = ("u", 5000, 3e-4) if case == "beam" else ("phi", 8000, 1e-3)
+    rec = {
+        "case": case,
+        "method": method,
+        "seed": seed,
+        "lr": lr,
+        "iterations": steps,
+        "profile": "paper",
+        "dtype": "float32",
+        "device": "cpu",
+        "device_name": "Test CPU",
+        "parameters": 29633 if method == "lnn" else 12737,
+        "train_seconds": 8.0,
+        "seconds_per_iteration": 0.002 if method == "lnn" else 0.001,
+        "versions": {"python": "3.12.3", "torch": "2.11.0", "deepxde": "1.15.0"},
+        "metrics": {field: _metrics(rmse)},
+        **over,
+    }
+    if case == "beam":
+        rec["extra_grid_metrics"] = {"150x150": {"u": _metrics(rmse * 1.01)}}
+    tag = "-".join(str(v) for v in over.values())
+    out = root / case / method / tag / f"seed-{seed}"
+    out.mkdir(parents=True)
+    (out / "metrics.json").write_text(json.dumps(rec))
+
+
+@pytest.fixture
+def runs_dir(tmp_path):
+    root = tmp_path / "runs"
+    for table, case in ((LAPLACE, "laplace"), (BEAM, "beam")):
+        for method, errs in table.items():
+            for seed, rmse in zip(SEEDS, errs):
+                _write(root, case, method, seed, rmse)
+    # not the paper's protocol: other groups, never counted as paper runs
+    for seed in SEEDS:
+        _write(root, "laplace", "rba", seed, 5e-3, profile="quick", iterations=100)
+    _write(root, "laplace", "pinn", SEEDS[0], 1e-2, budget="time")
+    return root
+
+
+def _row(md: str, case: str, group: int, field: str, method: str) -> list[str]:
+    """The cells of ``method``'s row in one table of the report."""
+    section = md.split(f"\n## {case}\n")[1].split("\n## ")[0]
+    part = section.split(f"\n### [{group}] ")[1].split("\n### ")[0]
+    table = part.split(f"\n#### {field}\n")[1].split("\n\n#### ")[0]
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells[0] == f"`{method}`":
+            return cells
+    raise AssertionError(f"no row for {method}")
+
+
+def _render(root) -> str:
+    return reproduction.render(reproduction.load([root]), [root])
+
+
+def test_table_numbers_and_verdicts(runs_dir):
+    md = _render(runs_dir)
+    lnn = _row(md, "laplace", 1, "phi", "lnn")
+    a, b = np.log(LAPLACE["lnn"]), np.log(LAPLACE["pinn"])
+    d = a - b  # paired by seed
+    half = stats.t.ppf(0.975, 2) * d.std(ddof=1) / np.sqrt(3)
+    ratio, low, high = np.exp([d.mean(), d.mean() - half, d.mean() + half])
+    assert high < 1
+    assert lnn[:4] == ["`lnn`", "3", "29,633", "0.002"]
+    assert lnn[4] == "2.333e-03 ± 1.5e-03"  # mean, sample std of 1, 2, 4 (x 1e-3)
+    assert lnn[5] == "2.000e-03"  # median
+    assert lnn[6] == "2.058e-03"  # the paper's LNN row (Table 3)
+    assert lnn[7] == f"{np.mean(LAPLACE['lnn']) / 2.058e-3:.3g}" == "1.13"
+    assert lnn[8] == f"{ratio:.3g} ({low:.3g}–{high:.3g})"
+    assert lnn[9] == "better"
+    assert lnn[10] == "2.333e-02 ± 1.5e-02" and lnn[11] == "7.000e-03 ± 4.6e-03"
+    pinn = _row(md, "laplace", 1, "phi", "pinn")
+    assert pinn[6] == "1.367e-02" and pinn[8:10] == ["—", "—"]
+    matched = _row(md, "laplace", 1, "phi", "pinn-matched")
+    assert matched[6:8] == ["—", "—"] and matched[9] == "no significant difference"
+
+
+def test_groups_extra_sets_and_paper_column(runs_dir):
+    md = _render(runs_dir)
+    assert (
+        "### [1] profile `paper`, 8000 steps, lr 0.001, float32, budget `steps`" in md
+    )
+    assert "### [2] profile `paper`, 8000 steps, lr 0.001, float32, budget `time`" in md
+    assert "### [3] profile `quick`, 100 steps, lr 0.001, float32" in md
+    assert _row(md, "laplace", 2, "phi", "pinn")[1] == "1"  # never pooled
+    assert _row(md, "laplace", 3, "phi", "rba")[6] == "—"  # no paper value: quick
+    # beam: lnn has 2 seeds, so its ratio to pinn is Welch's; extra grid is a field
+    lnn = _row(md, "beam", 1, "u", "lnn")
+    assert lnn[1] == "2" and lnn[8].endswith(", Welch)")
+    assert _row(md, "beam", 1, "u@150x150", "pinn")[6] == "9.643e-04"
+    assert "hardware: Test CPU (cpu); software: torch 2.11.0, deepxde 1.15.0" in md
+    assert md.index("## laplace") < md.index("## beam")  # the package's case order
+
+
+def test_missing_rows(runs_dir):
+    md = _render(runs_dir)
+    missing = md.split("\n## Missing\n")[1]
+    assert "| laplace | `rba` (0/3), `xpinn` (0/3) |" in missing
+    assert (
+        "| beam | `lnn` (2/3), `pinn-matched` (0/3), `rba` (0/3), `xpinn` (0/3) |"
+        in missing
+    )
+    assert "| heat | `lnn` (0/3), `pinn` (0/3), `pinn-matched` (0/3)," in missing
+    runs = reproduction.load([runs_dir])
+    assert reproduction.missing(runs)["laplace"] == {"rba": 0, "xpinn": 0}
+
+
+def test_deterministic_and_duplicates(runs_dir, tmp_path):
+    runs = reproduction.load([runs_dir])
+    md = reproduction.render(runs, [runs_dir])
+    assert reproduction.render(runs[::-1], [runs_dir]) == md  # order-free
+    a = reproduction.build_report([runs_dir], tmp_path / "a" / "REPRODUCTION.md")
+    b = reproduction.build_report([runs_dir], tmp_path / "b" / "REPRODUCTION.md")
+    assert a.read_bytes() == b.read_bytes() == md.encode()
+    # a folder given twice counts once; a copied run is listed, not pooled
+    twice = reproduction.load([runs_dir, runs_dir])
+    assert reproduction.render(twice, ["R"]) == reproduction.render(runs, ["R"])
+    copy = tmp_path / "copy"
+    _write(copy, "laplace", "lnn", SEEDS[0], 1.0)
+    both = reproduction.render(reproduction.load([runs_dir, copy]), [runs_dir, copy])
+    assert _row(both, "laplace", 1, "phi", "lnn")[4] == "2.333e-03 ± 1.5e-03"
+    assert "## Duplicates" in both and f"`{copy.as_posix()}/laplace/lnn/" in both
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("{not json", "unreadable"),
+        ("[1, 2]", "not a JSON object"),
+        ('{"case": "laplace"}', "method must be a non-empty string"),
+    ],
+)
+def test_malformed_record_names_the_file(runs_dir, text, problem):
+    bad = runs_dir / "laplace" / "lnn" / "bad"
+    bad.mkdir()
+    (bad / "metrics.json").write_text(text)
+    with pytest.raises(FolderError, match=problem) as err:
+        reproduction.load([runs_dir])
+    assert str(bad / "metrics.json") in str(err.value)
+
+
+def test_bad_metric_value_is_refused(runs_dir):
+    path = next(runs_dir.rglob("metrics.json"))
+    rec = json.loads(path.read_text())
+    rec["metrics"][next(iter(rec["metrics"]))]["RMSE"] = float("nan")
+    path.write_text(json.dumps(rec))  # NaN: valid for Python's json, not for us
+    with pytest.raises(FolderError, match="RMSE must be a finite number") as err:
+        reproduction.load([runs_dir])
+    assert str(path) in str(err.value)
+
+
+def test_cli_writes_report_and_figures(runs_dir, tmp_path):
+    out = tmp_path / "X" / "REPRODUCTION.md"
+    argv = [sys.executable, "-m", "deepxde_lnn.cli", "report", str(runs_dir)]
+    proc = subprocess.run([*argv, "--out", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    md = out.read_text()
+    assert md.startswith("# Reproduction report\n\nGenerated by `deepxde-lnn report`")
+    for case in ("laplace", "beam"):
+        assert f"](REPRODUCTION/{case}.png)" in md
+        png = (tmp_path / "X" / "REPRODUCTION" / f"{case}.png").read_bytes()
+        assert png.startswith(b"\x89PNG") and b"Software" not in png
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["nope"], "nope: no such folder"),
+        (["empty"], "no finished runs"),
+        (["runs", "--out", "R.txt"], "must be a .md file"),
+        (["runs", "--out", "runs"], "must be a .md file"),
+    ],
+)
+def test_cli_bad_paths_exit_2(runs_dir, tmp_path, monkeypatch, capsys, args, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
+    before = sorted(tmp_path.rglob("*"))
+    argv = ["report", *args] + ([] if "--out" in args else ["--out", "o/R.md"])
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and message in err[0]
+    assert sorted(tmp_path.rglob("*")) == before  # nothing written
