@@ -10,6 +10,7 @@ import argparse
 import math
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from ._backend import ensure_pytorch_backend
@@ -27,13 +28,23 @@ class Parser(argparse.ArgumentParser):
 
 
 def _positive_int(name):
+    return _positive(name, int, "an integer")
+
+
+def _positive_float(name):
+    return _positive(name, float, "a number")
+
+
+def _positive(name, kind, what):
+    """An argparse type: a finite ``kind`` > 0, or an error naming ``name``."""
+
     def parse(text):
         try:
-            v = int(text)
+            v = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}")
-        if v <= 0:
-            raise argparse.ArgumentTypeError(f"{name} must be > 0, got {v}")
+            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {text!r}")
+        if not 0 < v < float("inf"):
+            raise argparse.ArgumentTypeError(f"{name} must be a finite {what} > 0")
         return v
 
     return parse
@@ -53,19 +64,6 @@ def _seeds(text):
     return [parse_seed(s.strip()) for s in text.split(",") if s.strip()] or parse_seed(
         ""
     )
-
-
-def _positive_float(name):
-    def parse(text):
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}")
-        if not 0 < v < float("inf"):
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0")
-        return v
-
-    return parse
 
 
 def _lr(text):
@@ -163,6 +161,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=_seeds, help="comma-separated (default: 3 seeds)")
     p.add_argument("--out", help="result folder (default runs/compare-CASE-PROFILE)")
 
+    p = sub.add_parser("ablate", help="LNN/MLP variants, step- and time-matched")
+    _common(p)
+    _parallel(p)
+    p.add_argument(
+        "--budget",
+        default="both",
+        choices=("steps", "time", "both"),
+        help="step-matched, time-matched or both (default)",
+    )
+    p.add_argument(
+        "--methods",
+        help="variants (default: lnn, alpha_init=0, the other layout, widths 32/98, "
+        "pinn, pinn:width=32, pinn-matched)",
+    )
+    p.add_argument("--seeds", type=_seeds, help="comma-separated (default: 3 seeds)")
+    p.add_argument("--out", help="result folder (default runs/ablate-CASE-PROFILE)")
+
     p = sub.add_parser("sweep", help="learning-rate sweep: lrs x methods x seeds")
     _common(p)
     _parallel(p)
@@ -257,7 +272,7 @@ def cmd_run(args) -> int:
 def _print_record(rec, out):
     print(
         f"{rec['case']} {rec['method']} seed {rec['seed']}: "
-        f"{rec['iterations']} steps in {rec['train_seconds']:.1f} s "
+        f"{rec.get('steps', rec['iterations'])} steps in {rec['train_seconds']:.1f} s "
         f"({rec['seconds_per_iteration'] * 1e3:.1f} ms/step, {rec['parameters']} params)"
     )
     for field, m in rec["metrics"].items():
@@ -323,34 +338,65 @@ def _batching(args, todo) -> bool:
 
 def cmd_compare(args) -> int:
     from . import cases
-    from .report import summarize
 
     case = cases.get(args.case)
-    methods = _methods(args)
     prof = case.profile(args.profile)
     seeds = args.seeds or [prof.seed + i for i in range(prof.n_seeds)]
     default = f"runs/compare-{case.name}-{args.profile}" + (
         "-time" if args.budget == "time" else ""
     )
     root = Path(args.out or default)
-    if args.budget == "time":
-        from .runner import TIME_CAP
+    _compare(args, case, _methods(args), seeds, root, args.budget)
+    print((root / "summary.md").read_text())
+    print(
+        f"summary: {root / 'summary.md'}, {root / 'summary.csv'}, {root / 'summary.png'}"
+    )
+    return 0
 
+
+def _compare(args, case, methods, seeds, root: Path, budget: str) -> None:
+    """Train methods x seeds into ``root/METHOD/seed-S`` (same steps, or the same
+    seconds with ``budget="time"``) and summarise them there."""
+    from .report import summarize
+    from .runner import TIME_CAP
+
+    prof = case.profile(args.profile)
+    iterations, seconds = args.iterations, args.seconds
+    if budget == "time":
         steps = args.iterations or prof.iterations
-        if args.seconds is None:
-            args.seconds = _time_budget(args, case, methods[0], seeds[0], root)
-        args.iterations = steps * TIME_CAP  # a cap: the budget decides
+        if seconds is None:
+            seconds = _time_budget(args, case, methods[0], seeds[0], root)
+        iterations = steps * TIME_CAP  # a cap: the budget decides
     jobs = [
-        (_config(args, m, s).resolved(case), root / m / f"seed-{s}")
+        (
+            replace(
+                _config(args, m, s), iterations=iterations, seconds=seconds
+            ).resolved(case),
+            root / m / f"seed-{s}",
+        )
         for m in methods
         for s in seeds
     ]  # all validated before anything runs
     _run_all(jobs, args)
     summarize(root, paper_seed=prof.seed, paper_table=case.paper_table)
-    print((root / "summary.md").read_text())
-    print(
-        f"summary: {root / 'summary.md'}, {root / 'summary.csv'}, {root / 'summary.png'}"
-    )
+
+
+def cmd_ablate(args) -> int:
+    from . import atomic, cases
+    from .ablation import table, variants
+
+    case = cases.get(args.case)
+    prof = case.profile(args.profile)
+    seeds = args.seeds or [prof.seed + i for i in range(prof.n_seeds)]
+    root = Path(args.out or f"runs/ablate-{case.name}-{args.profile}")
+    methods = _methods(args) if args.methods else variants(case)
+    budgets = ["steps", "time"] if args.budget == "both" else [args.budget]
+    for budget in budgets:
+        _compare(args, case, methods, seeds, root / budget, budget)
+    text = table(root, case)
+    atomic.atomic_write_text(root / "ablation.md", text + "\n")
+    print(text)
+    print(f"ablation: {root / 'ablation.md'}")
     return 0
 
 
@@ -464,6 +510,7 @@ COMMANDS = {
     "list": cmd_list,
     "run": cmd_run,
     "compare": cmd_compare,
+    "ablate": cmd_ablate,
     "sweep": cmd_sweep,
     "reference": cmd_reference,
     "report": cmd_report,

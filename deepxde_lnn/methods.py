@@ -16,18 +16,31 @@
 All use PyTorch's default initialisation (the authors' code; docs/methods.md) and
 the case's output transform. Every method follows the case's sampling protocol,
 optimizer, learning rate and step count.
+
+A method name may carry options for ablations, ``NAME:key=value:key=value``:
+``lnn`` takes ``alpha_init``, ``layout``, ``width`` and ``block_activation``;
+``pinn`` and ``rba`` take ``width`` (e.g. ``lnn:alpha_init=0``, ``pinn:width=98``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 
 from .case import Case, Profile
 from .data import ResampledPDE, Term
 from .nn import LNN, MLP, TORCH_DEFAULT
 
-__all__ = ["METHODS", "Method", "get", "build_net", "build_data", "parameter_count"]
+__all__ = [
+    "METHODS",
+    "Method",
+    "get",
+    "parse",
+    "check",
+    "build_net",
+    "build_data",
+    "parameter_count",
+]
 
 ACTIVATION = "tanh"
 AUTHORS_SPLIT = (0.38, 0.62)  # the authors' XPINN cut, as fractions of the box
@@ -56,14 +69,26 @@ def _transformed(net, case: Case):
     return net
 
 
-def _mlp(case: Case, sizes=None):
-    return _transformed(
-        MLP(sizes or case.layer_sizes(), ACTIVATION, TORCH_DEFAULT), case
+def _mlp(case: Case, sizes=None, width: int | None = None):
+    sizes = sizes or case.layer_sizes(width)
+    return _transformed(MLP(sizes, ACTIVATION, TORCH_DEFAULT), case)
+
+
+def _lnn(
+    case: Case,
+    width: int | None = None,
+    alpha_init: float = 0.5,
+    layout: str | None = None,
+    block_activation: str = "tanh",
+):
+    net = LNN(
+        case.layer_sizes(width),
+        ACTIVATION,
+        TORCH_DEFAULT,
+        alpha_init=alpha_init,
+        layout=layout or case.lnn_layout,
+        block_activation=block_activation,
     )
-
-
-def _lnn(case: Case):
-    net = LNN(case.layer_sizes(), ACTIVATION, TORCH_DEFAULT, layout=case.lnn_layout)
     return _transformed(net, case)
 
 
@@ -128,21 +153,38 @@ class Method:
     per-row weights hook, and whether seeds can train as one stacked model."""
 
     name: str
-    net: Callable[[Case], object]
+    net: Callable[..., object]  # (case, **options) -> network
     terms: Callable[[Case, list[Term]], list[Term]] = _same
     weights: Callable[[Case, list[Term]], object] | None = None
     stackable: bool = False
+    options: Mapping[str, Callable[[str], object]] = field(default_factory=dict)
+
+
+def _int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError("must be >= 1")
+    return value
+
+
+_LNN_OPTIONS = {
+    "width": _int,
+    "alpha_init": float,
+    "layout": str,
+    "block_activation": str,
+}
+_WIDTH = {"width": _int}
 
 
 _ALL = (
-    Method("lnn", _lnn, stackable=True),
-    Method("pinn", _mlp, stackable=True),
+    Method("lnn", _lnn, stackable=True, options=_LNN_OPTIONS),
+    Method("pinn", _mlp, stackable=True, options=_WIDTH),
     Method(
         "pinn-matched",
         lambda c: _mlp(c, c.layer_sizes(matched_width(c))),
         stackable=True,
     ),
-    Method("rba", _mlp, _rba_terms, _rba_weights),
+    Method("rba", _mlp, _rba_terms, _rba_weights, options=_WIDTH),
     Method("ra-gated", _gated),
     Method("xpinn", _xnet, _xpinn_terms, _subdomain_means()),
     Method(
@@ -154,14 +196,50 @@ METHODS = tuple(_BY_NAME)
 
 
 def get(method: str) -> Method:
-    if method not in _BY_NAME:
+    """The method named by ``method`` (its options are checked, not returned)."""
+    return parse(method)[0]
+
+
+def parse(method: str) -> tuple[Method, dict]:
+    """``(method, options)`` of ``NAME[:key=value...]``; ValueError naming the
+    method for an unknown name, option or value."""
+    if not isinstance(method, str):
+        raise ValueError(f"method must be a string; got {method!r}")
+    name, *items = method.split(":")
+    if name not in _BY_NAME:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    return _BY_NAME[method]
+    m, options = _BY_NAME[name], {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or key not in m.options or key in options:
+            allowed = ", ".join(m.options) or "none"
+            raise ValueError(
+                f"method {method!r}: bad option {item!r} (options of {name}: {allowed})"
+            )
+        try:
+            options[key] = m.options[key](text)
+        except ValueError as err:
+            raise ValueError(f"method {method!r}: {key}={text!r}: {err}") from None
+    return m, options
+
+
+def check(method: str, case: Case) -> None:
+    """ValueError naming ``method`` unless its network builds for ``case`` (the
+    process's random state is left as it was)."""
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        try:
+            build_net(method, case)
+        except ValueError as err:
+            msg = str(err)
+            raise ValueError(msg if method in msg else f"method {method!r}: {msg}")
 
 
 def build_net(method: str, case: Case):
     """``method``'s network for ``case`` (initialised from torch's current RNG)."""
-    return get(method).net(case)
+    m, options = parse(method)
+    return m.net(case, **options)
 
 
 def build_data(

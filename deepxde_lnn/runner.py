@@ -46,7 +46,8 @@ from .checkpoint import (  # noqa: E402
 from .controller import Controller, Progress, Signals, sync  # noqa: E402
 from .data import ResampledPDE  # noqa: E402
 from .folder import FolderError, RunFolder  # noqa: E402
-from .methods import METHODS, build_data, build_net  # noqa: E402
+from .methods import build_data, build_net  # noqa: E402
+from .methods import check as check_method  # noqa: E402
 from .metrics import all_fields  # noqa: E402
 from .provenance import device_info, versions  # noqa: E402
 
@@ -86,9 +87,9 @@ class RunConfig:
             from . import cases
 
             case = cases.get(self.case)
-        _check_choice(self.method, "method", METHODS)
         _check_choice(self.profile, "profile", PROFILES)
         _check_choice(self.dtype, "dtype", DTYPES)
+        check_method(self.method, case)  # ValueError naming the method
         prof = case.profile(self.profile)
         seed = prof.seed if self.seed is None else self.seed
         lr = prof.lr if self.lr is None else self.lr

@@ -204,3 +204,42 @@ def test_subdomain_means_sum_the_per_subdomain_means():
     omega = SubdomainMeans(dec)(0, _term(), rows, r, True)
     got = torch.mean(omega * r**2)
     assert float(got) == pytest.approx((1 + 9) / 2 + (4 + 4 + 25) / 3)
+
+
+# --- method options (ablation variants) ---------------------------------------------
+
+
+def test_method_options_build_the_variants():
+    case = cases.get("laplace")
+    assert methods.parameter_count("lnn:width=32", case) == 7649
+    assert methods.parameter_count("pinn:width=98", case) == 29499
+    net = methods.build_net("lnn:alpha_init=0:layout=reduced", case)
+    assert net.layout == "reduced"
+    assert all(float(b.alpha.abs().max()) == 0 for b in net.blocks)
+    net = methods.build_net("lnn:block_activation=sin", case)
+    assert net.blocks[0].activation_name == "sin"
+
+
+@pytest.mark.parametrize(
+    "bad", ["lnn:foo=1", "pinn:width=0", "lnn:width", "xpinn:width=3", "lnn:layout=x"]
+)
+def test_bad_method_options_are_refused_up_front(bad):
+    with pytest.raises(ValueError, match="method"):
+        runner.RunConfig("laplace", bad).resolved(tiny_case())
+
+
+def test_ablate_writes_one_table_for_both_budgets(tmp_path, monkeypatch):
+    from deepxde_lnn import cli
+
+    tiny = tiny_case("laplace", n=8, grid_n=9)
+    monkeypatch.setattr(cases, "get", lambda name: tiny)
+    out = tmp_path / "abl"
+    argv = ["ablate", "laplace", "--methods", "lnn,lnn:alpha_init=0,pinn"]
+    argv += ["--seeds", "1,2", "--iterations", "10", "--workers", "1"]
+    assert cli.main([*argv, "--no-progress", "--out", str(out)]) == 0
+    text = (out / "ablation.md").read_text()
+    for m in ("lnn", "lnn:alpha_init=0", "pinn"):
+        assert f"| `{m}` |" in text
+        for budget in ("steps", "time"):
+            assert (out / budget / m / "seed-2" / "metrics.json").exists()
+    assert "baseline" in text and "(time)" in text

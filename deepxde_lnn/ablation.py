@@ -1,0 +1,103 @@
+"""When do the liquid blocks help? Variants of the LNN and of its plain twin, each
+trained over seeds, step-matched and time-matched, in one table.
+
+Variants (method names with options, :mod:`deepxde_lnn.methods`):
+
+* ``lnn``: the paper's block (``alpha_init`` 0.5, the case's layout, width 64);
+* ``lnn:alpha_init=0``: every block the identity at the start;
+* ``lnn:layout=...``: the other layout (``standard`` <-> ``reduced``);
+* ``lnn:width=32``, ``lnn:width=98``: narrower and wider;
+* ``pinn``, ``pinn:width=32``, ``pinn-matched``: the plain MLP at width 64, 32 and
+  at the LNN's parameter count.
+
+Every row's error is compared with ``pinn`` of the same budget (geometric-mean
+RMSE ratio over seeds with a 95 % interval, paired by seed) and judged "better",
+"worse" or "no significant difference".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .case import Case
+from .report import load_runs, verdicts
+
+__all__ = ["variants", "table", "BUDGETS"]
+
+BUDGETS = ("steps", "time")
+
+
+def variants(case: Case) -> list[str]:
+    other = "reduced" if case.lnn_layout == "standard" else "standard"
+    return [
+        "lnn",
+        "lnn:alpha_init=0",
+        f"lnn:layout={other}",
+        "lnn:width=32",
+        "lnn:width=98",
+        "pinn",
+        "pinn:width=32",
+        "pinn-matched",
+    ]
+
+
+def _geomean(values) -> float:
+    return float(np.exp(np.mean(np.log(values))))
+
+
+def _column(root: Path, field: str) -> dict:
+    """Per method: (parameters, s/step, geometric-mean RMSE, verdict text)."""
+    runs = load_runs(root) if root.exists() else []
+    out = {}
+    found = {m: ci for m, f, ci in verdicts(runs, [field]) if f == field}
+    for m in dict.fromkeys(r["method"] for r in runs):
+        mine = [r for r in runs if r["method"] == m]
+        rmse = [r["metrics"][field]["RMSE"] for r in mine]
+        ci = found.get(m)
+        verdict = "baseline" if m == "pinn" else "—"
+        if ci is not None:
+            verdict = f"{ci.ratio:.3g} ({ci.low:.3g}–{ci.high:.3g}) {ci.verdict}"
+        steps = np.mean([r.get("steps", r["iterations"]) for r in mine])
+        out[m] = (
+            mine[0]["parameters"],
+            float(np.mean([r["seconds_per_iteration"] for r in mine])),
+            _geomean(rmse),
+            len(mine),
+            steps,
+            verdict,
+        )
+    return out
+
+
+def table(root: str | Path, case: Case) -> str:
+    """The ablation table (markdown) from ``root/steps`` and ``root/time``."""
+    root = Path(root)
+    lines = [f"# Ablation: {case.name}", ""]
+    lines += [
+        "Geometric-mean RMSE over seeds; ratio to `pinn` of the same budget with a "
+        "95 % interval on log errors (paired by seed) and its verdict. *steps*: "
+        "every variant the same number of steps; *time*: the same training "
+        "seconds (the `lnn` time for the profile's steps).",
+        "",
+    ]
+    for field in case.fields:
+        cols = {b: _column(root / b, field) for b in BUDGETS}
+        names = list(dict.fromkeys([*cols["steps"], *cols["time"]]))
+        lines += [f"## {field}", ""]
+        lines += [
+            "| variant | parameters | s/step | seeds | RMSE (steps) | vs pinn (steps) "
+            "| steps taken (time) | RMSE (time) | vs pinn (time) |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for m in names:
+            s, t = cols["steps"].get(m), cols["time"].get(m)
+            ref = s or t
+            lines.append(
+                f"| `{m}` | {ref[0]:,} | {ref[1]:.4g} | {ref[3]} | "
+                + (f"{s[2]:.3e} | {s[5]} | " if s else "— | — | ")
+                + (f"{t[4]:.0f} | {t[2]:.3e} | {t[5]} |" if t else "— | — | — |")
+            )
+        lines.append("")
+    return "\n".join(lines)
