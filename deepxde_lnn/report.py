@@ -379,4 +379,27 @@ def sweep_table(root: str | Path) -> str:
         lines.append(f"| {lr:g} | {m} | {len(rs)} | " + " | ".join(txt) + " |")
     text = "\n".join(lines) + "\n"
     aio.atomic_write_text(root / "sweep.md", text)
+    sweep_figure(root, groups, key)
     return text
+
+
+def sweep_figure(root: Path, groups: dict, key: str) -> Path:
+    """``sweep.png``: RMSE against the learning rate per method, mean ± std over
+    seeds (log-log)."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for m in dict.fromkeys(m for _, m in sorted(groups)):
+        lrs = sorted(lr for lr, mm in groups if mm == m)
+        vals = [[r["metrics"][key]["RMSE"] for r in groups[(lr, m)]] for lr in lrs]
+        mean = np.array([np.mean(v) for v in vals])
+        std = np.array([np.std(v, ddof=1) if len(v) > 1 else 0.0 for v in vals])
+        ax.errorbar(lrs, mean, yerr=std, marker="o", capsize=3, label=m)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("learning rate")
+    ax.set_ylabel(f"{key} RMSE (mean ± std over seeds)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = aio.save_figure(root / "sweep.png", fig, dpi=110)
+    plt.close(fig)
+    return path

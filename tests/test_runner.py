@@ -169,6 +169,7 @@ def test_cli_sweep(tmp_path, capsys):
         assert rec["lr"] == float(lr) and rec["iterations"] == 4
         assert (out / f"lr-{lr}" / "summary.md").exists()
     table = (out / "sweep.md").read_text()
+    assert (out / "sweep.png").stat().st_size > 0
     assert "| 0.01 | lnn | 1 |" in table and "| 0.001 | lnn | 1 |" in table
     # a second call reuses the finished runs
     assert cli.main([*argv, "--no-progress", "--out", str(out)]) == 0
