@@ -58,6 +58,7 @@ class Group(NamedTuple):
     lr: float
     dtype: str
     budget: str
+    seconds: float | None = None  # the time budget per run, if any
 
     @classmethod
     def of(cls, record: dict) -> Group:
@@ -67,11 +68,15 @@ class Group(NamedTuple):
             float(record["lr"]),
             record["dtype"],
             record.get("budget", "steps"),
+            record.get("seconds"),
         )
 
     def label(self) -> str:
+        steps = f"{self.iterations} steps"
+        if self.seconds is not None:
+            steps = f"{self.seconds:.4g} s per run (at most {self.iterations} steps)"
         return (
-            f"profile `{self.profile}`, {self.iterations} steps, lr {self.lr:g}, "
+            f"profile `{self.profile}`, {steps}, lr {self.lr:g}, "
             f"{self.dtype}, budget `{self.budget}`"
         )
 
