@@ -75,6 +75,9 @@ if __name__ == "__main__":
     args = example.parse_args(CASE)  # --method --profile --iterations --seed --lr
     data = args.data(CASE)  # the terms (as --method needs them), sampled per step
     model = dde.Model(data, args.net(CASE))
-    model.compile("adam", lr=args.lr)
+    model.compile("adam", lr=args.lr, decay=args.decay)
     model.train(iterations=args.iterations, display_every=args.profile.display_every)
+    if args.lbfgs:  # the accurate profile: then L-BFGS
+        model.compile("L-BFGS")
+        model.train(display_every=args.profile.display_every)
     example.print_errors(CASE, model)

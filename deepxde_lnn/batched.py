@@ -29,7 +29,7 @@ from . import ensemble, runner  # noqa: E402
 from .checkpoint import rng_state, save_checkpoint, set_rng_state  # noqa: E402
 from .controller import Signals, sync  # noqa: E402
 from .folder import RunFolder  # noqa: E402
-from .jobs import Outcome  # noqa: E402
+from .jobs import Outcome, stackable_protocol  # noqa: E402
 from .runner import RunConfig  # noqa: E402
 
 __all__ = ["run_batched", "batch_pays"]
@@ -81,6 +81,11 @@ def run_batched(
     _check_same_but_seed(cfgs)
     if cfgs[0].seconds is not None:
         raise ValueError("seconds: a time budget needs one run per process")
+    if not stackable_protocol(case.profile(cfgs[0].profile), cfgs[0]):
+        raise ValueError(
+            f"profile {cfgs[0].profile!r}: seeds train as a batch only with "
+            "constant-lr Adam on resampled points (no decay, fixed pool or L-BFGS)"
+        )
     folders = [RunFolder(o) for o in outs]
     for f in folders:
         f.prepare()

@@ -14,7 +14,9 @@ import numpy as np
 from .data import Term
 from .paper import paper_table
 
-__all__ = ["Case", "Profile", "Grid"]
+__all__ = ["Case", "Profile", "Grid", "PROFILES"]
+
+PROFILES = ("quick", "paper", "accurate")
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,11 @@ class Profile:
     ``counts`` overrides the terms' point counts by name (missing names keep
     theirs); ``grid_n`` overrides the evaluation grid size; ``n_seeds`` is how many
     seeds ``compare`` runs by default (profile seed, seed + 1, ...);
-    ``display_every`` is DeepXDE's loss-logging period.
+    ``display_every`` is DeepXDE's loss-logging period. ``dtype`` is the default
+    float type; ``resample`` redraws every point set each step (else one fixed
+    pool); ``decay`` is DeepXDE's learning-rate decay for Adam (e.g.
+    ``("inverse time", 1000, 0.5)``, ``None``: constant); ``lbfgs`` L-BFGS
+    iterations follow the ``iterations`` Adam steps.
     """
 
     iterations: int
@@ -34,6 +40,10 @@ class Profile:
     grid_n: int | None = None
     n_seeds: int = 3
     display_every: int = 1000
+    dtype: str = "float32"
+    resample: bool = True
+    decay: tuple | None = None
+    lbfgs: int = 0
 
 
 @dataclass(frozen=True)
@@ -86,9 +96,19 @@ class Case:
         """The paper's reported numbers for this case (``deepxde_lnn.paper``)."""
         return paper_table(self.name)
 
+    @property
+    def accurate(self) -> Profile:
+        """float64, fixed pool, Adam with decay then L-BFGS
+        (:mod:`deepxde_lnn.accurate`; the same setting for every case)."""
+        from .accurate import profile_from
+
+        return profile_from(self)
+
     def profile(self, name: str) -> Profile:
-        if name not in ("paper", "quick"):
-            raise ValueError(f"profile must be 'paper' or 'quick', got {name!r}")
+        if name not in PROFILES:
+            raise ValueError(
+                f"profile must be one of {', '.join(PROFILES)}; got {name!r}"
+            )
         return getattr(self, name)
 
     def make_terms(self, profile: Profile) -> list[Term]:

@@ -31,6 +31,19 @@ def _positive_int(name):
     return _positive(name, int, "an integer")
 
 
+def _nonnegative_int(name):
+    def parse(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}")
+        if v < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer >= 0, got {v}")
+        return v
+
+    return parse
+
+
 def _positive_float(name):
     return _positive(name, float, "a number")
 
@@ -82,10 +95,23 @@ def _lrs(text):
 
 def add_training_options(p: argparse.ArgumentParser) -> None:
     """Options shared by ``run``/``compare``/``sweep`` and the case scripts."""
-    p.add_argument("--profile", default="quick", help="quick (default) or paper")
+    p.add_argument(
+        "--profile",
+        default="quick",
+        help="quick (default), paper or accurate (float64, fixed points, Adam "
+        "with decay, then L-BFGS)",
+    )
     p.add_argument("--lr", type=_lr, help="Adam learning rate (default: profile's)")
-    p.add_argument("--iterations", type=_positive_int("iterations"), help="steps")
-    p.add_argument("--dtype", default="float32", help="float32 (default) or float64")
+    p.add_argument("--iterations", type=_positive_int("iterations"), help="Adam steps")
+    p.add_argument(
+        "--dtype", help="float32 or float64 (default: the profile's; accurate: float64)"
+    )
+    p.add_argument(
+        "--lbfgs",
+        type=_nonnegative_int("lbfgs"),
+        help="L-BFGS iterations after Adam, at most (default: the profile's; "
+        "accurate: 3000, others 0)",
+    )
 
 
 def _common(p):
@@ -223,15 +249,21 @@ def _config(args, method, seed):
         dtype=args.dtype,
         checkpoint_every=args.checkpoint_every,
         seconds=args.seconds,
+        lbfgs=args.lbfgs,
     )
 
 
 def cmd_list(args) -> int:
     from . import cases
     from .methods import METHODS, parameter_count
-    from .runner import PROFILES
+    from .accurate import ADAM_STEPS, LBFGS_STEPS
+    from .case import PROFILES
 
-    print("profiles: " + ", ".join(PROFILES) + "  (quick: small counts, few steps)")
+    print(
+        "profiles: " + ", ".join(PROFILES) + "  (quick: small counts, few steps; "
+        f"accurate: float64, fixed points, {ADAM_STEPS} Adam steps with decay, "
+        f"then at most {LBFGS_STEPS} L-BFGS iterations)"
+    )
     print("methods:  " + ", ".join(METHODS))
     print("cases (parameters per method):")
     for name in cases.available():

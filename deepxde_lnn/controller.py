@@ -57,8 +57,10 @@ class Controller(dde.callbacks.Callback):
     """Logs every step's per-term losses (moved to host every ``FLUSH`` steps),
     stops on the first non-finite loss, checkpoints every ``checkpoint_every``
     steps through ``save(step, rows, seconds)``, stops with a checkpoint when a
-    signal arrived, stops when a time ``budget`` (training seconds) is spent, and reports progress (a tqdm bar, or a line every ``log_every``
-    steps, or nothing)."""
+    signal arrived, stops when a time ``budget`` (training seconds) is spent, and
+    reports progress (a tqdm bar, or a line every ``log_every`` steps, or nothing)
+    out of ``shown_total`` steps (default ``total``, the step this phase ends at).
+    """
 
     FLUSH = 100
     BUDGET_EVERY = 10  # steps between checks of a time budget
@@ -73,6 +75,7 @@ class Controller(dde.callbacks.Callback):
         signals,
         progress,
         budget: float | None = None,
+        shown_total: int | None = None,
     ):
         super().__init__()
         self.budget, self.out_of_time = budget, False
@@ -84,7 +87,8 @@ class Controller(dde.callbacks.Callback):
         self.io_seconds = 0.0
         self.t0 = self.t1 = None
         self.progress = progress
-        self.bar = progress.bar(start, total) if progress is not None else None
+        shown = total if shown_total is None else shown_total
+        self.bar = progress.bar(start, shown) if progress is not None else None
 
     @property
     def interrupted(self) -> bool:

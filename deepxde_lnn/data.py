@@ -182,6 +182,8 @@ class ResampledPDE(Data):
             the squared residuals (its state is saved by :meth:`state_dict`).
 
     Attributes:
+        update_weights: whether the training pass may update the weights hook
+            (False during L-BFGS, whose line search needs a fixed objective).
         last_losses: the per-term losses of the latest gradient-enabled
             (training) evaluation, a detached tensor, for logging.
     """
@@ -216,6 +218,7 @@ class ResampledPDE(Data):
         if weights is not None and not callable(weights):
             raise ValueError(f"weights must be callable or None, got {weights!r}")
         self.weights = weights
+        self.update_weights = True  # False: a stateful hook keeps its state
         self.resample = bool(resample)
         # fixed pools come from their own stream: the per-step stream (and so a
         # resumed run's draws) is the same whatever is fixed
@@ -311,7 +314,8 @@ class ResampledPDE(Data):
                 r = jets[i]
             else:
                 r = self._residual(term, X[sl], inputs[vsl], outputs[vsl], model)
-            omega = self.weights(i, term, X[sl], r, training) if self.weights else None
+            update = training and self.update_weights
+            omega = self.weights(i, term, X[sl], r, update) if self.weights else None
             losses.append(_weighted(term, _mean_square(r, omega)))
         return losses
 

@@ -4,7 +4,10 @@
 own ``Model.compile``/``Model.train`` (its loss table included) and then prints the
 errors on the case's evaluation grid. The flags mean what they mean in
 ``deepxde-lnn run``: ``--method``, ``--profile``, ``--iterations``, ``--seed``,
-``--lr``, ``--dtype``; defaults come from the profile (``quick`` unless asked).
+``--lr``, ``--dtype``, ``--lbfgs``; defaults come from the profile (``quick``
+unless asked). With L-BFGS (the ``accurate`` profile) a script continues the
+DeepXDE way, ``model.compile("L-BFGS"); model.train()`` (DeepXDE's own loop, whose
+iteration cap ``parse_args`` sets).
 """
 
 from __future__ import annotations
@@ -36,6 +39,12 @@ class ExampleArgs:
     lr: float
     iterations: int
     seed: int
+    lbfgs: int = 0  # L-BFGS iterations after Adam (the accurate profile)
+
+    @property
+    def decay(self):
+        """DeepXDE's learning-rate decay for Adam (``None``: constant)."""
+        return self.profile.decay
 
     def data(self, case: Case):
         """The method's training data: the case's terms with the profile's counts
@@ -69,12 +78,15 @@ def parse_args(case: Case, argv=None) -> ExampleArgs:
             iterations=args.iterations,
             profile=args.profile,
             dtype=args.dtype,
+            lbfgs=args.lbfgs,
         ).resolved(case)
     except ValueError as err:
         parser.error(str(err))
     dde.config.set_default_float(cfg.dtype)
     prof = case.profile(cfg.profile)
-    return ExampleArgs(cfg.method, prof, cfg.lr, cfg.iterations, cfg.seed)
+    if cfg.lbfgs:
+        dde.optimizers.set_LBFGS_options(maxiter=cfg.lbfgs)
+    return ExampleArgs(cfg.method, prof, cfg.lr, cfg.iterations, cfg.seed, cfg.lbfgs)
 
 
 def print_errors(case: Case, model: "dde.Model") -> dict:

@@ -113,9 +113,17 @@ def iter_jobs(
             yield from outcomes
 
 
+def stackable_protocol(profile, cfg) -> bool:
+    """Whether the training protocol allows stacking seeds: the stacked Adam has
+    a constant learning rate and redraws points every step; L-BFGS's line search
+    would couple the seeds."""
+    return profile.resample and profile.decay is None and not cfg.lbfgs
+
+
 def _units(jobs, batch: bool) -> list[list]:
     """Jobs grouped into units of work: one job each, or (``batch``) every group of
     jobs equal but for the seed, where the method's seeds can be stacked."""
+    from . import cases
     from .methods import get
 
     if not batch:
@@ -123,7 +131,9 @@ def _units(jobs, batch: bool) -> list[list]:
     groups: dict = {}
     for cfg, out in jobs:
         key = tuple(v for k, v in sorted(vars(cfg).items()) if k != "seed")
-        if not get(cfg.method).stackable or cfg.seconds is not None:
+        prof = cases.get(cfg.case).profile(cfg.profile)
+        alone = cfg.seconds is not None or not stackable_protocol(prof, cfg)
+        if not get(cfg.method).stackable or alone:
             key = (*key, cfg.seed, out)
         groups.setdefault(key, []).append((cfg, out))
     return list(groups.values())

@@ -150,7 +150,8 @@ def _subdomain_means(fractions=None):
 @dataclass(frozen=True)
 class Method:
     """A method: its network, how it changes the case's loss terms, an optional
-    per-row weights hook, and whether seeds can train as one stacked model."""
+    per-row weights hook, whether seeds can train as one stacked model and whether
+    its training loss is deterministic (needed by L-BFGS's line search)."""
 
     name: str
     net: Callable[..., object]  # (case, **options) -> network
@@ -158,6 +159,7 @@ class Method:
     weights: Callable[[Case, list[Term]], object] | None = None
     stackable: bool = False
     options: Mapping[str, Callable[[str], object]] = field(default_factory=dict)
+    deterministic: bool = True
 
 
 def _int(text: str) -> int:
@@ -185,7 +187,7 @@ _ALL = (
         stackable=True,
     ),
     Method("rba", _mlp, _rba_terms, _rba_weights, options=_WIDTH),
-    Method("ra-gated", _gated),
+    Method("ra-gated", _gated, deterministic=False),  # dropout
     Method("xpinn", _xnet, _xpinn_terms, _subdomain_means()),
     Method(
         "xpinn-authors", _authors_xnet, _authors_terms, _subdomain_means(AUTHORS_SPLIT)
@@ -254,7 +256,13 @@ def build_data(
     m = get(method)
     terms = m.terms(case, case.make_terms(profile))
     weights = m.weights(case, terms) if m.weights else None
-    return ResampledPDE(terms, seed=seed, derivatives=derivatives, weights=weights)
+    return ResampledPDE(
+        terms,
+        seed=seed,
+        resample=profile.resample,
+        derivatives=derivatives,
+        weights=weights,
+    )
 
 
 def parameter_count(method: str, case: Case) -> int:

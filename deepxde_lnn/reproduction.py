@@ -41,6 +41,9 @@ __all__ = [
 ]
 
 # display order; methods not listed follow in alphabetical order
+# groups shown beside the paper's numbers: its protocol, and the accurate profile
+# (same cases, better training: how far below the paper's rows it gets)
+WITH_PAPER = ("paper", "accurate")
 ORDER = ("lnn", "pinn", "pinn-matched", "rba", "ra-gated", "xpinn", "xpinn-authors")
 # our method -> the paper's row (paper_results.csv keys the RA-PINN row `rba`)
 PAPER_ROW = {"lnn": "lnn", "pinn": "pinn", "rba": "rba", "xpinn": "xpinn"}
@@ -59,6 +62,7 @@ class Group(NamedTuple):
     dtype: str
     budget: str
     seconds: float | None = None  # the time budget per run, if any
+    lbfgs: int = 0  # L-BFGS iterations (at most) after the Adam steps
 
     @classmethod
     def of(cls, record: dict) -> Group:
@@ -69,10 +73,13 @@ class Group(NamedTuple):
             record["dtype"],
             record.get("budget", "steps"),
             record.get("seconds"),
+            int(record.get("lbfgs", 0)),
         )
 
     def label(self) -> str:
         steps = f"{self.iterations} steps"
+        if self.lbfgs:
+            steps = f"{self.iterations} Adam steps + at most {self.lbfgs} L-BFGS"
         if self.seconds is not None:
             steps = f"{self.seconds:.4g} s per run (at most {self.iterations} steps)"
         return (
@@ -307,7 +314,9 @@ HOW_TO_READ = (
     "for seeds trained together as one stacked model, the batch's time divided by "
     "its runs), RMSE mean ± sample std and median over seeds, then relL2 and MaxErr "
     "mean ± std. 'paper' is the paper's single-seed RMSE (Tables 2–7: its own "
-    "protocol, hardware and seed), shown at the `paper` profile only, and "
+    "protocol, hardware and seed), shown at the `paper` and `accurate` profiles "
+    "(the latter trains the same problems better: float64, a fixed point set, Adam "
+    "with decay then L-BFGS), and "
     "'ours/paper' is our mean RMSE divided by it; for `F@GRID` sets it repeats the "
     "paper's number for F (the paper evaluated its beam baselines on 150 × 150 and "
     "its LNN on 200 × 200). `rba` (residual-based attention) stands beside the "
@@ -369,7 +378,7 @@ def _case_section(case: str, groups: dict, figures: str | None) -> list[str]:
     if figures is not None:
         lines += [f"![{case}: RMSE per seed]({quote(f'{figures}/{case}.png')})", ""]
     for k, (group, runs) in enumerate(groups.items(), start=1):
-        paper = paper_table(case) if group.profile == "paper" else None
+        paper = paper_table(case) if group.profile in WITH_PAPER else None
         lines += [f"### [{k}] {group.label()}", "", _group_line(runs), ""]
         for field in _fields(runs):
             rows = method_rows(runs, field, paper)
@@ -514,7 +523,7 @@ def _panel_points(case: str, field: str, groups: dict) -> list[tuple]:
     """``(label, errors over seeds, paper value or None)`` per method and group."""
     points = []
     for k, (group, runs) in enumerate(groups.items(), start=1):
-        paper = paper_table(case) if group.profile == "paper" else None
+        paper = paper_table(case) if group.profile in WITH_PAPER else None
         for m in _methods(runs):
             errs = [
                 r["sets"][field]["RMSE"]

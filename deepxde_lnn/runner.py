@@ -36,7 +36,8 @@ import deepxde as dde  # noqa: E402
 import torch  # noqa: E402
 
 from . import atomic  # noqa: E402
-from .case import Case, Profile  # noqa: E402
+from .accurate import LBFGSConverged, iterations_done, make_lbfgs  # noqa: E402
+from .case import PROFILES, Case, Profile  # noqa: E402
 from .checkpoint import (  # noqa: E402
     load_checkpoint,
     rng_state,
@@ -53,7 +54,6 @@ from .provenance import device_info, versions  # noqa: E402
 
 __all__ = ["RunConfig", "run", "RunInterrupted", "TrainingDiverged", "predict"]
 
-PROFILES = ("quick", "paper")
 DTYPES = ("float32", "float64")
 SEED_MAX = 2**32 - 1  # numpy and DeepXDE seeds are 32-bit
 TIME_CAP = 20  # with a time budget, at most this many times the profile's steps
@@ -77,9 +77,10 @@ class RunConfig:
     lr: float | None = None
     iterations: int | None = None
     profile: str = "quick"
-    dtype: str = "float32"
+    dtype: str | None = None  # None: the profile's (float32; accurate: float64)
     checkpoint_every: int = 1000
     seconds: float | None = None  # a wall-clock budget; iterations is then a cap
+    lbfgs: int | None = None  # L-BFGS iterations after the Adam steps
 
     def resolved(self, case: Case | None = None) -> RunConfig:
         """Validate every field (ValueError naming it) and fill profile defaults."""
@@ -88,9 +89,13 @@ class RunConfig:
 
             case = cases.get(self.case)
         _check_choice(self.profile, "profile", PROFILES)
-        _check_choice(self.dtype, "dtype", DTYPES)
-        check_method(self.method, case)  # ValueError naming the method
         prof = case.profile(self.profile)
+        dtype = prof.dtype if self.dtype is None else self.dtype
+        _check_choice(dtype, "dtype", DTYPES)
+        check_method(self.method, case)  # ValueError naming the method
+        lbfgs = prof.lbfgs if self.lbfgs is None else self.lbfgs
+        check_int(lbfgs, "lbfgs", 0)
+        _check_lbfgs(lbfgs, self.method, self.seconds)
         seed = prof.seed if self.seed is None else self.seed
         lr = prof.lr if self.lr is None else self.lr
         iterations = self.iterations
@@ -108,7 +113,9 @@ class RunConfig:
             seed=int(seed),
             lr=float(lr),
             iterations=int(iterations),
+            dtype=dtype,
             seconds=seconds,
+            lbfgs=int(lbfgs),
         )
 
     def identity(self) -> dict:
@@ -117,7 +124,31 @@ class RunConfig:
         del out["checkpoint_every"]
         if out["seconds"] is None:  # step budget: as records before time budgets
             del out["seconds"]
+        if not out["lbfgs"]:  # Adam only: as records before the accurate profile
+            del out["lbfgs"]
         return out
+
+    @property
+    def total_steps(self) -> int:
+        """Adam steps plus L-BFGS iterations (of a resolved configuration)."""
+        return self.iterations + (self.lbfgs or 0)
+
+
+def _check_lbfgs(lbfgs: int, method: str, seconds) -> None:
+    from .methods import parse
+
+    if not lbfgs:
+        return
+    if seconds is not None:
+        raise ValueError(
+            "seconds: a time budget cannot be combined with L-BFGS (lbfgs > 0); "
+            "pass lbfgs=0 (--lbfgs 0) or no time budget"
+        )
+    if not parse(method)[0].deterministic:
+        raise ValueError(
+            f"method {method!r}: its training loss is random (dropout), which "
+            "L-BFGS's line search cannot use; pass lbfgs=0 (--lbfgs 0)"
+        )
 
 
 def _check_choice(value, name: str, choices) -> None:
@@ -156,6 +187,10 @@ class _Job:
     loss: np.ndarray | None = None  # the whole run's loss table, once trained
     fields: dict | None = None  # evaluation grid, exact and predicted values
     torch_rng: dict | None = None  # a checkpoint's random states, set at step 1
+    saved_opt: dict | None = None  # a checkpoint's phase, optimizer, scheduler
+    phase: str = "adam"
+    adam_text: str = ""  # the Adam phase's description, for the record
+    converged: bool = False  # L-BFGS stopped before its iteration cap
 
 
 def quiet_float(dtype: str) -> None:
@@ -240,24 +275,51 @@ def _resume(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: bool):
 
 
 def _build(case: Case, cfg: RunConfig, state: dict | None) -> _Job:
-    """Data, network and compiled model; restored from ``state`` if given."""
+    """Data, network and model; restored from ``state`` if given (the optimizer
+    is made and restored per phase by :func:`_compile`)."""
     quiet_float(cfg.dtype)
     dde.config.set_random_seed(cfg.seed)
     profile = replace(case.profile(cfg.profile), iterations=cfg.iterations)
     data = build_data(cfg.method, case, profile, cfg.seed)
     net = build_net(cfg.method, case)
     model = dde.Model(data, net)
-    model.compile("adam", lr=cfg.lr, verbose=0)
     job = _Job(case, cfg, profile, data, net, model)
     if state is not None:
         net.load_state_dict(state["net"])
-        model.opt.load_state_dict(state["opt"])
         data.rng.bit_generator.state = set_rng_state(state["rng"])
         job.start, job.prior_seconds = int(state["step"]), float(state["seconds"])
         job.prior_rows = state["loss"].numpy()
         data.load_state_dict(state.get("data", {}))
         job.torch_rng = state["rng"]
+        job.saved_opt = {k: state.get(k) for k in ("phase", "opt", "scheduler")}
+        job.saved_opt["phase"] = job.saved_opt["phase"] or "adam"
+    _compile(job, "adam")
     return job
+
+
+def _phases(cfg: RunConfig) -> list[tuple[str, int]]:
+    """``(optimizer, last step)`` of each training phase: Adam, then L-BFGS."""
+    out = [("adam", cfg.iterations)]
+    return out + [("lbfgs", cfg.total_steps)] if cfg.lbfgs else out
+
+
+def _compile(job: _Job, phase: str) -> None:
+    """Compile the model for ``phase`` (Adam with the profile's decay, or
+    L-BFGS with a frozen weights hook), restoring a checkpoint's optimizer state
+    saved in the same phase."""
+    if phase == "adam":
+        decay = job.profile.decay
+        job.model.compile("adam", lr=job.cfg.lr, decay=decay, verbose=0)
+        job.adam_text = _adam_text(job.model.opt, decay)
+    else:
+        job.model.compile(make_lbfgs(job.net.parameters()), verbose=0)
+        job.data.update_weights = False
+    saved = job.saved_opt
+    if saved is not None and saved["phase"] == phase:
+        job.model.opt.load_state_dict(saved["opt"])
+        if job.model.lr_scheduler is not None and saved["scheduler"] is not None:
+            job.model.lr_scheduler.load_state_dict(saved["scheduler"])
+    job.phase = phase
 
 
 def _loss_table(job: _Job, rows: np.ndarray) -> np.ndarray:
@@ -267,14 +329,38 @@ def _loss_table(job: _Job, rows: np.ndarray) -> np.ndarray:
 
 
 def _train(job: _Job, folder: RunFolder, signals, progress, callbacks) -> Controller:
+    """Train phase after phase (Adam, then L-BFGS if asked) from ``job.start``;
+    returns the last phase's controller (earlier phases are folded into
+    ``job.prior_rows``/``job.prior_seconds``)."""
+    todo = [(p, end) for p, end in _phases(job.cfg) if end > job.start]
+    for k, (phase, end) in enumerate(todo):
+        if phase != job.phase:
+            _compile(job, phase)
+        ctl = _train_phase(job, folder, signals, progress, callbacks, end)
+        stopped = ctl.diverged_at is not None or ctl.interrupted or ctl.out_of_time
+        if k == len(todo) - 1 or ctl.step < end or stopped:
+            return ctl
+        job.prior_rows = _loss_table(job, ctl.table())
+        job.prior_seconds += ctl.elapsed()
+        job.start = ctl.step
+        job.torch_rng = None
+    raise AssertionError("no phase left to train")  # run() returns finished runs
+
+
+def _saver(job: _Job, folder: RunFolder):
+    """``save(step, rows, seconds)`` for the controller: a checkpoint with
+    everything a resumed run needs."""
     cfg = job.cfg
 
     def save(step, rows, seconds):
+        sched = job.model.lr_scheduler
         payload = {
             "config": asdict(cfg),
             "step": step,
             "net": job.net.state_dict(),
+            "phase": job.phase,
             "opt": job.model.opt.state_dict(),
+            "scheduler": None if sched is None else sched.state_dict(),
             # the sampler's state *before* its latest draw: dde.Model.train draws
             # once before its first step, so a resumed run redraws that batch
             "rng": rng_state(job.data.rng_state_before_draw),
@@ -284,28 +370,38 @@ def _train(job: _Job, folder: RunFolder, signals, progress, callbacks) -> Contro
         }
         save_checkpoint(folder.checkpoint, payload)
 
+    return save
+
+
+def _train_phase(job, folder, signals, progress, callbacks, end) -> Controller:
+    cfg = job.cfg
     ctl = Controller(
         job.data,
         job.start,
-        cfg.iterations,
+        end,
         cfg.checkpoint_every,
-        save,
+        _saver(job, folder),
         signals,
         progress,
         budget=None if cfg.seconds is None else cfg.seconds - job.prior_seconds,
+        shown_total=cfg.total_steps,
     )
+    converged = LBFGSConverged() if job.phase == "lbfgs" else None
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     # DeepXDE evaluates the losses in training mode before the first step and
     # every display_every steps (a forward that draws dropout masks): evaluate
     # only at the ends, and restore the torch RNG after that first evaluation, so
     # that a resumed run draws exactly what the uninterrupted one did
+    steps = end - job.start
     job.model.train(
-        iterations=cfg.iterations - job.start,
-        display_every=cfg.iterations - job.start,
-        callbacks=[_TorchRNG(job.torch_rng), ctl, *callbacks],
+        iterations=steps,
+        display_every=steps,
+        callbacks=[_TorchRNG(job.torch_rng), *([converged] if converged else [])]
+        + [ctl, *callbacks],
         verbose=0,
     )
+    job.converged = bool(converged and converged.converged)
     return ctl
 
 
@@ -323,7 +419,8 @@ class _TorchRNG(dde.callbacks.Callback):
 
 def _stop_if_unfinished(job: _Job, ctl: Controller, folder: RunFolder) -> None:
     """Write the loss log of an unfinished run and raise why it stopped."""
-    if ctl.diverged_at is None and (ctl.step >= job.cfg.iterations or ctl.out_of_time):
+    done = ctl.step >= job.cfg.total_steps or ctl.out_of_time or job.converged
+    if ctl.diverged_at is None and done:
         return
     write_loss(folder.path / "loss.csv", _loss_table(job, ctl.table()), job.data.names)
     if ctl.diverged_at is not None:
@@ -385,15 +482,11 @@ def _evaluate(job: _Job, ctl: Controller) -> dict:
 
 def _protocol(job: _Job) -> dict:
     """How the run was trained, read off the objects that trained it."""
-    opt = job.model.opt
-    d = opt.defaults
-    return {
+    adam = job.adam_text or _adam_text(job.model.opt, job.profile.decay)
+    out = {
         "initialization": str(getattr(job.net, "kernel_initializer", "unknown")),
         "network": _describe(job.net),
-        "optimizer": (
-            f"{type(opt).__name__}(betas={tuple(d['betas'])}, eps={d['eps']}, "
-            f"weight_decay={d['weight_decay']}), constant lr, final iterate"
-        ),
+        "optimizer": adam + ", final iterate",
         "derivatives": job.data.describe_derivatives(job.net),
         "resampling": (
             "every term's point set redrawn every step (i.i.d. uniform)"
@@ -401,6 +494,29 @@ def _protocol(job: _Job) -> dict:
             else "one fixed point set per term"
         ),
     }
+    if job.cfg.lbfgs:
+        opt = job.model.opt if job.phase == "lbfgs" else None
+        done = iterations_done(opt) if opt is not None else 0
+        d = make_lbfgs([torch.zeros(1)]).defaults
+        out["optimizer"] = (
+            f"{adam} for {job.cfg.iterations} steps, then "
+            f"LBFGS(history_size={d['history_size']}, "
+            f"line_search_fn={d['line_search_fn']}, "
+            f"tolerance_grad={d['tolerance_grad']}) for at most {job.cfg.lbfgs} "
+            "iterations, final iterate"
+        )
+        out["lbfgs_iterations"] = done
+        out["lbfgs_stop"] = "converged" if job.converged else "iteration cap"
+    return out
+
+
+def _adam_text(opt, decay) -> str:
+    d = opt.defaults
+    lr = "constant lr" if decay is None else f"lr decay {tuple(decay)}"
+    return (
+        f"{type(opt).__name__}(betas={tuple(d['betas'])}, eps={d['eps']}, "
+        f"weight_decay={d['weight_decay']}), {lr}"
+    )
 
 
 def _describe(net) -> str:

@@ -1,0 +1,107 @@
+"""The ``accurate`` profile: how a PINN is trained when accuracy matters.
+
+One setting for every case (``docs/protocol.md`` gives the measurements behind it):
+
+* float64 throughout;
+* one fixed collocation pool per term, drawn once, ``POOL_FRACTION`` of the
+  paper's point count per term;
+* Adam for ``ADAM_STEPS`` steps from ``LR`` with DeepXDE's inverse-time decay
+  ``lr_k = LR / (1 + DECAY_RATE * k / DECAY_STEPS)``;
+* then L-BFGS (``torch.optim.LBFGS`` with DeepXDE's L-BFGS settings: history 100,
+  strong-Wolfe line search, gradient tolerance 1e-8) for at most ``LBFGS_STEPS``
+  iterations, stopping earlier when it converges (the gradient tolerance is met or
+  a step no longer moves the parameters);
+* the final iterate is reported.
+
+L-BFGS runs one iteration per training step, so each iteration is logged,
+checkpointed and resumable exactly like an Adam step (DeepXDE's own L-BFGS loop
+runs up to 1000 iterations per call, too coarse for checkpoints).
+"""
+
+from __future__ import annotations
+
+from ._backend import ensure_pytorch_backend
+
+ensure_pytorch_backend()
+
+import deepxde as dde  # noqa: E402
+import torch  # noqa: E402
+
+__all__ = ["profile_from", "make_lbfgs", "LBFGSConverged", "ADAM_STEPS", "LBFGS_STEPS"]
+
+ADAM_STEPS = 2000
+LR = 1e-3
+DECAY_STEPS, DECAY_RATE = 1000, 0.5  # lr 1e-3 -> 5e-4 at step 2000
+DECAY = ("inverse time", DECAY_STEPS, DECAY_RATE)
+LBFGS_STEPS = 3000
+POOL_FRACTION = 0.25
+
+
+def profile_from(case):
+    """The accurate profile of ``case``: its paper profile's seed and evaluation
+    grid, ``POOL_FRACTION`` of its paper point counts, this module's training."""
+    from dataclasses import replace
+
+    paper = case.paper
+    counts = {
+        t.name: max(1, round(POOL_FRACTION * t.n)) for t in case.make_terms(paper)
+    }
+    return replace(
+        paper,
+        counts=counts,
+        iterations=ADAM_STEPS,
+        lr=LR,
+        n_seeds=3,
+        dtype="float64",
+        resample=False,
+        decay=DECAY,
+        lbfgs=LBFGS_STEPS,
+    )
+
+
+def make_lbfgs(params) -> torch.optim.LBFGS:
+    """DeepXDE's L-BFGS (``dde.optimizers.config.LBFGS_options``), one iteration
+    per ``step()`` call; its evaluation budget is one gradient plus ``maxls``
+    line-search evaluations (torch caps the line search by what is left of
+    ``max_eval``)."""
+    o = dde.optimizers.config.LBFGS_options
+    return torch.optim.LBFGS(
+        params,
+        lr=1,
+        max_iter=1,
+        max_eval=1 + max(o["maxls"], 1),
+        tolerance_grad=o["gtol"],
+        tolerance_change=o["ftol"],
+        history_size=o["maxcor"],
+        line_search_fn="strong_wolfe" if o["maxls"] > 0 else None,
+    )
+
+
+def iterations_done(opt: torch.optim.LBFGS) -> int:
+    """L-BFGS iterations performed so far (its ``n_iter`` state)."""
+    state = opt.state.get(opt.param_groups[0]["params"][0], {})
+    return int(state.get("n_iter", 0))
+
+
+class LBFGSConverged(dde.callbacks.Callback):
+    """Stops training when an L-BFGS step did not iterate (gradient below the
+    tolerance) or did not move the parameters; sets ``converged``."""
+
+    def __init__(self):
+        super().__init__()
+        self.converged = False
+        self._before = 0
+        self._params: list[torch.Tensor] = []
+
+    def on_batch_begin(self):
+        opt = self.model.opt
+        self._before = iterations_done(opt)
+        self._params = [p.detach().clone() for p in opt.param_groups[0]["params"]]
+
+    def on_batch_end(self):
+        opt = self.model.opt
+        params = opt.param_groups[0]["params"]
+        moved = any(not torch.equal(a, p) for a, p in zip(self._params, params))
+        if iterations_done(opt) == self._before or not moved:
+            self.converged = True
+            self.model.stop_training = True

@@ -1,0 +1,142 @@
+"""The accurate profile: float64, fixed pool, Adam with decay, then L-BFGS, with
+exact resume across the switch."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+import deepxde as dde
+from deepxde_lnn import accurate, cases, cli
+from deepxde_lnn.jobs import _units
+from deepxde_lnn.runner import RunConfig, RunInterrupted, run
+from helpers import SignalAt
+
+ADAM, LBFGS = 12, 12
+
+
+def tiny_accurate(name="laplace", n=16):
+    """``name`` whose accurate profile has about ``n`` points per term and a small
+    grid."""
+    case = cases.get(name)
+    n = round(n / accurate.POOL_FRACTION)
+    paper = replace(case.paper, counts={t.name: n for t in case.terms}, grid_n=21)
+    return replace(case, paper=paper)
+
+
+def _cfg(method="pinn", seed=3, **kw):
+    kw = {"iterations": ADAM, "lbfgs": LBFGS, "checkpoint_every": 5, **kw}
+    return RunConfig("laplace", method, seed=seed, profile="accurate", **kw)
+
+
+def _loss(path):
+    return np.loadtxt(path / "loss.csv", delimiter=",", skiprows=1)
+
+
+@pytest.mark.parametrize("name", cases.available())
+def test_profile_is_one_setting_for_every_case(name):
+    case = cases.get(name)
+    prof = case.profile("accurate")
+    assert (prof.dtype, prof.resample, prof.decay) == ("float64", False, accurate.DECAY)
+    assert (prof.iterations, prof.lbfgs) == (accurate.ADAM_STEPS, accurate.LBFGS_STEPS)
+    paper = {t.name: t.n for t in case.make_terms(case.paper)}
+    want = {k: max(1, round(accurate.POOL_FRACTION * n)) for k, n in paper.items()}
+    assert dict(prof.counts) == want and prof.seed == case.paper.seed
+    cfg = RunConfig(name, "lnn", profile="accurate").resolved(case)
+    assert (cfg.dtype, cfg.lbfgs) == ("float64", accurate.LBFGS_STEPS)
+    assert cfg.identity()["lbfgs"] == accurate.LBFGS_STEPS
+    old = RunConfig(name, "lnn", profile="paper").resolved(case)
+    assert (old.dtype, old.lbfgs) == ("float32", 0) and "lbfgs" not in old.identity()
+
+
+def test_adam_then_lbfgs_float64_record(tmp_path):
+    case = tiny_accurate()
+    rec = run(_cfg(), tmp_path / "r", case=case, figures=False)
+    assert rec["dtype"] == "float64" and rec["steps"] == ADAM + LBFGS
+    assert rec["lbfgs_iterations"] == LBFGS and rec["lbfgs_stop"] == "iteration cap"
+    assert "inverse time" in rec["optimizer"] and "then LBFGS" in rec["optimizer"]
+    assert rec["resampling"] == "one fixed point set per term"
+    state = torch.load(tmp_path / "r" / "model.pt", weights_only=True)
+    assert all(v.dtype == torch.float64 for v in state.values())
+    loss = _loss(tmp_path / "r")
+    assert loss[:, 0].tolist() == list(range(1, ADAM + LBFGS + 1))
+    # L-BFGS with a line search on a fixed pool: the loss never goes up
+    assert np.all(np.diff(loss[ADAM:, 1]) <= 1e-12)
+    assert loss[-1, 1] < loss[ADAM - 1, 1]
+
+
+@pytest.mark.parametrize(
+    "cut", [7, ADAM, ADAM + 8]
+)  # in Adam, at the switch, in L-BFGS
+def test_resume_across_the_switch_is_exact(tmp_path, cut):
+    case = tiny_accurate()
+    full = run(_cfg(), tmp_path / "full", case=case, figures=False)
+    with pytest.raises(RunInterrupted):
+        run(_cfg(), tmp_path / "cut", case=case, callbacks=[SignalAt(cut)])
+    resumed = run(_cfg(), tmp_path / "cut", case=case, resume=True, figures=False)
+    assert resumed["resumed"] and resumed["metrics"] == full["metrics"]
+    assert resumed["lbfgs_iterations"] == full["lbfgs_iterations"] == LBFGS
+    np.testing.assert_array_equal(_loss(tmp_path / "full"), _loss(tmp_path / "cut"))
+
+
+def test_rba_multipliers_are_frozen_during_lbfgs(tmp_path):
+    seen = []
+
+    class Grab(dde.callbacks.Callback):
+        def on_batch_end(self):
+            lam = self.model.data.weights.state_dict()["lam"]
+            seen.append([t.clone() for t in lam.values()])
+
+    case = tiny_accurate()
+    run(_cfg("rba"), tmp_path / "r", case=case, callbacks=[Grab()], figures=False)
+    changed = [not torch.equal(a[0], b[0]) for a, b in zip(seen, seen[1:])]
+    assert all(changed[: ADAM - 1]) and not any(changed[ADAM - 1 :])
+
+
+def test_lbfgs_stops_when_converged():
+    p = torch.nn.Parameter(torch.tensor([3.0, -2.0], dtype=torch.float64))
+    opt = accurate.make_lbfgs([p])
+
+    class Model:
+        stop_training = False
+
+    model = Model()
+    model.opt = opt
+    stop = accurate.LBFGSConverged()
+    stop.model = model
+
+    def closure():
+        opt.zero_grad()
+        loss = ((p - 1.0) ** 2).sum()
+        loss.backward()
+        return loss
+
+    for _ in range(50):
+        stop.on_batch_begin()
+        opt.step(closure)
+        stop.on_batch_end()
+        if model.stop_training:
+            break
+    assert stop.converged and accurate.iterations_done(opt) < 50
+    np.testing.assert_allclose(p.detach().numpy(), [1.0, 1.0], atol=1e-8)
+
+
+def test_bad_combinations_are_refused_up_front():
+    case = tiny_accurate()
+    with pytest.raises(ValueError, match="method 'ra-gated'.*dropout"):
+        _cfg("ra-gated").resolved(case)
+    with pytest.raises(ValueError, match="^seconds: .*L-BFGS"):
+        _cfg(seconds=5.0).resolved(case)
+    with pytest.raises(ValueError, match="^lbfgs must be an integer >= 0"):
+        _cfg(lbfgs=-1).resolved(case)
+    assert _cfg("ra-gated", lbfgs=0).resolved(case).lbfgs == 0
+    with pytest.raises(SystemExit):
+        cli.main(["run", "laplace", "--profile", "accurate", "--lbfgs", "-2"])
+
+
+def test_seeds_are_not_stacked_with_lbfgs_or_a_fixed_pool():
+    jobs = [(_cfg(seed=s).resolved(), f"o{s}") for s in (1, 2, 3)]
+    assert [len(u) for u in _units(jobs, batch=True)] == [1, 1, 1]
+    paper = [(RunConfig("laplace", "pinn", seed=s, profile="paper"), s) for s in (1, 2)]
+    assert [len(u) for u in _units(paper, batch=True)] == [2]
