@@ -85,8 +85,19 @@ def parse_args(case: Case, argv=None) -> ExampleArgs:
     dde.config.set_default_float(cfg.dtype)
     prof = case.profile(cfg.profile)
     if cfg.lbfgs:
-        dde.optimizers.set_LBFGS_options(maxiter=cfg.lbfgs)
+        _lbfgs_cap(cfg.lbfgs)
     return ExampleArgs(cfg.method, prof, cfg.lr, cfg.iterations, cfg.seed, cfg.lbfgs)
+
+
+def _lbfgs_cap(maxiter: int) -> None:
+    """DeepXDE's L-BFGS options for about ``maxiter`` iterations: its PyTorch loop
+    runs up to ``iter_per_step`` iterations per call (set when DeepXDE is
+    imported, so it is set here too) while fewer than ``maxiter`` are done, and so
+    may overrun the cap by less than one call."""
+    dde.optimizers.set_LBFGS_options(maxiter=maxiter)
+    o = dde.optimizers.config.LBFGS_options
+    o["iter_per_step"] = min(1000, maxiter)
+    o["fun_per_step"] = o["maxfun"] * o["iter_per_step"] // maxiter
 
 
 def print_errors(case: Case, model: "dde.Model") -> dict:

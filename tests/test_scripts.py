@@ -37,3 +37,13 @@ def test_case_script_flags_are_checked(tmp_path):
     out = _script("laplace", "--method", "bogus", cwd=tmp_path)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines()[-1].startswith("error: method")
+
+
+def test_case_script_accurate_profile_ends_with_capped_lbfgs(tmp_path):
+    args = ("--profile", "accurate", "--iterations", "3", "--lbfgs", "4")
+    out = _script("laplace", *args, "--method", "pinn", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    steps = [line.split()[0] for line in out.stdout.splitlines() if line[:1].isdigit()]
+    # DeepXDE's tables: Adam (0, 3), then its L-BFGS loop, which may overrun the
+    # cap of 4 by less than one call's 4 iterations (without the fix: 1000)
+    assert steps[:2] == ["0", "3"] and 3 < int(steps[-1]) < 3 + 2 * 4
