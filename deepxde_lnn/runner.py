@@ -333,6 +333,8 @@ def _train(job: _Job, folder: RunFolder, signals, progress, callbacks) -> Contro
     returns the last phase's controller (earlier phases are folded into
     ``job.prior_rows``/``job.prior_seconds``)."""
     todo = [(p, end) for p, end in _phases(job.cfg) if end > job.start]
+    if torch.cuda.is_available():
+        torch.cuda.reset_peak_memory_stats()
     for k, (phase, end) in enumerate(todo):
         if phase != job.phase:
             _compile(job, phase)
@@ -387,8 +389,6 @@ def _train_phase(job, folder, signals, progress, callbacks, end) -> Controller:
         shown_total=cfg.total_steps,
     )
     converged = LBFGSConverged() if job.phase == "lbfgs" else None
-    if torch.cuda.is_available():
-        torch.cuda.reset_peak_memory_stats()
     # DeepXDE evaluates the losses in training mode before the first step and
     # every display_every steps (a forward that draws dropout masks): evaluate
     # only at the ends, and restore the torch RNG after that first evaluation, so
@@ -495,9 +495,9 @@ def _protocol(job: _Job) -> dict:
         ),
     }
     if job.cfg.lbfgs:
-        opt = job.model.opt if job.phase == "lbfgs" else None
-        done = iterations_done(opt) if opt is not None else 0
-        d = make_lbfgs([torch.zeros(1)]).defaults
+        opt = job.model.opt  # the L-BFGS: evaluation follows a finished phase
+        done = iterations_done(opt)
+        d = opt.defaults
         out["optimizer"] = (
             f"{adam} for {job.cfg.iterations} steps, then "
             f"LBFGS(history_size={d['history_size']}, "
