@@ -27,7 +27,14 @@ ensure_pytorch_backend()
 import deepxde as dde  # noqa: E402
 import torch  # noqa: E402
 
-__all__ = ["profile_from", "make_lbfgs", "LBFGSConverged", "ADAM_STEPS", "LBFGS_STEPS"]
+__all__ = [
+    "profile_from",
+    "make_lbfgs",
+    "iterations_done",
+    "LBFGSConverged",
+    "ADAM_STEPS",
+    "LBFGS_STEPS",
+]
 
 ADAM_STEPS = 2000
 LR = 1e-3
@@ -85,23 +92,21 @@ def iterations_done(opt: torch.optim.LBFGS) -> int:
 
 class LBFGSConverged(dde.callbacks.Callback):
     """Stops training when an L-BFGS step did not iterate (gradient below the
-    tolerance) or did not move the parameters; sets ``converged``."""
+    tolerance) or its line search returned a zero step (the parameters did not
+    move); sets ``converged``."""
 
     def __init__(self):
         super().__init__()
         self.converged = False
         self._before = 0
-        self._params: list[torch.Tensor] = []
 
     def on_batch_begin(self):
-        opt = self.model.opt
-        self._before = iterations_done(opt)
-        self._params = [p.detach().clone() for p in opt.param_groups[0]["params"]]
+        self._before = iterations_done(self.model.opt)
 
     def on_batch_end(self):
         opt = self.model.opt
-        params = opt.param_groups[0]["params"]
-        moved = any(not torch.equal(a, p) for a, p in zip(self._params, params))
-        if iterations_done(opt) == self._before or not moved:
+        state = opt.state.get(opt.param_groups[0]["params"][0], {})
+        stuck = float(state.get("t", 1.0)) == 0.0
+        if iterations_done(opt) == self._before or stuck:
             self.converged = True
             self.model.stop_training = True
