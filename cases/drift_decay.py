@@ -77,7 +77,7 @@ if __name__ == "__main__":
     model = dde.Model(data, args.net(CASE))
     model.compile("adam", lr=args.lr, decay=args.decay)
     model.train(iterations=args.iterations, display_every=args.profile.display_every)
-    if args.lbfgs:  # the accurate profile: then L-BFGS
-        model.compile("L-BFGS")
+    if args.lbfgs:  # the accurate profile: then L-BFGS on the loss scaled to 1
+        model.compile("L-BFGS", loss_weights=example.unit_loss_weights(model))
         model.train(display_every=args.profile.display_every)
     example.print_errors(CASE, model)

@@ -8,9 +8,10 @@ One setting for every case (``docs/protocol.md`` gives the measurements behind i
 * Adam for ``ADAM_STEPS`` steps from ``LR`` with DeepXDE's inverse-time decay
   ``lr_k = LR / (1 + DECAY_RATE * k / DECAY_STEPS)``;
 * then L-BFGS (``torch.optim.LBFGS`` with DeepXDE's L-BFGS settings: history 100,
-  strong-Wolfe line search, gradient tolerance 1e-8) for at most ``LBFGS_STEPS``
-  iterations, stopping earlier when it converges (the gradient tolerance is met or
-  a step no longer moves the parameters);
+  strong-Wolfe line search, gradient tolerance 1e-8) on the loss scaled to 1 at the
+  switch (:class:`ScaledLBFGS`) for at most ``LBFGS_STEPS`` iterations, stopping
+  earlier when it converges (the gradient tolerance is met or a step no longer
+  moves the parameters);
 * the final iterate is reported.
 
 L-BFGS runs one iteration per training step, so each iteration is logged,
@@ -19,6 +20,8 @@ runs up to 1000 iterations per call, too coarse for checkpoints).
 """
 
 from __future__ import annotations
+
+import math
 
 from ._backend import ensure_pytorch_backend
 
@@ -30,6 +33,7 @@ import torch  # noqa: E402
 __all__ = [
     "profile_from",
     "make_lbfgs",
+    "ScaledLBFGS",
     "iterations_done",
     "LBFGSConverged",
     "ADAM_STEPS",
@@ -66,13 +70,47 @@ def profile_from(case):
     )
 
 
-def make_lbfgs(params) -> torch.optim.LBFGS:
-    """DeepXDE's L-BFGS (``dde.optimizers.config.LBFGS_options``), one iteration
-    per ``step()`` call; its evaluation budget is one gradient plus ``maxls``
-    line-search evaluations (torch caps the line search by what is left of
-    ``max_eval``)."""
+class ScaledLBFGS(torch.optim.LBFGS):
+    """``torch.optim.LBFGS`` minimising ``c * L`` with ``c = 1 / L(w0)`` fixed at
+    its first loss evaluation.
+
+    torch drops a curvature pair ``(s, y)`` unless ``y.s > 1e-10``, an absolute
+    threshold: once a PINN's loss is ~1e-7 its pairs are ~1e-11, the memory stops
+    updating and L-BFGS crawls (docs/protocol.md). Scaling the loss scales ``y.s``
+    by ``c`` and leaves the minimiser, the search directions and the Wolfe line
+    search unchanged (the gradient tolerance then applies to ``c * grad L``).
+    ``c`` is kept in the parameter group, so ``state_dict`` saves and restores it.
+    """
+
+    def __init__(self, params, **kwargs):
+        super().__init__(params, **kwargs)
+        self.param_groups[0]["loss_scale"] = None
+
+    def step(self, closure):  # noqa: D102  (torch's, on the scaled loss)
+        group = self.param_groups[0]
+
+        def scaled():
+            loss = closure()  # backward has run: scale the gradient too
+            if group["loss_scale"] is None:
+                value = float(loss.detach())
+                ok = math.isfinite(value) and value > 0
+                group["loss_scale"] = 1.0 / value if ok else 1.0
+            c = group["loss_scale"]
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.grad.mul_(c)
+            return loss * c
+
+        return super().step(scaled)
+
+
+def make_lbfgs(params) -> ScaledLBFGS:
+    """DeepXDE's L-BFGS (``dde.optimizers.config.LBFGS_options``) on the scaled
+    loss, one iteration per ``step()`` call; its evaluation budget is one gradient
+    plus ``maxls`` line-search evaluations (torch caps the line search by what is
+    left of ``max_eval``)."""
     o = dde.optimizers.config.LBFGS_options
-    return torch.optim.LBFGS(
+    return ScaledLBFGS(
         params,
         lr=1,
         max_iter=1,

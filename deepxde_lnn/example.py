@@ -100,6 +100,18 @@ def _lbfgs_cap(maxiter: int) -> None:
     o["fun_per_step"] = o["maxfun"] * o["iter_per_step"] // maxiter
 
 
+def unit_loss_weights(model: "dde.Model") -> list[float]:
+    """Loss weights ``1/L`` for every term, ``L`` the model's last total training
+    loss, so that L-BFGS starts at loss 1 (its printed losses are then relative).
+    torch's L-BFGS drops curvature pairs with ``y.s <= 1e-10``, an absolute
+    threshold that freezes its memory at PINN losses of ~1e-7; the scaled loss
+    has the same minimiser (docs/protocol.md)."""
+    losses = np.asarray(model.train_state.loss_train, dtype=np.float64)
+    total = float(losses.sum())
+    scale = 1.0 / total if np.isfinite(total) and total > 0 else 1.0
+    return [scale] * len(losses)
+
+
 def print_errors(case: Case, model: "dde.Model") -> dict:
     """Predict on the case's evaluation grid and print RMSE, relL2 and MaxErr per
     field (float64 metrics); returns the metrics."""

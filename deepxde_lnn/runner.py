@@ -502,9 +502,11 @@ def _protocol(job: _Job) -> dict:
             f"{adam} for {job.cfg.iterations} steps, then "
             f"LBFGS(history_size={d['history_size']}, "
             f"line_search_fn={d['line_search_fn']}, "
-            f"tolerance_grad={d['tolerance_grad']}) for at most {job.cfg.lbfgs} "
-            "iterations, final iterate"
+            f"tolerance_grad={d['tolerance_grad']}) on the loss scaled by "
+            f"1/L at the switch for at most {job.cfg.lbfgs} iterations, "
+            "final iterate"
         )
+        out["lbfgs_loss_scale"] = opt.param_groups[0].get("loss_scale")
         out["lbfgs_iterations"] = done
         out["lbfgs_stop"] = "converged" if job.converged else "iteration cap"
     return out

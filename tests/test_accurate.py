@@ -122,6 +122,40 @@ def test_lbfgs_stops_when_converged():
     np.testing.assert_allclose(p.detach().numpy(), [1.0, 1.0], atol=1e-8)
 
 
+def _small_quadratic(opt_class, steps=40):
+    """``steps`` iterations on ``1e-7 * sum(k_i (p_i - 1)^2)``, curvatures
+    1..1000, from ``p - 1 ~ 1e-3``: a loss as small as a well-trained PINN's."""
+    torch.manual_seed(0)
+    p = torch.nn.Parameter(1 + 1e-3 * torch.randn(20, dtype=torch.float64))
+    k = torch.logspace(0, 3, 20, dtype=torch.float64)
+    opt = opt_class([p], **{**accurate.make_lbfgs([p]).defaults, "max_iter": 1})
+
+    def closure():
+        opt.zero_grad()
+        loss = 1e-7 * (k * (p - 1.0) ** 2).sum()
+        loss.backward()
+        return loss
+
+    first = float(closure())
+    for _ in range(steps):
+        opt.step(closure)
+    return float(closure()) / first, opt
+
+
+def test_scaled_lbfgs_keeps_its_memory_at_small_losses():
+    # torch's L-BFGS drops every curvature pair here (y.s < 1e-10) and stalls
+    # at the absolute gradient tolerance; on the scaled loss it keeps them
+    plain, opt = _small_quadratic(torch.optim.LBFGS)
+    assert not opt.state[opt.param_groups[0]["params"][0]]["old_dirs"]
+    scaled, opt = _small_quadratic(accurate.ScaledLBFGS)
+    assert len(opt.state[opt.param_groups[0]["params"][0]]["old_dirs"]) > 20
+    assert scaled < 1e-6 < 1e-2 < plain
+    c = opt.param_groups[0]["loss_scale"]
+    again = accurate.make_lbfgs(opt.param_groups[0]["params"])
+    again.load_state_dict(opt.state_dict())  # a checkpoint keeps the scale
+    assert again.param_groups[0]["loss_scale"] == c > 1e6
+
+
 def test_bad_combinations_are_refused_up_front():
     case = tiny_accurate()
     with pytest.raises(ValueError, match="method 'ra-gated'.*dropout"):
