@@ -174,3 +174,14 @@ def test_seeds_are_not_stacked_with_lbfgs_or_a_fixed_pool():
     assert [len(u) for u in _units(jobs, batch=True)] == [1, 1, 1]
     paper = [(RunConfig("laplace", "pinn", seed=s, profile="paper"), s) for s in (1, 2)]
     assert [len(u) for u in _units(paper, batch=True)] == [2]
+
+
+def test_case_scripts_scale_the_lbfgs_loss_to_one():
+    from types import SimpleNamespace
+
+    from deepxde_lnn import example
+
+    model = SimpleNamespace(train_state=SimpleNamespace(loss_train=[3e-7, 1e-7]))
+    np.testing.assert_allclose(example.unit_loss_weights(model), [2.5e6, 2.5e6])
+    model.train_state.loss_train = [0.0, 0.0]  # nothing to scale by
+    assert example.unit_loss_weights(model) == [1.0, 1.0]
