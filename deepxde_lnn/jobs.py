@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,9 +109,9 @@ def iter_jobs(
     from joblib import Parallel, delayed
 
     lines = _lines if progress else None
-    with _engine(backend, address):
+    with _engine(backend, address), _stop_file_on_signal() as stop:
         for outcomes in Parallel(n_jobs=workers, return_as="generator")(
-            delayed(_unit)(u, overwrite, threads, lines, case) for u in units
+            delayed(_unit)(u, overwrite, threads, lines, case, stop) for u in units
         ):
             yield from outcomes
 
@@ -139,8 +142,20 @@ def _units(jobs, batch: bool) -> list[list]:
     return list(groups.values())
 
 
-def _unit(unit, overwrite, threads, progress, case=None) -> list[Outcome]:
-    """Run one unit: a single job, or a batch of seeds as one stacked model."""
+def _unit(unit, overwrite, threads, progress, case=None, stop=None) -> list[Outcome]:
+    """Run one unit (a single job, or a batch of seeds as one stacked model) in a
+    worker; none of it starts once the file ``stop`` exists, and a running unit
+    stops at a checkpoint when it appears (see :func:`_stop_file_on_signal`)."""
+    if stop is not None and os.path.exists(stop):
+        msg = "not started: the jobs were interrupted"
+        return [
+            Outcome(cfg, Path(out), "interrupted", message=msg) for cfg, out in unit
+        ]
+    with _interrupt_when(stop):
+        return _train_unit(unit, overwrite, threads, progress, case)
+
+
+def _train_unit(unit, overwrite, threads, progress, case) -> list[Outcome]:
     if len(unit) == 1:
         return [_one(*unit[0], overwrite, threads, progress, case)]
     import torch
@@ -153,6 +168,62 @@ def _unit(unit, overwrite, threads, progress, case=None) -> list[Outcome]:
     return run_batched(
         list(cfgs), list(outs), overwrite=overwrite, progress=progress, case=case
     )
+
+
+@contextlib.contextmanager
+def _stop_file_on_signal():
+    """Yields a path that SIGINT/SIGTERM to this process create, while the pool
+    runs. Workers are separate processes: without this a signal ends this process
+    only and leaves them training; with it they stop at a checkpoint and report
+    'interrupted' (this process then exits with that status). A second signal
+    stops waiting (joblib then terminates the workers)."""
+    with tempfile.TemporaryDirectory(prefix="deepxde-lnn-") as tmp:
+        path = os.path.join(tmp, "stop")
+        if threading.current_thread() is not threading.main_thread():
+            yield path
+            return
+        sigs = (signal.SIGINT, signal.SIGTERM)
+        previous = {s: signal.getsignal(s) for s in sigs}
+
+        def handler(signum, frame):
+            if os.path.exists(path):  # a second signal: stop waiting for them
+                raise KeyboardInterrupt
+            open(path, "a").close()
+
+        for s in sigs:
+            signal.signal(s, handler)
+        try:
+            yield path
+        finally:
+            for s, h in previous.items():
+                signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def _interrupt_when(stop: str | None, every: float = 0.5):
+    """While a worker trains: once the file ``stop`` exists, send this process
+    SIGINT every ``every`` seconds (the runner's signal handling saves a checkpoint
+    and stops; SIGINT outside a run is ignored here). Local processes only: not in
+    a worker thread (Dask threads), not where ``stop`` is another machine's path."""
+    if stop is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    done = threading.Event()
+
+    def poll():
+        while not done.wait(every):
+            if os.path.exists(stop):
+                os.kill(os.getpid(), signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, lambda *_: None)
+    watcher = threading.Thread(target=poll, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+        signal.signal(signal.SIGINT, previous)
 
 
 def _lines(label):

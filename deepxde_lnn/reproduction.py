@@ -63,6 +63,7 @@ class Group(NamedTuple):
     budget: str
     seconds: float | None = None  # the time budget per run, if any
     lbfgs: int = 0  # L-BFGS iterations (at most) after the Adam steps
+    lbfgs_loss: str = ""  # "scaled" (to 1 at the switch) or "raw" (older records)
 
     @classmethod
     def of(cls, record: dict) -> Group:
@@ -74,18 +75,27 @@ class Group(NamedTuple):
             record.get("budget", "steps"),
             record.get("seconds"),
             int(record.get("lbfgs", 0)),
+            _lbfgs_loss(record),
         )
 
     def label(self) -> str:
         steps = f"{self.iterations} steps"
         if self.lbfgs:
             steps = f"{self.iterations} Adam steps + at most {self.lbfgs} L-BFGS"
+            steps += " on the raw loss" if self.lbfgs_loss == "raw" else ""
         if self.seconds is not None:
             steps = f"{self.seconds:.4g} s per run (at most {self.iterations} steps)"
         return (
             f"profile `{self.profile}`, {steps}, lr {self.lr:g}, "
             f"{self.dtype}, budget `{self.budget}`"
         )
+
+
+def _lbfgs_loss(record: dict) -> str:
+    """How L-BFGS saw the loss: records before the scaled L-BFGS have no scale."""
+    if not record.get("lbfgs"):
+        return ""
+    return "scaled" if "lbfgs_loss_scale" in record else "raw"
 
 
 # ---------------------------------------------------------------- loading

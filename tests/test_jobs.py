@@ -60,3 +60,33 @@ def test_killed_worker_leaves_a_resumable_checkpoint(tmp_path):
     assert rec["resumed"] and rec["iterations"] == 400
     assert not (out / "checkpoint.pt").exists()
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_signal_stops_the_pool_workers_at_a_checkpoint(tmp_path):
+    # the workers are other processes: SIGTERM to the command must reach them
+    out = tmp_path / "cmp"
+    argv = [sys.executable, "-m", "deepxde_lnn.cli", "compare", "laplace"]
+    argv += ["--methods", "pinn", "--seeds", "1,2,3", "--workers", "2"]
+    argv += ["--threads", "1", "--batch", "off", "--iterations", "100000"]
+    argv += ["--checkpoint-every", "10", "--no-progress", "--out", str(out)]
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        _signal_when_two_checkpoints(proc, out)
+        printed, _ = proc.communicate(timeout=180)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, printed
+    assert printed.count(": interrupted: ") == 3 and "not started" in printed
+    saved = {p: p.stat().st_mtime_ns for p in out.glob("pinn/seed-*/checkpoint.pt")}
+    assert len(saved) == 2 and not list(out.glob("pinn/seed-*/metrics.json"))
+    time.sleep(3)  # nothing trains on behind the command's back
+    assert saved == {p: p.stat().st_mtime_ns for p in saved}
+
+
+def _signal_when_two_checkpoints(proc, out):
+    deadline = time.time() + 300
+    while len(list(out.glob("pinn/seed-*/checkpoint.pt"))) < 2:
+        assert time.time() < deadline and proc.poll() is None, proc.returncode
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)

@@ -212,3 +212,13 @@ def test_cli_bad_paths_exit_2(runs_dir, tmp_path, monkeypatch, capsys, args, mes
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and message in err[0]
     assert sorted(tmp_path.rglob("*")) == before  # nothing written
+
+
+def test_raw_and_scaled_lbfgs_records_are_never_pooled():
+    Group = reproduction.Group
+    base = {"profile": "accurate", "iterations": 2000, "lr": 1e-3}
+    base.update(dtype="float64", lbfgs=3000)
+    raw, scaled = Group.of(base), Group.of({**base, "lbfgs_loss_scale": 1e4})
+    assert raw != scaled and "+ at most 3000 L-BFGS on the raw loss," in raw.label()
+    assert "raw" not in scaled.label() and "+ at most 3000 L-BFGS," in scaled.label()
+    assert Group.of({**base, "lbfgs": 0}).lbfgs_loss == ""
