@@ -36,21 +36,29 @@ class Signals:
 
     @contextlib.contextmanager
     def deferred(self):
-        if threading.current_thread() is not threading.main_thread():
-            yield self  # e.g. a Dask worker thread: signals reach the main thread
-            return
-        previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-
         def handler(signum, frame):
             self.received = True
 
-        for s in previous:
-            signal.signal(s, handler)
-        try:
+        with handling(handler):
             yield self
-        finally:
-            for s, h in previous.items():
-                signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def handling(handler, signals=(signal.SIGINT, signal.SIGTERM)):
+    """``handler`` for ``signals`` inside the block, the previous ones after it;
+    nothing outside the main thread (e.g. a Dask worker thread: signals reach the
+    main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in signals}
+    for s in signals:
+        signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 class Controller(dde.callbacks.Callback):

@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from .controller import handling
 from .runner import RunConfig
 
 __all__ = ["Outcome", "run_jobs", "iter_jobs", "BACKENDS", "default_workers"]
@@ -179,24 +180,14 @@ def _stop_file_on_signal():
     stops waiting (joblib then terminates the workers)."""
     with tempfile.TemporaryDirectory(prefix="deepxde-lnn-") as tmp:
         path = os.path.join(tmp, "stop")
-        if threading.current_thread() is not threading.main_thread():
-            yield path
-            return
-        sigs = (signal.SIGINT, signal.SIGTERM)
-        previous = {s: signal.getsignal(s) for s in sigs}
 
         def handler(signum, frame):
             if os.path.exists(path):  # a second signal: stop waiting for them
                 raise KeyboardInterrupt
             open(path, "a").close()
 
-        for s in sigs:
-            signal.signal(s, handler)
-        try:
+        with handling(handler):
             yield path
-        finally:
-            for s, h in previous.items():
-                signal.signal(s, h)
 
 
 @contextlib.contextmanager
@@ -215,15 +206,14 @@ def _interrupt_when(stop: str | None, every: float = 0.5):
             if os.path.exists(stop):
                 os.kill(os.getpid(), signal.SIGINT)
 
-    previous = signal.signal(signal.SIGINT, lambda *_: None)
     watcher = threading.Thread(target=poll, daemon=True)
-    watcher.start()
-    try:
-        yield
-    finally:
-        done.set()
-        watcher.join()
-        signal.signal(signal.SIGINT, previous)
+    with handling(lambda *_: None, (signal.SIGINT,)):
+        watcher.start()
+        try:
+            yield
+        finally:
+            done.set()
+            watcher.join()
 
 
 def _lines(label):
