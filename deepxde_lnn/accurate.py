@@ -78,7 +78,8 @@ class ScaledLBFGS(torch.optim.LBFGS):
     threshold: once a PINN's loss is ~1e-7 its pairs are ~1e-11, the memory stops
     updating and L-BFGS crawls (docs/protocol.md). Scaling the loss scales ``y.s``
     by ``c`` and leaves the minimiser, the search directions and the Wolfe line
-    search unchanged (the gradient tolerance then applies to ``c * grad L``).
+    search unchanged, but for the length of the very first step (the gradient
+    tolerance then applies to ``c * grad L``).
     ``c`` is kept in the parameter group, so ``state_dict`` saves and restores it.
     """
 
