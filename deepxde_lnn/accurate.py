@@ -34,6 +34,7 @@ __all__ = [
     "profile_from",
     "make_lbfgs",
     "ScaledLBFGS",
+    "unit_scale",
     "iterations_done",
     "LBFGSConverged",
     "ADAM_STEPS",
@@ -70,6 +71,12 @@ def profile_from(case):
     )
 
 
+def unit_scale(loss: float) -> float:
+    """``1 / loss``, the factor that makes ``loss`` 1 (1 for a zero or non-finite
+    loss, which has nothing to scale by)."""
+    return 1.0 / loss if math.isfinite(loss) and loss > 0 else 1.0
+
+
 class ScaledLBFGS(torch.optim.LBFGS):
     """``torch.optim.LBFGS`` minimising ``c * L`` with ``c = 1 / L(w0)`` fixed at
     its first loss evaluation.
@@ -93,9 +100,7 @@ class ScaledLBFGS(torch.optim.LBFGS):
         def scaled():
             loss = closure()  # backward has run: scale the gradient too
             if group["loss_scale"] is None:
-                value = float(loss.detach())
-                ok = math.isfinite(value) and value > 0
-                group["loss_scale"] = 1.0 / value if ok else 1.0
+                group["loss_scale"] = unit_scale(float(loss.detach()))
             c = group["loss_scale"]
             for p in group["params"]:
                 if p.grad is not None:

@@ -106,10 +106,10 @@ def unit_loss_weights(model: "dde.Model") -> list[float]:
     torch's L-BFGS drops curvature pairs with ``y.s <= 1e-10``, an absolute
     threshold that freezes its memory at PINN losses of ~1e-7; the scaled loss
     has the same minimiser (docs/protocol.md)."""
+    from .accurate import unit_scale
+
     losses = np.asarray(model.train_state.loss_train, dtype=np.float64)
-    total = float(losses.sum())
-    scale = 1.0 / total if np.isfinite(total) and total > 0 else 1.0
-    return [scale] * len(losses)
+    return [unit_scale(float(losses.sum()))] * len(losses)
 
 
 def print_errors(case: Case, model: "dde.Model") -> dict:
