@@ -122,6 +122,38 @@ def test_lbfgs_stops_when_converged():
     np.testing.assert_allclose(p.detach().numpy(), [1.0, 1.0], atol=1e-8)
 
 
+def test_lbfgs_stops_on_a_zero_line_search_step():
+    """An iteration whose line search returned t = 0 (parameters unchanged) stops
+    training even though the iteration counter advanced."""
+    p = torch.nn.Parameter(torch.tensor([3.0, -2.0], dtype=torch.float64))
+    opt = accurate.make_lbfgs([p])
+
+    class Model:
+        stop_training = False
+
+    model = Model()
+    model.opt = opt
+    stop = accurate.LBFGSConverged()
+    stop.model = model
+
+    def closure():
+        opt.zero_grad()
+        loss = ((p - 1.0) ** 2).sum() + (p**4).sum()
+        loss.backward()
+        return loss
+
+    stop.on_batch_begin()
+    opt.step(closure)
+    stop.on_batch_end()
+    assert not stop.converged and accurate.iterations_done(opt) == 1
+    stop.on_batch_begin()
+    opt.step(closure)
+    opt.state[p]["t"] = 0.0  # what the line search leaves when no step decreases
+    stop.on_batch_end()
+    assert accurate.iterations_done(opt) == 2
+    assert stop.converged and model.stop_training
+
+
 def _small_quadratic(opt_class, steps=40):
     """``steps`` iterations on ``1e-7 * sum(k_i (p_i - 1)^2)``, curvatures
     1..1000, from ``p - 1 ~ 1e-3``: a loss as small as a well-trained PINN's."""
