@@ -417,7 +417,7 @@ def _group_line(runs: list[dict]) -> str:
     )
     sizes = sorted({r.get("batched_runs", 1) for r in runs})
     batching = (
-        "one run at a time"
+        "one model per run (not stacked)"
         if sizes == [1]
         else "stacked models of " + "/".join(map(str, sizes)) + " seeds"
     )
