@@ -269,6 +269,7 @@ def method_rows(runs: list[dict], field: str, paper: dict | None = None) -> list
                     {r["parameters"] for r in mine if "parameters" in r}
                 ),
                 "s_per_step": float(np.mean(steps)) if steps else None,
+                "devices": _devices(mine) if len(_devices(have)) > 1 else [],
                 **stats,
                 "paper": ref,
                 "vs_paper": stats["RMSE"]["mean"] / ref if ref else None,
@@ -276,6 +277,10 @@ def method_rows(runs: list[dict], field: str, paper: dict | None = None) -> list
             }
         )
     return rows
+
+
+def _devices(runs: list[dict]) -> list[str]:
+    return sorted({r.get("device", "?") for r in runs})
 
 
 @functools.lru_cache(maxsize=None)
@@ -322,7 +327,8 @@ HOW_TO_READ = (
     "field F on another evaluation grid), with one row per method: the number of "
     "seeds, trainable parameters, training-loop seconds per step (mean over seeds; "
     "for seeds trained together as one stacked model, the batch's time divided by "
-    "its runs), RMSE mean ± sample std and median over seeds, then relL2 and MaxErr "
+    "its runs; followed by the device where a configuration's runs were made on "
+    "different hardware), RMSE mean ± sample std and median over seeds, then relL2 and MaxErr "
     "mean ± std. 'paper' is the paper's single-seed RMSE (Tables 2–7: its own "
     "protocol, hardware and seed), shown at the `paper` and `accurate` profiles "
     "(the latter trains the same problems better: float64, a fixed point set, Adam "
@@ -453,7 +459,8 @@ def _cells(row: dict) -> list[str]:
         f"`{row['method']}`",
         str(row["n"]),
         " / ".join(f"{p:,}" for p in row["parameters"]) or "—",
-        _num(row["s_per_step"], ".3g"),
+        _num(row["s_per_step"], ".3g")
+        + (f" ({'/'.join(row['devices'])})" if row.get("devices") else ""),
         _pm(row["RMSE"]),
         f"{row['RMSE']['median']:.3e}",
         _num(row["paper"], ".3e"),

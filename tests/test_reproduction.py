@@ -222,3 +222,13 @@ def test_raw_and_scaled_lbfgs_records_are_never_pooled():
     assert raw != scaled and "+ at most 3000 L-BFGS on the raw loss," in raw.label()
     assert "raw" not in scaled.label() and "+ at most 3000 L-BFGS," in scaled.label()
     assert Group.of({**base, "lbfgs": 0}).lbfgs_loss == ""
+
+
+def test_mixed_hardware_names_the_device_of_each_step_time(runs_dir):
+    assert _row(_render(runs_dir), "laplace", 1, "phi", "lnn")[3] == "0.002"
+    for seed in SEEDS:  # rba on a GPU, beside the CPU runs of the same protocol
+        _write(runs_dir, "laplace", "rba", seed, 3e-3, device="cuda")
+    md = _render(runs_dir)
+    assert _row(md, "laplace", 1, "phi", "rba")[3] == "0.001 (cuda)"
+    assert _row(md, "laplace", 1, "phi", "lnn")[3] == "0.002 (cpu)"
+    assert "hardware: Test CPU (cpu); Test CPU (cuda);" in md
