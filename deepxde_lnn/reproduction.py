@@ -449,7 +449,9 @@ def _pm(s: dict) -> str:
 def _ci(ci: RatioCI | None) -> str:
     if ci is None:
         return "—"
-    how = "" if ci.paired or min(ci.n_a, ci.n_b) < 2 else ", Welch"
+    if ci.verdict == "too few seeds":
+        return f"{ci.ratio:.3g} (no interval)"
+    how = "" if ci.paired else ", Welch"
     return f"{ci.ratio:.3g} ({ci.low:.3g}–{ci.high:.3g}{how})"
 
 

@@ -232,3 +232,11 @@ def test_mixed_hardware_names_the_device_of_each_step_time(runs_dir):
     assert _row(md, "laplace", 1, "phi", "rba")[3] == "0.001 (cuda)"
     assert _row(md, "laplace", 1, "phi", "lnn")[3] == "0.002 (cpu)"
     assert "hardware: Test CPU (cpu); Test CPU (cuda);" in md
+
+
+def test_one_seed_gets_a_ratio_but_no_interval(runs_dir):
+    _write(runs_dir, "laplace", "xpinn", SEEDS[0], 4e-3)
+    row = _row(_render(runs_dir), "laplace", 1, "phi", "xpinn")
+    ratio = 4e-3 / stats.gmean(LAPLACE["pinn"])  # unpaired: one seed
+    assert row[1] == "1" and row[8] == f"{ratio:.3g} (no interval)"
+    assert row[9] == "too few seeds"
