@@ -90,6 +90,14 @@ class Group(NamedTuple):
             f"{self.dtype}, budget `{self.budget}`"
         )
 
+    def short(self) -> str:
+        """A few words naming the group in the headline table."""
+        if self.seconds is not None:
+            return f"{self.profile}, {self.seconds:.4g} s per run"
+        if self.lbfgs:
+            return f"{self.profile}, {self.iterations} Adam + ≤ {self.lbfgs} L-BFGS"
+        return f"{self.profile}, {self.iterations} steps, lr {self.lr:g}"
+
 
 def _lbfgs_loss(record: dict) -> str:
     """How L-BFGS saw the loss: records before the scaled L-BFGS have no scale."""
@@ -365,7 +373,7 @@ def render(
     ``CASE.png`` (None: no figure links)."""
     kept, dropped = prepare(runs)
     by_case = _by_case(kept)
-    lines = _header(roots, kept, by_case)
+    lines = _header(roots, kept, by_case) + _headline_section(by_case)
     for case, groups in by_case.items():
         lines += _case_section(case, groups, figures)
     lines += _missing_section(kept)
@@ -387,6 +395,60 @@ def _header(roots, runs, by_case) -> list[str]:
         HOW_TO_READ,
         "",
     ]
+
+
+HEADLINE = (
+    "## Headline",
+    "",
+    "The liquid blocks against the same network without them (`pinn`) and against "
+    "the plain MLP of the LNN's parameter count (`pinn-matched`): one row per case "
+    "and configuration holding both `lnn` and `pinn`, on the case's summary field "
+    "(`Avg`, the mean over fields, where a case has several; otherwise its first "
+    "field). Mean RMSE over seeds, and the geometric-mean RMSE ratio to `pinn` with "
+    "its 95 % interval and verdict, as in the case's tables below ([k] is the "
+    "configuration's number there).",
+    "",
+    "| case | field | configuration | seeds (lnn / pinn) | `lnn` RMSE | `pinn` RMSE "
+    "| `lnn` / `pinn` (95 % CI) | verdict | `pinn-matched` / `pinn` (95 % CI) "
+    "| verdict |",
+    "|---" * 10 + "|",
+)
+
+
+def _headline_section(by_case: dict) -> list[str]:
+    rows = [
+        _headline_row(case, k, group, runs)
+        for case, groups in by_case.items()
+        for k, (group, runs) in enumerate(groups.items(), start=1)
+    ]
+    rows = [r for r in rows if r is not None]
+    return [*HEADLINE, *rows, ""] if rows else []
+
+
+def _headline_row(case: str, k: int, group: Group, runs: list[dict]) -> str | None:
+    fields = _fields(runs)
+    field = "Avg" if "Avg" in fields else fields[0]
+    rows = {row["method"]: row for row in method_rows(runs, field)}
+    lnn, pinn = rows.get("lnn"), rows.get(BASELINE)
+    if lnn is None or pinn is None:
+        return None
+    matched = (rows.get("pinn-matched") or {}).get("vs_pinn")
+    where = f"[{k}] {group.short()}"
+    if group == _paper_protocol(case):
+        where += " (the paper's protocol)"
+    cells = [
+        case,
+        field,
+        where,
+        f"{lnn['n']} / {pinn['n']}",
+        f"{lnn['RMSE']['mean']:.2e}",
+        f"{pinn['RMSE']['mean']:.2e}",
+        _ci(lnn["vs_pinn"]),
+        lnn["vs_pinn"].verdict if lnn["vs_pinn"] else "—",
+        _ci(matched),
+        matched.verdict if matched else "—",
+    ]
+    return "| " + " | ".join(cells) + " |"
 
 
 def _case_section(case: str, groups: dict, figures: str | None) -> list[str]:

@@ -124,6 +124,35 @@ def test_groups_extra_sets_and_paper_column(runs_dir):
     assert md.index("## laplace") < md.index("## beam")  # the package's case order
 
 
+def _headline(md: str) -> dict[tuple[str, str], list[str]]:
+    """(case, configuration) -> the cells of its headline row."""
+    part = md.split("\n## Headline\n")[1].split("\n## ")[0]
+    rows = [
+        [c.strip() for c in line.strip("|").split("|")] for line in part.split("\n")
+    ]
+    return {
+        (r[0], r[2]): r for r in rows if len(r) == 10 and r[0] not in ("case", "---")
+    }
+
+
+def test_headline_repeats_the_lnn_and_matched_ratios(runs_dir):
+    md = _render(runs_dir)
+    head = _headline(md)
+    # laplace: the paper protocol and the time-budget group (no lnn there: no row)
+    assert list(head) == [
+        ("laplace", "[1] paper, 8000 steps, lr 0.001 (the paper's protocol)"),
+        ("beam", "[1] paper, 5000 steps, lr 0.0003 (the paper's protocol)"),
+    ]
+    row = head[("laplace", "[1] paper, 8000 steps, lr 0.001 (the paper's protocol)")]
+    lnn = _row(md, "laplace", 1, "phi", "lnn")
+    matched = _row(md, "laplace", 1, "phi", "pinn-matched")
+    assert row[1] == "phi" and row[3] == "3 / 3"
+    assert row[4:6] == ["2.33e-03", f"{np.mean(LAPLACE['pinn']):.2e}"]
+    assert row[6:8] == lnn[8:10] and row[8:10] == matched[8:10]
+    beam = head[("beam", "[1] paper, 5000 steps, lr 0.0003 (the paper's protocol)")]
+    assert beam[3] == "2 / 3" and beam[8:] == ["—", "—"]  # no pinn-matched runs
+
+
 def test_missing_rows(runs_dir):
     md = _render(runs_dir)
     missing = md.split("\n## Missing\n")[1]
