@@ -103,8 +103,7 @@ def iter_jobs(
     if workers < 1:
         raise ValueError(f"workers must be >= 1; got {workers}")
     if backend == "loky" and (workers == 1 or len(units) <= 1):
-        for unit in units:
-            yield from _unit(unit, overwrite, None, progress, case)
+        yield from _serial(units, overwrite, progress, case)
         return
     threads = max(1, (os.cpu_count() or 1) // workers)
     from joblib import Parallel, delayed
@@ -143,15 +142,30 @@ def _units(jobs, batch: bool) -> list[list]:
     return list(groups.values())
 
 
+def _serial(units, overwrite, progress, case):
+    """The units one after another in this process. A signal (Ctrl-C, SIGTERM)
+    stops the running unit at a checkpoint, and then the rest do not start."""
+    stopped = False
+    for unit in units:
+        if stopped:
+            yield from _not_started(unit)
+            continue
+        outcomes = _unit(unit, overwrite, None, progress, case)
+        stopped = any(o.status == "interrupted" for o in outcomes)
+        yield from outcomes
+
+
+def _not_started(unit) -> list[Outcome]:
+    msg = "not started: the jobs were interrupted"
+    return [Outcome(cfg, Path(out), "interrupted", message=msg) for cfg, out in unit]
+
+
 def _unit(unit, overwrite, threads, progress, case=None, stop=None) -> list[Outcome]:
     """Run one unit (a single job, or a batch of seeds as one stacked model) in a
     worker; none of it starts once the file ``stop`` exists, and a running unit
     stops at a checkpoint when it appears (see :func:`_stop_file_on_signal`)."""
     if stop is not None and os.path.exists(stop):
-        msg = "not started: the jobs were interrupted"
-        return [
-            Outcome(cfg, Path(out), "interrupted", message=msg) for cfg, out in unit
-        ]
+        return _not_started(unit)
     with _interrupt_when(stop):
         return _train_unit(unit, overwrite, threads, progress, case)
 

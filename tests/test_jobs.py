@@ -72,7 +72,7 @@ def test_a_signal_stops_the_pool_workers_at_a_checkpoint(tmp_path):
     env = {**os.environ, "MPLBACKEND": "Agg"}
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
     try:
-        _signal_when_two_checkpoints(proc, out)
+        _signal_after_checkpoints(proc, out, 2)
         printed, _ = proc.communicate(timeout=180)
     finally:
         proc.kill()
@@ -84,9 +84,30 @@ def test_a_signal_stops_the_pool_workers_at_a_checkpoint(tmp_path):
     assert saved == {p: p.stat().st_mtime_ns for p in saved}
 
 
-def _signal_when_two_checkpoints(proc, out):
+def test_a_signal_stops_the_serial_jobs_too(tmp_path):
+    # one worker runs the jobs in this process: after a signal, none may start
+    out = tmp_path / "cmp"
+    argv = [sys.executable, "-m", "deepxde_lnn.cli", "compare", "laplace"]
+    argv += ["--methods", "pinn", "--seeds", "1,2,3", "--workers", "1"]
+    argv += ["--threads", "1", "--batch", "off", "--iterations", "100000"]
+    argv += ["--checkpoint-every", "10", "--no-progress", "--out", str(out)]
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        _signal_after_checkpoints(proc, out, 1)
+        printed, _ = proc.communicate(timeout=180)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, printed
+    assert printed.count(": interrupted: ") == 3, printed
+    assert printed.count("not started") == 2, printed
+    assert len(list(out.glob("pinn/seed-*/checkpoint.pt"))) == 1
+    assert not list(out.glob("pinn/seed-*/metrics.json"))
+
+
+def _signal_after_checkpoints(proc, out, count):
     deadline = time.time() + 300
-    while len(list(out.glob("pinn/seed-*/checkpoint.pt"))) < 2:
+    while len(list(out.glob("pinn/seed-*/checkpoint.pt"))) < count:
         assert time.time() < deadline and proc.poll() is None, proc.returncode
         time.sleep(0.1)
     proc.send_signal(signal.SIGTERM)
