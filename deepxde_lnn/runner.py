@@ -430,7 +430,7 @@ def _stop_if_unfinished(job: _Job, ctl: Controller, folder: RunFolder) -> None:
         )
     raise RunInterrupted(
         f"interrupted at step {ctl.step}; checkpoint saved in {folder.checkpoint}. "
-        "Rerun the same command with --resume to continue."
+        "Rerun the same command to continue it (`deepxde-lnn run` with --resume)."
     )
 
 
