@@ -62,47 +62,30 @@ def test_killed_worker_leaves_a_resumable_checkpoint(tmp_path):
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
 
 
-def test_a_signal_stops_the_pool_workers_at_a_checkpoint(tmp_path):
-    # the workers are other processes: SIGTERM to the command must reach them
+@pytest.mark.parametrize("workers", [2, 1])
+def test_a_signal_stops_the_jobs_at_a_checkpoint(tmp_path, workers):
+    # SIGTERM to the command: the running runs (in worker processes, or in the
+    # command's own process with one worker) stop at a checkpoint, and the queued
+    # ones do not start
     out = tmp_path / "cmp"
     argv = [sys.executable, "-m", "deepxde_lnn.cli", "compare", "laplace"]
-    argv += ["--methods", "pinn", "--seeds", "1,2,3", "--workers", "2"]
+    argv += ["--methods", "pinn", "--seeds", "1,2,3", "--workers", str(workers)]
     argv += ["--threads", "1", "--batch", "off", "--iterations", "100000"]
     argv += ["--checkpoint-every", "10", "--no-progress", "--out", str(out)]
     env = {**os.environ, "MPLBACKEND": "Agg"}
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
     try:
-        _signal_after_checkpoints(proc, out, 2)
-        printed, _ = proc.communicate(timeout=180)
-    finally:
-        proc.kill()
-    assert proc.returncode == 130, printed
-    assert printed.count(": interrupted: ") == 3 and "not started" in printed
-    saved = {p: p.stat().st_mtime_ns for p in out.glob("pinn/seed-*/checkpoint.pt")}
-    assert len(saved) == 2 and not list(out.glob("pinn/seed-*/metrics.json"))
-    time.sleep(3)  # nothing trains on behind the command's back
-    assert saved == {p: p.stat().st_mtime_ns for p in saved}
-
-
-def test_a_signal_stops_the_serial_jobs_too(tmp_path):
-    # one worker runs the jobs in this process: after a signal, none may start
-    out = tmp_path / "cmp"
-    argv = [sys.executable, "-m", "deepxde_lnn.cli", "compare", "laplace"]
-    argv += ["--methods", "pinn", "--seeds", "1,2,3", "--workers", "1"]
-    argv += ["--threads", "1", "--batch", "off", "--iterations", "100000"]
-    argv += ["--checkpoint-every", "10", "--no-progress", "--out", str(out)]
-    env = {**os.environ, "MPLBACKEND": "Agg"}
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
-    try:
-        _signal_after_checkpoints(proc, out, 1)
+        _signal_after_checkpoints(proc, out, workers)
         printed, _ = proc.communicate(timeout=180)
     finally:
         proc.kill()
     assert proc.returncode == 130, printed
     assert printed.count(": interrupted: ") == 3, printed
-    assert printed.count("not started") == 2, printed
-    assert len(list(out.glob("pinn/seed-*/checkpoint.pt"))) == 1
-    assert not list(out.glob("pinn/seed-*/metrics.json"))
+    assert printed.count("not started") == 3 - workers, printed
+    saved = {p: p.stat().st_mtime_ns for p in out.glob("pinn/seed-*/checkpoint.pt")}
+    assert len(saved) == workers and not list(out.glob("pinn/seed-*/metrics.json"))
+    time.sleep(3)  # nothing trains on behind the command's back
+    assert saved == {p: p.stat().st_mtime_ns for p in saved}
 
 
 def _signal_after_checkpoints(proc, out, count):
