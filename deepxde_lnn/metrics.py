@@ -36,3 +36,9 @@ def all_fields(pred: np.ndarray, exact: np.ndarray, names: Sequence[str]) -> dic
     if len(names) > 1:
         out["Avg"] = {m: float(np.mean([out[n][m] for n in names])) for m in METRICS}
     return out
+
+
+def summary_field(names: Sequence[str]) -> str:
+    """The one field that sums up a case: ``Avg`` where there are several, else the
+    first."""
+    return "Avg" if "Avg" in names else next(iter(names))

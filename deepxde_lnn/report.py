@@ -19,7 +19,7 @@ import numpy as np
 
 from . import atomic as aio
 from .folder import RunFolder
-from .metrics import METRICS
+from .metrics import METRICS, summary_field
 from .stats import RatioCI, ratio_ci
 
 __all__ = ["run_figures", "summarize", "load_runs", "sweep_table", "verdicts"]
@@ -359,7 +359,7 @@ def sweep_table(root: str | Path) -> str:
     runs = load_runs(root)
     if not runs:
         raise ValueError(f"no finished runs below {root}")
-    key = "Avg" if "Avg" in runs[0]["metrics"] else next(iter(runs[0]["metrics"]))
+    key = summary_field(list(runs[0]["metrics"]))
     lines = [
         f"# {runs[0]['case']}: learning-rate sweep ({key})",
         "",

@@ -23,7 +23,7 @@ import numpy as np
 from . import atomic as aio
 from . import cases
 from .folder import FolderError
-from .metrics import METRICS
+from .metrics import METRICS, summary_field
 from .paper import paper_table
 from .report import _plt, _stats, load_runs, metric_sets
 from .stats import RatioCI, ratio_ci
@@ -426,8 +426,7 @@ def _headline_section(by_case: dict) -> list[str]:
 
 
 def _headline_row(case: str, k: int, group: Group, runs: list[dict]) -> str | None:
-    fields = _fields(runs)
-    field = "Avg" if "Avg" in fields else fields[0]
+    field = summary_field(_fields(runs))
     rows = {row["method"]: row for row in method_rows(runs, field)}
     lnn, pinn = rows.get("lnn"), rows.get(BASELINE)
     if lnn is None or pinn is None:
