@@ -223,6 +223,20 @@ def test_report_reads_only_small_regular_files(tmp_path, capsys, kind):
     _refused(code, io, path, why.get(kind, "a symbolic link"))
 
 
+@pytest.mark.parametrize("name", ["metrics.json", "budget.json"])
+def test_compare_reads_only_regular_files(tmp_path, capsys, name):
+    out = tmp_path / "c"
+    path = out / ("pinn/seed-1/" if name == "metrics.json" else "") / name
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)
+    argv = [*ARGV, "--out", str(out)] + (
+        ["--budget", "time"] if "budget" in name else []
+    )
+    with deadline(10):
+        code, io = _cli(argv, capsys)
+    _refused(code, io, path, "not a regular file")
+
+
 # 7. compare checks the records it reuses ------------------------------------------
 
 ARGV = ["compare", "laplace", "--methods", "pinn", "--seeds", "1"]
