@@ -23,9 +23,8 @@ import numpy as np
 from . import atomic as aio
 from .errors import FolderError
 from .metrics import METRICS, summary_field
-from .records import MAX_ARTIFACT_BYTES, escape, load_runs, metric_sets, read_bytes
-from .records import check as check_record
-from .records import read_record
+from .records import MAX_ARTIFACT_BYTES, check, escape, load_runs, metric_sets
+from .records import read_bytes, read_record
 from .stats import RatioCI, ratio_ci
 
 __all__ = [
@@ -69,22 +68,20 @@ def _load_fields(run: Path) -> dict:
 def load_loss(run: Path) -> tuple[list[str], np.ndarray]:
     """``loss.csv`` of a run folder: its header and its rows."""
     path = run / "loss.csv"
+    data = read_bytes(path, MAX_ARTIFACT_BYTES)
     try:
-        text = read_bytes(path, MAX_ARTIFACT_BYTES).decode("utf-8")
-        header = text.partition("\n")[0].strip().split(",")
+        text = data.decode("utf-8")
         table = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, ndmin=2)
-    except FolderError:
-        raise
     except ValueError as err:  # bad UTF-8 or numbers
         raise FolderError(f"{path}: unreadable ({err})") from None
-    return header, table
+    return text.partition("\n")[0].strip().split(","), table
 
 
 def run_figures(run: str | Path) -> list[Path]:
     """Write ``fields.png`` (2-D inputs) and ``loss.png`` into a run folder."""
     plt = _plt()
     run = Path(run)
-    meta = check_record(read_record(run / "metrics.json"), run / "metrics.json", "run")
+    meta = check(read_record(run / "metrics.json"), run / "metrics.json", "run")
     written = []
     f = _load_fields(run)
     names = [str(n) for n in f["fields"]]

@@ -179,6 +179,18 @@ def test_summary_escapes_record_strings(tmp_path):
     assert f"device cpu ({records.escape(EVIL)})" in md
 
 
+@pytest.mark.parametrize("name", ["fields.npz", "loss.csv"])
+def test_summary_refuses_an_unreadable_artifact(tmp_path, name):
+    from deepxde_lnn.report import summarize
+
+    _write(tmp_path, _record(), name="pinn/seed-1")
+    _artifacts(tmp_path / "pinn" / "seed-1")
+    (tmp_path / "pinn" / "seed-1" / name).write_bytes(b"\x80garbage\n1,x\n")
+    with pytest.raises(FolderError, match="unreadable") as err:
+        summarize(tmp_path)
+    assert str(err.value).startswith(str(tmp_path / "pinn" / "seed-1" / name))
+
+
 def _artifacts(folder, n=4) -> None:
     """``fields.npz`` and ``loss.csv`` as the runner writes them (tiny)."""
     axes = np.linspace(0, 1, n)
