@@ -397,7 +397,7 @@ def _check_residual(term: Term, r) -> None:
     a non-empty list of (n,) / (n, 1) tensors, ``n`` the term's row count."""
     if isinstance(r, (list, tuple)):
         good = len(r) > 0 and all(_rows(p, term.n, column=True) for p in r)
-        got = [_shape(p) for p in r]
+        got = f"[{', '.join(_shape(p) for p in r)}]"
     else:
         good, got = _rows(r, term.n), _shape(r)
     if not good:
