@@ -15,6 +15,8 @@ from collections.abc import Iterable
 
 __all__ = [
     "SEED_MAX",
+    "is_integer",
+    "is_number",
     "check_int",
     "check_number",
     "check_positive",
@@ -39,10 +41,21 @@ def _bounds(minimum, maximum, above: bool = False) -> str:
     return f" in {'(' if above else '['}{lo}, {hi}]"
 
 
+def is_integer(value) -> bool:
+    """Whether ``value`` is an integer (Python's or NumPy's), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_number(value) -> bool:
+    """Whether ``value`` is a finite real number, not a bool."""
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    return ok and math.isfinite(value)
+
+
 def check_int(value, name: str, minimum: int, maximum: int | None = None) -> int:
     """``value`` as an ``int`` if it is an integer (not a bool) with ``minimum <=
     value (<= maximum)``; else ValueError naming ``name``."""
-    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    ok = is_integer(value)
     if not ok or value < minimum or (maximum is not None and value > maximum):
         bound = _bounds(minimum, maximum)
         raise ValueError(f"{name} must be an integer{bound}; got {value!r}")
@@ -59,8 +72,7 @@ def check_number(
     """``value`` as a ``float`` if it is a finite real number (not a bool) with
     ``minimum <= value <= maximum`` (``minimum < value`` when ``above``); else
     ValueError naming ``name``."""
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    ok = ok and math.isfinite(value)
+    ok = is_number(value)
     if ok and minimum is not None:
         ok = value > minimum if above else value >= minimum
     if not ok or (maximum is not None and value > maximum):

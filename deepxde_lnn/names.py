@@ -1,6 +1,6 @@
 """Names of the run folders below an output folder (``METHOD/seed-S``,
-``lr-X/METHOD/seed-S``): built from a strict pattern, one folder per configuration,
-and always inside the output folder.
+``lr-X/METHOD/seed-S``) and of anything a record names: one pattern, one folder
+per configuration, every path inside the output folder.
 
 A learning rate is written as ``format(lr, "g")`` when that reads back as the same
 number (``lr-0.001``, ``lr-3e-05``), otherwise as its shortest round-trip
@@ -9,26 +9,45 @@ number (``lr-0.001``, ``lr-3e-05``), otherwise as its shortest round-trip
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
-__all__ = ["SAFE_NAME", "safe_name", "lr_text", "lr_name", "seed_name", "run_folder"]
+from .errors import FolderError
 
-#: a folder name: letters, digits and ``. _ : = + -`` and spaces, starting with a
-#: letter or digit (so never ``.``, ``..``, a hidden name or an option-like ``-x``)
-SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:=+ -]*")
-_NAME_MAX = 200  # bytes; file systems allow 255 per component
+__all__ = [
+    "NAME",
+    "safe_name",
+    "inside",
+    "lr_text",
+    "lr_name",
+    "seed_name",
+    "run_folder",
+]
+
+#: a method (``lnn:width=32``, ``lnn:block_activation=LAAF-10 tanh``), field,
+#: metric set, grid or folder name: it starts with a letter or digit (never
+#: ``.``, ``..``, a hidden name or an option-like ``-x``) and holds no path
+#: separator, markup, quote or control character
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:=+-]{0,99}(?: [A-Za-z0-9_.:=+-]{1,40})?")
 
 
 def safe_name(text, what: str) -> str:
-    """``text`` if it is a safe single folder name, else ValueError naming ``what``."""
-    ok = isinstance(text, str) and SAFE_NAME.fullmatch(text) is not None
-    if not ok or len(text.encode()) > _NAME_MAX or text.endswith((" ", ".")):
+    """``text`` if it matches :data:`NAME`, else ValueError naming ``what``."""
+    if not isinstance(text, str) or NAME.fullmatch(text) is None:
         raise ValueError(
-            f"{what} {text!r} cannot name a folder (letters, digits, '._:=+- ' "
-            f"only, at most {_NAME_MAX} bytes)"
+            f"{what} {text!r} cannot name a folder (must match {NAME.pattern})"
         )
     return text
+
+
+def inside(path: str | os.PathLike, folder: str | os.PathLike) -> Path:
+    """``path`` if it resolves (symbolic links followed) inside ``folder``;
+    ``FolderError`` otherwise."""
+    path = Path(path)
+    if not path.resolve().is_relative_to(Path(folder).resolve()):
+        raise FolderError(f"out: {path} resolves outside {folder}")
+    return path
 
 
 def lr_text(lr: float) -> str:
@@ -45,14 +64,9 @@ def seed_name(seed: int) -> str:
     return f"seed-{seed}"
 
 
-def run_folder(root: str | Path, *parts: str) -> Path:
-    """``root/part/...`` after checking every part with :func:`safe_name` and that
-    the result (symbolic links resolved) lies inside ``root``."""
-    root = Path(root)
+def run_folder(root: str | os.PathLike, *parts: str) -> Path:
+    """``root/part/...``, every part a :func:`safe_name`, the result
+    :func:`inside` ``root``."""
     for part in parts:
         safe_name(part, "folder name")
-    path = root.joinpath(*parts)
-    top, inner = root.resolve(), path.resolve()
-    if inner != top and top not in inner.parents:
-        raise ValueError(f"out: {path} resolves to {inner}, outside {top}")
-    return path
+    return inside(Path(root).joinpath(*parts), root)
