@@ -26,10 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-from .case import Case, Profile
 from .data import ResampledPDE, Term
 from .nn import LNN, MLP, TORCH_DEFAULT
+
+if TYPE_CHECKING:  # a Case builds its methods through this module
+    from .case import Case, Profile
 
 __all__ = [
     "METHODS",
