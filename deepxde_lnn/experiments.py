@@ -733,7 +733,7 @@ def _summarized(root: Path, case, runs, paper_seed, baseline: str) -> Comparison
     """Summarise the runs below ``root`` there; the :class:`Comparison`."""
     rows = summarize(
         root,
-        paper_seed=paper_seed,
+        paper_seed=paper_seed if case.paper_table else None,  # its own row
         paper_table=case.paper_table,
         baseline=baseline,
     )
