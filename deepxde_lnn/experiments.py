@@ -55,6 +55,7 @@ __all__ = [
     "Ablation",
     "Report",
     "Settings",
+    "problem_of",
 ]
 
 BATCH = ("auto", "on", "off")
@@ -110,7 +111,8 @@ class Verdict:
         return self.ci.verdict
 
     def __str__(self) -> str:
-        return f"{self.field} {self.metric}: {self.ci.describe(self.method, self.baseline)}"
+        verdict = self.ci.describe(self.method, self.baseline)
+        return f"{self.field} {self.metric}: {verdict}"
 
     def __repr__(self) -> str:
         return f"Verdict({self})"
@@ -221,8 +223,8 @@ _SETTINGS = tuple(f.name for f in fields(Settings))
 def _settings(problem: Problem, given: dict) -> Settings:
     """The :class:`Settings` among a call's arguments ``given`` (its locals); the
     default profile is the problem's (``quick`` for a case)."""
-    kw = {k: given[k] for k in _SETTINGS}
-    if kw["profile"] is None:
+    kw = {k: given[k] for k in _SETTINGS if k in given}
+    if kw.get("profile") is None:
         kw["profile"] = PROFILE if isinstance(problem, DeepXDEProblem) else "quick"
     return Settings(**kw)
 
@@ -231,8 +233,9 @@ _DOC = """
     Problem (one of):
         case: a registered case name, the path of a case file (``.py``, declaring
             ``CASE``; it is executed) or a ``Case``.
-        data: a function of no arguments returning a ``dde.data.Data`` with an
-            exact solution (``solution=``); scored on its test points.
+        data: (not for ablate) a function of no arguments returning a
+            ``dde.data.Data`` with an exact solution (``solution=``); runs are
+            scored on its test points ``data.test()``.
         nets: with ``data``, ``{name: function of no arguments returning a
             dde.nn.NN}``; the names are the methods.
         name: with ``data``, the problem's name in records and folders (default:
@@ -247,7 +250,7 @@ _DOC = """
 
     Execution:
         overwrite: replace finished runs of another configuration in ``out``.
-        workers: runs at a time (default: cores, at most the runs); backend
+        workers (not for one run): runs at a time (default: cores, at most the runs); backend
             "loky" (local processes), "dask" or "ray", at ``address``.
         batch: "auto", "on" or "off": train a method's seeds as one stacked model
             (registered methods only).
@@ -363,10 +366,6 @@ def run(
     seconds: float | None = None,
     checkpoint_every: int = 1000,
     overwrite: bool = False,
-    workers: int | None = None,
-    backend: str = "loky",
-    address: str | None = None,
-    batch: str = "auto",
     progress: bool = True,
     verbose: bool = True,
 ) -> RunResult:

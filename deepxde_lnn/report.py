@@ -304,8 +304,8 @@ def _markdown(runs, rows, methods, fields, paper_seed, baseline="pinn") -> str:
         lines += [
             "## Verdict",
             "",
-            f"Geometric-mean RMSE ratio of each method to `{baseline}` over seeds, with a "
-            "95 % Student-t interval on log errors (paired by seed when both "
+            f"Geometric-mean RMSE ratio of each method to `{baseline}` over seeds, "
+            "with a 95 % Student-t interval on log errors (paired by seed when both "
             "methods ran the same seeds); 'better' or 'worse' only when the whole "
             "interval lies below or above 1.",
             "",
