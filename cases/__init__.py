@@ -19,5 +19,8 @@ def available() -> list[str]:
 def get(name: str):
     """The ``Case`` called ``name``; ValueError naming the choices otherwise."""
     if name not in available():
-        raise ValueError(f"unknown case {name!r}; choose from {', '.join(available())}")
+        raise ValueError(
+            f"unknown case {name!r}; choose from {', '.join(available())}, or give "
+            "the path of a case file of your own (.py)"
+        )
     return importlib.import_module(f"{__name__}.{name}").CASE

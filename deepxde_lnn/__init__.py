@@ -7,6 +7,10 @@ chosen one (and fails clearly if another backend is already in use)::
     import deepxde as dde
 
     net = deepxde_lnn.LNN([2] + [64] * 4 + [1], "tanh", "Glorot normal")
+
+Experiments run from Python as from the command line: ``deepxde_lnn.compare``,
+``sweep``, ``ablate``, ``run`` and ``report`` (:mod:`deepxde_lnn.experiments`),
+on the package's cases, a case file of your own or a plain DeepXDE problem.
 """
 
 from ._backend import ensure_pytorch_backend
@@ -20,8 +24,16 @@ __all__ = [
     "LiquidBlock",
     "GatedResidualAttention",
     "TORCH_DEFAULT",
+    "run",
+    "compare",
+    "sweep",
+    "ablate",
+    "report",
     "__version__",
 ]
+# deepxde_lnn.compare(...) etc.: deepxde_lnn.experiments; `report` is also the
+# module of tables and figures, which calls experiments.report when called
+_EXPERIMENTS = ("run", "compare", "sweep", "ablate")
 
 
 def __getattr__(name):
@@ -31,6 +43,14 @@ def __getattr__(name):
         from . import nn
 
         return getattr(nn, name)
+    if name in _EXPERIMENTS:
+        from . import experiments
+
+        return getattr(experiments, name)
+    if name == "report":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.report")
     if name == "GatedResidualAttention":
         from . import gated
 

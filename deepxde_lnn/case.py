@@ -1,22 +1,31 @@
 """What a benchmark declares for the runner: protocol, evaluation grid, fields.
 
 A case module (``cases/*.py``) reads like a DeepXDE example and ends with one
-``CASE = Case(...)`` that states, as data, what the runner needs.
+``CASE = Case(...)`` that states, as data, what the runner needs. A ``Case`` is a
+:class:`~deepxde_lnn.problem.Problem` whose methods come from the registry
+(:mod:`deepxde_lnn.methods`); :func:`load_file` reads a case file of your own.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
-from .data import Term
+from . import methods
+from .checks import check_choice, check_name
+from .data import ResampledPDE, Term
 from .paper import paper_table
+from .problem import Evaluation
 
-__all__ = ["Case", "Profile", "Grid", "PROFILES", "DTYPES"]
+__all__ = ["Case", "Profile", "Grid", "PROFILES", "DTYPES", "CUSTOM_PROFILE", "load_file"]
 
 PROFILES = ("quick", "paper", "accurate")
+CUSTOM_PROFILE = "custom"  # the one profile of a plain DeepXDE problem
 DTYPES = ("float32", "float64")
 
 
@@ -92,6 +101,9 @@ class Case:
     # mid-planes); the domain is the grid's box restricted by its mask
     xpinn_cuts: tuple[tuple[float, ...], ...] | None = None
 
+    def __post_init__(self):
+        check_name(self.name, "case name")  # it names folders and records
+
     @property
     def paper_table(self) -> dict:
         """The paper's reported numbers for this case (``deepxde_lnn.paper``)."""
@@ -106,10 +118,7 @@ class Case:
         return profile_from(self)
 
     def profile(self, name: str) -> Profile:
-        if name not in PROFILES:
-            raise ValueError(
-                f"profile must be one of {', '.join(PROFILES)}; got {name!r}"
-            )
+        check_choice(name, "profile", PROFILES)
         return getattr(self, name)
 
     def make_terms(self, profile: Profile) -> list[Term]:
@@ -135,3 +144,53 @@ class Case:
     def layer_sizes(self, width: int | None = None) -> list[int]:
         hidden = self.hidden if width is None else (width,) * len(self.hidden)
         return [len(self.inputs), *hidden, len(self.fields)]
+
+    # --- the runner's interface (deepxde_lnn.problem.Problem) --------------------
+
+    def check_method(self, method: str) -> None:
+        methods.check(method, self)
+
+    def deterministic(self, method: str) -> bool:
+        return methods.get(method).deterministic
+
+    def stackable(self, method: str) -> bool:
+        return methods.get(method).stackable
+
+    def build_data(self, method: str, profile: Profile, seed: int) -> ResampledPDE:
+        return methods.build_data(method, self, profile, seed)
+
+    def build_net(self, method: str):
+        return methods.build_net(method, self)
+
+    def evaluation(self, profile: Profile, data=None) -> Evaluation:
+        """The tensor grid (``profile.grid_n`` points per axis, default
+        ``grid.n``) restricted by the grid's mask, and the exact solution there."""
+        x, keep = self.grid.points(profile.grid_n)
+        axes = self.grid.axes(profile.grid_n)
+        mask = keep.reshape([len(a) for a in axes])
+        return Evaluation(x, self.exact(x), mask, axes)
+
+
+def load_file(path: str | Path) -> Case:
+    """The ``CASE`` declared by the Python file ``path`` (a case file of your own,
+    written like ``cases/laplace.py``). The file is executed: pass only files you
+    trust, as you would run them. ValueError naming the file otherwise."""
+    path = Path(path)
+    if path.suffix != ".py" or not path.is_file():
+        raise ValueError(f"case: {path} is not a Python file")
+    module_name = f"_deepxde_lnn_case_{path.stem}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    # importable by name only while it runs: its functions then pickle by value
+    # (to worker processes), which need not import it
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:
+        raise ValueError(f"case: {path} failed: {type(err).__name__}: {err}") from err
+    finally:
+        sys.modules.pop(module_name, None)
+    case = getattr(module, "CASE", None)
+    if not isinstance(case, Case):
+        raise ValueError(f"case: {path} does not declare CASE = Case(...)")
+    return case

@@ -23,11 +23,14 @@ __all__ = [
     "parse_int",
     "parse_number",
     "unique",
+    "check_choice",
+    "check_name",
 ]
 
 SEED_MAX = 2**32 - 1  # numpy and DeepXDE seeds are 32-bit
 
 _INT = re.compile(r"[0-9]+")
+_CASE_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
@@ -109,3 +112,19 @@ def unique(values: Iterable, name: str) -> list:
             raise ValueError(f"{name}: {v!r} is given twice")
         seen.add(v)
     return values
+
+
+def check_choice(value, name: str, choices) -> None:
+    """ValueError naming ``name`` unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+
+
+def check_name(value, name: str) -> None:
+    """ValueError naming ``name`` unless ``value`` is a non-empty name of letters,
+    digits, ``_`` and ``-`` (a case's name: safe as a folder name and in a record)."""
+    if not isinstance(value, str) or not _CASE_NAME.fullmatch(value):
+        raise ValueError(
+            f"{name} must be a non-empty name of letters, digits, '_' and '-'; "
+            f"got {value!r}"
+        )

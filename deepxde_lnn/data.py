@@ -259,6 +259,11 @@ class ResampledPDE(Data):
             raise ValueError(f"terms: samplers give different input dimensions ({per})")
         return np.vstack(parts).astype(config.real(np), copy=False)
 
+    @property
+    def counts(self) -> dict[str, int]:
+        """Points per term, by name."""
+        return {t.name: t.n for t in self.terms}
+
     def points(self, X: np.ndarray, name: str) -> np.ndarray:
         """The rows of a full point set ``X`` (e.g. ``data.train_x``) of term ``name``."""
         return X[self.slices[self.names.index(name)]]
@@ -282,9 +287,7 @@ class ResampledPDE(Data):
         return self._value_rows(self.test_x), None, None
 
     def losses_train(self, targets, outputs, loss_fn, inputs, model, aux=None):
-        training = (
-            torch.is_grad_enabled() and next(model.net.parameters()).requires_grad
-        )
+        training = is_training_pass(model)
         losses = self._losses(self.train_x, outputs, inputs, model, training)
         if training:
             self.last_losses = torch.stack(losses).detach()
@@ -369,6 +372,12 @@ class ResampledPDE(Data):
         if jets and self.uses_jets(net):
             return f"Taylor-mode jets ({', '.join(jets)}); others nested autograd"
         return "nested autograd (DeepXDE)"
+
+
+def is_training_pass(model) -> bool:
+    """Whether DeepXDE evaluates the losses for a gradient step (not for its
+    display of the training loss, made with the parameters frozen)."""
+    return torch.is_grad_enabled() and next(model.net.parameters()).requires_grad
 
 
 def _weighted(term: Term, loss):

@@ -25,6 +25,8 @@ import deepxde as dde  # noqa: E402
 from .case import Case, Profile  # noqa: E402
 from .methods import METHODS, build_data, build_net  # noqa: E402
 from .metrics import all_fields  # noqa: E402
+from .options import Parser, add_training_options, parse_seed  # noqa: E402
+from .runner import RunConfig  # noqa: E402
 
 __all__ = ["ExampleArgs", "parse_args", "print_errors"]
 
@@ -61,9 +63,6 @@ class ExampleArgs:
 def parse_args(case: Case, argv=None) -> ExampleArgs:
     """Parse the script's flags (same names and checks as the CLI's ``run``) and
     set DeepXDE's float type; a bad value exits with one ``error:`` line."""
-    from .cli import Parser, add_training_options, parse_seed
-    from .runner import RunConfig
-
     parser = Parser(prog=f"python cases/{case.name}.py", description=case.title)
     parser.add_argument("--method", default="lnn", help=f"one of {', '.join(METHODS)}")
     parser.add_argument("--seed", type=parse_seed, help="default: the profile's seed")

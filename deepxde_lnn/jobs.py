@@ -121,7 +121,7 @@ def iter_jobs(
     """
     _check_name(backend)
     jobs = [(cfg.resolved(case), Path(out)) for cfg, out in jobs]  # all checked
-    units = _units(jobs, batch)
+    units = _units(jobs, batch, case)
     workers = capped_workers(workers, len(units), backend)
     if backend == "loky" and (workers == 1 or len(units) <= 1):
         yield from _serial(units, overwrite, progress, case)
@@ -146,20 +146,21 @@ def stackable_protocol(profile, cfg) -> bool:
     return profile.resample and profile.decay is None and not cfg.lbfgs
 
 
-def _units(jobs, batch: bool) -> list[list]:
+def _units(jobs, batch: bool, case=None) -> list[list]:
     """Jobs grouped into units of work: one job each, or (``batch``) every group of
-    jobs equal but for the seed, where the method's seeds can be stacked."""
+    jobs equal but for the seed, where the method's seeds can be stacked (``case``:
+    the problem, default the registered case of each job)."""
     from . import cases
-    from .methods import get
 
     if not batch:
         return [[job] for job in jobs]
     groups: dict = {}
     for cfg, out in jobs:
         key = tuple(v for k, v in sorted(vars(cfg).items()) if k != "seed")
-        prof = cases.get(cfg.case).profile(cfg.profile)
+        problem = case or cases.get(cfg.case)
+        prof = problem.profile(cfg.profile)
         alone = cfg.seconds is not None or not stackable_protocol(prof, cfg)
-        if not get(cfg.method).stackable or alone:
+        if not problem.stackable(cfg.method) or alone:
             key = (*key, cfg.seed, out)
         groups.setdefault(key, []).append((cfg, out))
     return list(groups.values())

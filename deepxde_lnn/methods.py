@@ -27,11 +27,14 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-from .case import Case, Profile
 from .checks import parse_int, parse_number
 from .data import ResampledPDE, Term
 from .nn import ALPHA_MAX, LAYOUTS, LNN, MLP, TORCH_DEFAULT, check_activation
+
+if TYPE_CHECKING:  # a Case builds its methods through this module
+    from .case import Case, Profile
 
 __all__ = [
     "METHODS",

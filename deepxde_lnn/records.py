@@ -32,8 +32,8 @@ import stat
 from pathlib import Path
 
 from . import cases
-from .case import DTYPES, PROFILES
-from .checks import is_integer, is_number
+from .case import CUSTOM_PROFILE, DTYPES, PROFILES
+from .checks import check_name, is_integer, is_number
 from .errors import FolderError
 from .methods import parse as parse_method
 from .metrics import METRICS, set_names
@@ -219,17 +219,45 @@ def problem(record: dict, need: str = "report") -> str | None:
 
 
 def _names_problem(rec: dict) -> str | None:
-    known_cases = cases.available()
-    for key, known in (("case", known_cases), ("profile", PROFILES), ("dtype", DTYPES)):
+    """Names a path or a report is built from: a registered case (its profiles,
+    its methods) or a problem of the user's own (a case file, or plain DeepXDE:
+    a safe name, the ``custom`` profile, its networks' names)."""
+    registered = rec["case"] in cases.available()
+    if not registered and not _case_name(rec["case"]):
+        return (
+            f"case must be one of {', '.join(cases.available())} or a name of "
+            "letters, digits, '_' and '-'"
+        )
+    profiles = PROFILES if registered else (*PROFILES, CUSTOM_PROFILE)
+    for key, known in (("profile", profiles), ("dtype", DTYPES)):
         if rec[key] not in known:
             return f"{key} must be one of {', '.join(known)}"
     if not _name(rec["method"]):
         return "method must be a method name such as lnn or lnn:width=32"
+    if rec["profile"] == CUSTOM_PROFILE:
+        return None  # a plain DeepXDE problem's network names are its own
     try:
         parse_method(rec["method"])
     except ValueError:
         return "method is not a method of this version"
     return None
+
+
+def _case_name(v) -> bool:
+    try:
+        check_name(v, "case")
+    except ValueError:
+        return False
+    return True
+
+
+def _fields(rec: dict) -> list[str] | None:
+    """A registered case's fields, or the record's own (a user's problem)."""
+    if rec["case"] in cases.available():
+        return set_names(cases.get(rec["case"]).fields)
+    own = rec.get("fields")
+    ok = isinstance(own, list) and own and all(map(_name, own))
+    return set_names(own) if ok and len(set(own)) == len(own) else None
 
 
 def metric_sets(record: dict) -> dict:
@@ -246,7 +274,9 @@ def metric_sets(record: dict) -> dict:
 
 
 def _metrics_problem(rec: dict) -> str | None:
-    fields = set_names(cases.get(rec["case"]).fields)
+    fields = _fields(rec)
+    if fields is None:
+        return "fields must be a list of distinct field names"
     if not isinstance(rec.get("metrics"), dict) or set(rec["metrics"]) != set(fields):
         return f"metrics must be an object of the fields {', '.join(fields)}"
     for key in ("extra_metrics", "extra_grid_metrics"):

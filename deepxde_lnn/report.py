@@ -9,12 +9,17 @@
 
 Records and artifacts are read as untrusted data (:mod:`deepxde_lnn.records`):
 checked before use, every string escaped in the markdown.
+
+Called as a function, ``deepxde_lnn.report(runs_dirs, out=...)`` builds the
+reproduction report (:func:`deepxde_lnn.experiments.report`).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import sys
+import types
 import zipfile
 from pathlib import Path
 
@@ -176,7 +181,7 @@ def verdicts(
 
 def verdict_lines(found, baseline: str = "pinn", metric: str = "RMSE") -> list[str]:
     return [
-        f"{escape(fld)} {metric}: {ci.describe(escape(m), baseline)}"
+        f"{escape(fld)} {metric}: {ci.describe(escape(m), escape(baseline))}"
         for m, fld, ci in found
     ]
 
@@ -194,10 +199,14 @@ def _stats(values) -> dict:
 
 
 def summarize(
-    root: str | Path, paper_seed: int | None = None, paper_table: dict | None = None
+    root: str | Path,
+    paper_seed: int | None = None,
+    paper_table: dict | None = None,
+    baseline: str = "pinn",
 ) -> list[dict]:
     """Aggregate the runs below ``root`` into ``summary.csv``, ``summary.md`` and
-    ``summary.png``; returns the csv rows."""
+    ``summary.png`` (verdicts against the method ``baseline``); returns the csv
+    rows."""
     root = Path(root)
     runs = load_runs(root)
     if not runs:
@@ -254,7 +263,8 @@ def summarize(
     writer.writerows(rows)
     aio.atomic_write_text(root / "summary.csv", buf.getvalue())
     aio.atomic_write_text(
-        root / "summary.md", _markdown(runs, rows, methods, fields, paper_seed)
+        root / "summary.md",
+        _markdown(runs, rows, methods, fields, paper_seed, baseline),
     )
     _summary_figure(root, runs, methods)
     return rows
@@ -264,7 +274,7 @@ def _fmt(x) -> str:
     return "—" if x is None else f"{x:.3e}"
 
 
-def _markdown(runs, rows, methods, fields, paper_seed) -> str:
+def _markdown(runs, rows, methods, fields, paper_seed, baseline="pinn") -> str:
     r0 = {k: escape(v) if isinstance(v, str) else v for k, v in runs[0].items()}
     lines = [
         f"# {r0['case']}: " + " vs ".join(map(escape, methods)),
@@ -310,17 +320,17 @@ def _markdown(runs, rows, methods, fields, paper_seed) -> str:
                 ]
                 lines.append(f"| {escape(m)}, paper | 1 | " + " | ".join(cells) + " |")
         lines.append("")
-    found = verdicts(runs, fields)
+    found = verdicts(runs, fields, baseline)
     if found:
         lines += [
             "## Verdict",
             "",
-            "Geometric-mean RMSE ratio of each method to `pinn` over seeds, with a "
-            "95 % Student-t interval on log errors (paired by seed when both "
+            f"Geometric-mean RMSE ratio of each method to `{escape(baseline)}` over seeds, "
+            "with a 95 % Student-t interval on log errors (paired by seed when both "
             "methods ran the same seeds); 'better' or 'worse' only when the whole "
             "interval lies below or above 1.",
             "",
-            *[f"- {line}" for line in verdict_lines(found)],
+            *[f"- {line}" for line in verdict_lines(found, baseline)],
             "",
         ]
     return "\n".join(lines)
@@ -425,3 +435,17 @@ def sweep_figure(root: Path, groups: dict, key: str) -> Path:
     path = aio.save_figure(root / "sweep.png", fig, dpi=110)
     plt.close(fig)
     return path
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as ``deepxde_lnn.report(...)`` (the Python API's
+    name for the reproduction report) while ``from deepxde_lnn import report``
+    keeps giving the module."""
+
+    def __call__(self, *args, **kwargs):
+        from .experiments import report  # torch and DeepXDE only when called
+
+        return report(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

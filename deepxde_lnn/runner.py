@@ -37,20 +37,19 @@ import torch  # noqa: E402
 
 from . import atomic  # noqa: E402
 from .accurate import LBFGSConverged, iterations_done, make_lbfgs  # noqa: E402
-from .case import DTYPES, PROFILES, Case, Profile  # noqa: E402
+from .case import DTYPES, Profile  # noqa: E402
+from .checks import SEED_MAX, check_choice, check_int, check_positive  # noqa: E402
 from .checkpoint import (  # noqa: E402
     load_checkpoint,
     rng_state,
     save_checkpoint,
     set_rng_state,
 )
-from .checks import SEED_MAX, check_int, check_positive  # noqa: E402
 from .controller import Controller, Progress, Signals, sync  # noqa: E402
 from .data import ResampledPDE  # noqa: E402
 from .folder import FolderError, RunFolder  # noqa: E402
-from .methods import build_data, build_net  # noqa: E402
-from .methods import check as check_method  # noqa: E402
 from .metrics import all_fields  # noqa: E402
+from .problem import Problem  # noqa: E402
 from .provenance import device_info, versions  # noqa: E402
 
 __all__ = ["RunConfig", "run", "RunInterrupted", "TrainingDiverged", "predict"]
@@ -81,20 +80,20 @@ class RunConfig:
     seconds: float | None = None  # a wall-clock budget; iterations is then a cap
     lbfgs: int | None = None  # L-BFGS iterations after the Adam steps
 
-    def resolved(self, case: Case | None = None) -> RunConfig:
-        """Validate every field (ValueError naming it) and fill profile defaults."""
+    def resolved(self, case: Problem | None = None) -> RunConfig:
+        """Validate every field (ValueError naming it) and fill profile defaults
+        from ``case`` (default: the registered case named ``self.case``)."""
         if case is None:
             from . import cases
 
             case = cases.get(self.case)
-        _check_choice(self.profile, "profile", PROFILES)
-        prof = case.profile(self.profile)
+        prof = case.profile(self.profile)  # ValueError naming the profile
         dtype = prof.dtype if self.dtype is None else self.dtype
-        _check_choice(dtype, "dtype", DTYPES)
-        check_method(self.method, case)  # ValueError naming the method
+        check_choice(dtype, "dtype", DTYPES)
+        case.check_method(self.method)  # ValueError naming the method
         lbfgs = prof.lbfgs if self.lbfgs is None else self.lbfgs
         check_int(lbfgs, "lbfgs", 0)
-        _check_lbfgs(lbfgs, self.method, self.seconds)
+        _check_lbfgs(lbfgs, self.method, self.seconds, case)
         seed = prof.seed if self.seed is None else self.seed
         lr = prof.lr if self.lr is None else self.lr
         iterations = self.iterations
@@ -133,9 +132,7 @@ class RunConfig:
         return self.iterations + (self.lbfgs or 0)
 
 
-def _check_lbfgs(lbfgs: int, method: str, seconds) -> None:
-    from .methods import parse
-
+def _check_lbfgs(lbfgs: int, method: str, seconds, case: Problem) -> None:
     if not lbfgs:
         return
     if seconds is not None:
@@ -143,23 +140,18 @@ def _check_lbfgs(lbfgs: int, method: str, seconds) -> None:
             "seconds: a time budget cannot be combined with L-BFGS (lbfgs > 0); "
             "pass lbfgs=0 (--lbfgs 0) or no time budget"
         )
-    if not parse(method)[0].deterministic:
+    if not case.deterministic(method):
         raise ValueError(
             f"method {method!r}: its training loss is random (dropout), which "
             "L-BFGS's line search cannot use; pass lbfgs=0 (--lbfgs 0)"
         )
 
 
-def _check_choice(value, name: str, choices) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
-
-
 @dataclass
 class _Job:
     """Everything one training run holds in memory."""
 
-    case: Case
+    case: Problem
     cfg: RunConfig
     profile: Profile
     data: ResampledPDE
@@ -190,7 +182,7 @@ def run(
     resume: bool = False,
     overwrite: bool = False,
     progress: Progress | None = None,
-    case: Case | None = None,
+    case: Problem | None = None,
     callbacks=(),
     figures: bool = True,
 ) -> dict:
@@ -258,14 +250,14 @@ def _resume(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: bool):
     return None, state
 
 
-def _build(case: Case, cfg: RunConfig, state: dict | None) -> _Job:
+def _build(case: Problem, cfg: RunConfig, state: dict | None) -> _Job:
     """Data, network and model; restored from ``state`` if given (the optimizer
     is made and restored per phase by :func:`_compile`)."""
     quiet_float(cfg.dtype)
     dde.config.set_random_seed(cfg.seed)
     profile = replace(case.profile(cfg.profile), iterations=cfg.iterations)
-    data = build_data(cfg.method, case, profile, cfg.seed)
-    net = build_net(cfg.method, case)
+    data = case.build_data(cfg.method, profile, cfg.seed)
+    net = case.build_net(cfg.method)
     model = dde.Model(data, net)
     job = _Job(case, cfg, profile, data, net, model)
     if state is not None:
@@ -434,9 +426,9 @@ def predict(net, x: np.ndarray, chunk: int = 65536) -> np.ndarray:
 def _evaluate(job: _Job, ctl: Controller) -> dict:
     """The ``metrics.json`` record: configuration, provenance and metrics."""
     case, cfg, data = job.case, job.cfg, job.data
-    x, keep = case.grid.points(job.profile.grid_n)
-    exact, pred = case.exact(x), predict(job.net, x)
-    job.fields = dict(x=x, exact=exact, pred=pred, keep=keep)
+    ev = case.evaluation(job.profile, data)
+    x, exact, pred = ev.x, ev.exact, predict(job.net, ev.x)
+    job.fields = dict(x=x, exact=exact, pred=pred, mask=ev.mask, axes=ev.axes)
     seconds = job.prior_seconds + ctl.elapsed()
     job.loss = loss = _loss_table(job, ctl.table())
     record = {
@@ -451,7 +443,7 @@ def _evaluate(job: _Job, ctl: Controller) -> dict:
             torch.cuda.max_memory_allocated() if torch.cuda.is_available() else None
         ),
         "resumed": job.start > 0,
-        "counts": {t.name: t.n for t in data.terms},
+        "counts": data.counts,
         **_protocol(job),
         "final_loss": dict(zip(["total", *data.names], map(float, loss[-1, 1:]))),
         "grid_points": int(len(x)),
@@ -513,7 +505,7 @@ def _describe(net) -> str:
     return f"{type(net).__name__}({args})"
 
 
-def _extra_metrics(case: Case, job: _Job, x, pred, exact) -> dict:
+def _extra_metrics(case: Problem, job: _Job, x, pred, exact) -> dict:
     """Case-specific metric sets; their warnings go to stderr and the record."""
     out: dict = {}
     with warnings.catch_warnings(record=True) as caught:
@@ -521,9 +513,9 @@ def _extra_metrics(case: Case, job: _Job, x, pred, exact) -> dict:
         if case.extra_metrics is not None:
             out["extra_metrics"] = case.extra_metrics(x, pred, exact)
         for label, n in case.extra_grids.items():  # e.g. the paper's other grids
-            xg, _ = case.grid.points(n)
+            ev = case.evaluation(replace(job.profile, grid_n=n), job.data)
             out.setdefault("extra_grid_metrics", {})[label] = all_fields(
-                predict(job.net, xg), case.exact(xg), case.fields
+                predict(job.net, ev.x), ev.exact, case.fields
             )
     if caught:
         out["warnings"] = [str(w.message) for w in caught]
@@ -536,7 +528,6 @@ def _write(folder: RunFolder, job: _Job, record: dict, figures: bool) -> None:
     """Artifacts first, ``metrics.json`` last (it marks the run finished), then
     the checkpoint goes and the figures are drawn from the folder."""
     f, case = job.fields, job.case
-    axes = case.grid.axes(job.profile.grid_n)
     write_loss(folder.path / "loss.csv", job.loss, job.data.names)
     atomic.save_npz(
         folder.path / "fields.npz",
@@ -544,8 +535,8 @@ def _write(folder: RunFolder, job: _Job, record: dict, figures: bool) -> None:
         exact=f["exact"],
         pred=f["pred"],
         abs_error=np.abs(f["pred"] - f["exact"]),
-        mask=f["keep"].reshape([len(a) for a in axes]),
-        axes=np.array(axes),
+        mask=f["mask"],
+        axes=np.array(f["axes"]),
         inputs=np.array(case.inputs),
         fields=np.array(case.fields),
     )
@@ -571,7 +562,9 @@ def write_loss(path: Path, table: np.ndarray, names) -> None:
     atomic.atomic_write_text(path, buf.getvalue())
 
 
-def step_seconds(config: RunConfig, case: Case | None = None, steps: int = 20) -> float:
+def step_seconds(
+    config: RunConfig, case: Problem | None = None, steps: int = 20
+) -> float:
     """Training seconds per step of ``config``, measured now over ``steps`` steps
     after a few warm-up steps (nothing is written)."""
     if case is None:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from deepxde_lnn import LNN, cli, jobs, names
+from deepxde_lnn import LNN, cli, experiments, jobs, names
 from deepxde_lnn.data import ResampledPDE, Term
 from deepxde_lnn.folder import FolderLocked, RunFolder
 from deepxde_lnn.runner import RunConfig
@@ -132,11 +132,11 @@ def test_sweep_puts_close_learning_rates_in_different_folders(
 ):
     seen = []
 
-    def record(jobs_, args):
+    def record(jobs_, settings, problem):
         seen.extend(out for _, out in jobs_)
         raise ValueError("stop before training")
 
-    monkeypatch.setattr(cli, "_run_all", record)
+    monkeypatch.setattr(experiments, "_run_all", record)
     argv = ["sweep", "laplace", "--lrs", "1e-3,1.0000001e-3", "--iterations", "2"]
     code, _ = _cli([*argv, "--out", str(tmp_path / "s")], capsys)
     assert code == 2 and len(seen) == 2
