@@ -13,7 +13,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from ._backend import ensure_pytorch_backend
+from ._backend import ensure_pytorch_backend, quiet_deepxde
 
 ensure_pytorch_backend()
 
@@ -551,7 +551,8 @@ COMMANDS = {
 
 def main(argv=None) -> int:
     try:
-        return _main(argv)
+        with quiet_deepxde():  # no DeepXDE banner here or in the pool's workers
+            return _main(argv)
     except KeyboardInterrupt:  # outside training (start-up, summaries)
         print("interrupted", file=sys.stderr)
         return 130
@@ -559,12 +560,6 @@ def main(argv=None) -> int:
 
 def _main(argv) -> int:
     args = build_parser().parse_args(argv)
-    import contextlib
-    import io
-
-    with contextlib.redirect_stderr(io.StringIO()):  # DeepXDE's backend banner
-        import deepxde  # noqa: F401
-
     from .runner import RunInterrupted, TrainingDiverged
 
     try:

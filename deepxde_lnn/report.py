@@ -307,24 +307,50 @@ def _markdown(runs, rows, methods, fields, paper_seed) -> str:
 
 def _summary_figure(root: Path, runs, methods) -> None:
     plt = _plt()
+    fig = summary_figure(runs, methods)
+    aio.save_figure(root / "summary.png", fig, dpi=110)
+    plt.close(fig)
+
+
+def error_norm(errors: list[np.ndarray], decades: float = 6.0):
+    """One logarithmic colour scale for several |error| maps, so that a map ten
+    times worse is one decade brighter: from the largest value over all maps down
+    to the smallest positive one, at most ``decades`` below it."""
+    from matplotlib.colors import LogNorm
+
+    values = np.concatenate([np.ravel(e) for e in errors])
+    values = values[np.isfinite(values) & (values > 0)]
+    top = float(values.max()) if values.size else 1.0
+    return LogNorm(
+        vmin=max(float(values.min(initial=top)), top * 10**-decades), vmax=top
+    )
+
+
+def summary_figure(runs, methods):
+    """The first seed's |error| map per method (mean over fields, on one shared
+    scale, :func:`error_norm`) and the loss histories over seeds."""
+    plt = _plt()
     first = {
         m: min((r for r in runs if r["method"] == m), key=lambda r: r["seed"])
         for m in methods
     }
-    f0 = _load_fields(Path(first[methods[0]]["_dir"]))
-    two_d = f0["axes"].shape[0] == 2
+    fields = {m: _load_fields(Path(first[m]["_dir"])) for m in methods}
+    errors = {
+        m: f["abs_error"].mean(axis=1) for m, f in fields.items()
+    }  # mean over fields
+    norm = error_norm(list(errors.values()))
     ncols = len(methods) + 1
     fig, axs = plt.subplots(1, ncols, figsize=(4.2 * ncols, 3.6), squeeze=False)
     axs = axs[0]
     for ax, m in zip(axs, methods):
-        f = _load_fields(Path(first[m]["_dir"]))
-        err = f["abs_error"].mean(axis=1)  # mean over fields
-        if two_d:
+        f = fields[m]
+        if f["axes"].shape[0] == 2:
             a = f["axes"]
             im = ax.imshow(
-                _image(err, f["mask"]),
+                _image(np.maximum(errors[m], norm.vmin), f["mask"]),
                 origin="lower",
                 cmap="magma",
+                norm=norm,
                 aspect="auto",
                 extent=[a[0][0], a[0][-1], a[1][0], a[1][-1]],
             )
@@ -347,8 +373,7 @@ def _summary_figure(root: Path, runs, methods) -> None:
     ax.legend(fontsize=8)
     fig.suptitle(runs[0]["case"])
     fig.tight_layout()
-    aio.save_figure(root / "summary.png", fig, dpi=110)
-    plt.close(fig)
+    return fig
 
 
 def sweep_table(root: str | Path) -> str:
