@@ -45,6 +45,11 @@ class Profile:
     decay: tuple | None = None
     lbfgs: int = 0
 
+    @property
+    def seeds(self) -> list[int]:
+        """The seeds ``compare`` runs by default: ``seed``, ``seed + 1``, ..."""
+        return [self.seed + i for i in range(self.n_seeds)]
+
 
 @dataclass(frozen=True)
 class Grid:

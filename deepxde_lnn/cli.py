@@ -233,6 +233,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="docs/REPRODUCTION.md",
         help="markdown file; figures go to the folder of its name without .md",
     )
+    p.add_argument(
+        "--readme",
+        metavar="README",
+        help="also rewrite the generated blocks of this README (the main job's "
+        "output, the headline table) from the same records",
+    )
     return parser
 
 
@@ -373,7 +379,7 @@ def cmd_compare(args) -> int:
 
     case = cases.get(args.case)
     prof = case.profile(args.profile)
-    seeds = args.seeds or [prof.seed + i for i in range(prof.n_seeds)]
+    seeds = args.seeds or prof.seeds
     default = f"runs/compare-{case.name}-{args.profile}" + (
         "-time" if args.budget == "time" else ""
     )
@@ -419,7 +425,7 @@ def cmd_ablate(args) -> int:
 
     case = cases.get(args.case)
     prof = case.profile(args.profile)
-    seeds = args.seeds or [prof.seed + i for i in range(prof.n_seeds)]
+    seeds = args.seeds or prof.seeds
     root = Path(args.out or f"runs/ablate-{case.name}-{args.profile}")
     methods = _methods(args) if args.methods else variants(case)
     budgets = ["steps", "time"] if args.budget == "both" else [args.budget]
@@ -500,10 +506,15 @@ def cmd_reference(args) -> int:
 
 
 def cmd_report(args) -> int:
+    from . import atomic, readme
     from .reproduction import build_report
 
+    # the README is checked and rebuilt before anything is written
+    text = readme.rebuild(args.readme, args.runs_dirs) if args.readme else None
     out = build_report(args.runs_dirs, args.out)
     print(f"report: {out}, figures in {out.parent / out.stem}")
+    if args.readme:
+        print(f"readme: {atomic.atomic_write_text(Path(args.readme), text)}")
     return 0
 
 

@@ -186,6 +186,22 @@ def summarize(
     runs = load_runs(root)
     if not runs:
         raise ValueError(f"no finished runs (metrics.json) below {root}")
+    rows, text = summary(runs, paper_seed, paper_table)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    aio.atomic_write_text(root / "summary.csv", buf.getvalue())
+    aio.atomic_write_text(root / "summary.md", text)
+    _summary_figure(root, runs, list(dict.fromkeys(r["method"] for r in runs)))
+    return rows
+
+
+def summary(
+    runs: list[dict], paper_seed: int | None = None, paper_table: dict | None = None
+) -> tuple[list[dict], str]:
+    """The rows of ``summary.csv`` and the text of ``summary.md`` for run records
+    (their ``metrics`` are extended by every metric set, :func:`metric_sets`)."""
     case = runs[0]["case"]
     methods = list(dict.fromkeys(r["method"] for r in runs))
     for r in runs:
@@ -231,16 +247,7 @@ def summarize(
                         "paper": paper,
                     }
                 )
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
-    writer.writeheader()
-    writer.writerows(rows)
-    aio.atomic_write_text(root / "summary.csv", buf.getvalue())
-    aio.atomic_write_text(
-        root / "summary.md", _markdown(runs, rows, methods, fields, paper_seed)
-    )
-    _summary_figure(root, runs, methods)
-    return rows
+    return rows, _markdown(runs, rows, methods, fields, paper_seed)
 
 
 def _fmt(x) -> str:
