@@ -364,3 +364,13 @@ def test_report_rewrites_the_readme_or_writes_nothing(runs_dir, tmp_path, capsys
     assert cli.main(argv) == 2
     assert "error: readme: " in capsys.readouterr().err and not out.exists()
 
+
+def test_committed_readme_is_rebuilt_from_the_committed_records(monkeypatch):
+    """README.md's generated blocks (the main job's output, the headline table)
+    are what `deepxde-lnn report docs/results --readme README.md` writes."""
+    repo = Path(__file__).resolve().parents[1]
+    if not (repo / "docs" / "results").is_dir():
+        pytest.skip("docs/results is not beside the tests")
+    monkeypatch.chdir(repo)
+    committed = Path("README.md").read_text(encoding="utf-8")
+    assert readme.rebuild("README.md", ["docs/results"]) == committed
