@@ -322,15 +322,17 @@ def _summary_figure(root: Path, runs, methods) -> None:
 def error_norm(errors: list[np.ndarray], decades: float = 6.0):
     """One logarithmic colour scale for several |error| maps, so that a map ten
     times worse is one decade brighter: from the largest value over all maps down
-    to the smallest positive one, at most ``decades`` below it."""
+    to the 1st percentile of the positive ones (the few points where an error
+    changes sign do not stretch it), at most ``decades`` below the top."""
     from matplotlib.colors import LogNorm
 
     values = np.concatenate([np.ravel(e) for e in errors])
     values = values[np.isfinite(values) & (values > 0)]
-    top = float(values.max()) if values.size else 1.0
-    return LogNorm(
-        vmin=max(float(values.min(initial=top)), top * 10**-decades), vmax=top
-    )
+    if not values.size:
+        return LogNorm(vmin=10**-decades, vmax=1.0)
+    top = float(values.max())
+    low = float(np.percentile(values, 1))
+    return LogNorm(vmin=max(low, top * 10**-decades), vmax=top)
 
 
 def summary_figure(runs, methods):

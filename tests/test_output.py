@@ -81,6 +81,10 @@ def test_summary_maps_share_one_colour_scale(tmp_path):
     assert float(levels[0][0, 0]) == pytest.approx(0.0)
 
 
-def test_error_norm_spans_at_most_six_decades():
-    norm = error_norm([np.array([1e-12, 1.0]), np.array([0.0, np.nan])])
+def test_error_norm_spans_at_most_six_decades_above_rare_dips():
+    norm = error_norm([np.logspace(-12, 0, 13), np.array([0.0, np.nan])])
     assert (norm.vmin, norm.vmax) == pytest.approx((1e-6, 1.0))
+    # one point in 200 where the error changes sign does not set the bottom
+    maps = [np.full(100, 1e-3), np.r_[np.full(99, 1e-2), 1e-9]]
+    norm = error_norm(maps)
+    assert norm.vmin == pytest.approx(1e-3) and norm.vmax == pytest.approx(1e-2)
