@@ -2,6 +2,7 @@
 the way the README's by-hand steps do, reuse it on a second call, and CI runs
 `make test` itself (so CI runs the README's test command on a clean clone)."""
 
+import os
 import re
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ import pytest
 from deepxde_lnn import readme
 
 ROOT = Path(__file__).resolve().parents[1]
+SUB_MAKE = ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")  # set by a `make` above the tests
 pytestmark = pytest.mark.skipif(
     shutil.which("make") is None, reason="make is not installed"
 )
@@ -19,9 +21,12 @@ pytestmark = pytest.mark.skipif(
 
 def _make_n(target: str, venv: Path) -> list[str]:
     """The commands `make TARGET` would run with its environment in ``venv``."""
+    # not as a sub-make when the tests run under `make test`
+    env = {k: v for k, v in os.environ.items() if k not in SUB_MAKE}
     out = subprocess.run(
-        ["make", "-n", target, f"VENV={venv}"],
+        ["make", "--no-print-directory", "-n", target, f"VENV={venv}"],
         cwd=ROOT,
+        env=env,
         capture_output=True,
         text=True,
         check=True,
