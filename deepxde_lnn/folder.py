@@ -6,26 +6,24 @@
   ``fcntl``/``msvcrt``) for the whole run; the OS drops it when the process dies,
   so a killed run never leaves a stale lock.
 * :meth:`RunFolder.finished` reads ``metrics.json`` as JSON only (never code) and
-  trusts it only if it parses, holds every configuration field and matches.
+  trusts it only if it parses, holds every configuration field and matches; a
+  matching record that does not check, or lacks an artifact, is trained again.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import tempfile
 from pathlib import Path
 
+from . import records
 from .atomic import remove_orphans
+from .errors import FolderError
 
 __all__ = ["RunFolder", "FolderError", "FolderLocked"]
 
 LOCK_NAME = ".lock"
-
-
-class FolderError(ValueError):
-    """The folder cannot hold this run (not writable, another run's results, ...)."""
 
 
 class FolderLocked(FolderError):
@@ -72,7 +70,9 @@ class RunFolder:
             lock.release()
 
     def finished(self, identity: dict) -> dict | None:
-        """The finished record of this configuration, or None if there is none.
+        """The finished record of this configuration, or None if there is none
+        (also when its record does not check or an artifact is missing:
+        :func:`deepxde_lnn.records.run_problem`; the run is trained again).
 
         Raises ``FolderError`` naming ``metrics.json`` and why when it exists but is
         unreadable, incomplete or from another configuration.
@@ -94,17 +94,12 @@ class RunFolder:
                 f"{self.metrics}: a finished run of another configuration ({detail}); "
                 "pass --overwrite to replace it or choose another folder"
             )
-        return record
+        return None if records.run_problem(self.path, record) else record
 
     def read_record(self) -> dict:
-        """``metrics.json`` parsed as a JSON object (``FolderError`` otherwise)."""
-        try:
-            record = json.loads(self.metrics.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise FolderError(f"{self.metrics}: unreadable ({err})") from None
-        if not isinstance(record, dict):
-            raise FolderError(f"{self.metrics}: not a JSON object")
-        return record
+        """``metrics.json`` parsed as a JSON object (``FolderError`` otherwise;
+        read as untrusted data: :func:`deepxde_lnn.records.read_record`)."""
+        return records.read_record(self.metrics)
 
     def clear(self) -> None:
         """Remove a previous run's results (``--overwrite``): the record first, so
