@@ -3,12 +3,22 @@
 DeepXDE picks its backend once, at its first import, from ``DDE_BACKEND`` (or its
 config file). ``dde.nn.NN`` is the torch base class only under ``pytorch``, so this
 module must run before anything imports :mod:`deepxde`.
+
+On its first import DeepXDE prints a banner to stderr ("Using backend: pytorch",
+the other backends, a recommendation of paddle). The command line imports it
+without the banner, in its own process and in its pool workers
+(:func:`quiet_deepxde`); a user's ``import deepxde_lnn`` keeps DeepXDE's behaviour.
 """
 
+import contextlib
+import io
 import os
 import sys
 
 REQUIRED = "pytorch"
+# set (to "1") while the command line runs: processes started meanwhile (pool
+# workers inherit the environment) import DeepXDE quietly with deepxde_lnn
+QUIET = "DEEPXDE_LNN_QUIET_IMPORT"
 
 
 def ensure_pytorch_backend() -> None:
@@ -31,3 +41,36 @@ def ensure_pytorch_backend() -> None:
             f"deepxde_lnn needs DeepXDE's '{REQUIRED}' backend, but DDE_BACKEND="
             f"'{chosen}'. Unset it or set DDE_BACKEND={REQUIRED}."
         )
+    if os.environ.get(QUIET) == "1":
+        import_deepxde_quietly()
+
+
+def import_deepxde_quietly() -> None:
+    """Import DeepXDE with what it prints on import (stdout and stderr) held back;
+    it is shown only if the import fails."""
+    if "deepxde" in sys.modules:
+        return
+    held = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(held), contextlib.redirect_stderr(held):
+            import deepxde  # noqa: F401
+    except BaseException:
+        sys.stderr.write(held.getvalue())
+        raise
+
+
+@contextlib.contextmanager
+def quiet_deepxde():
+    """For the command line: DeepXDE imported without its banner here and in the
+    processes started meanwhile (they import it with deepxde_lnn, see
+    :func:`ensure_pytorch_backend`); the environment is restored afterwards."""
+    before = os.environ.get(QUIET)
+    os.environ[QUIET] = "1"
+    try:
+        import_deepxde_quietly()
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(QUIET, None)
+        else:
+            os.environ[QUIET] = before

@@ -22,7 +22,15 @@ from .data import ResampledPDE, Term
 from .paper import paper_table
 from .problem import Evaluation
 
-__all__ = ["Case", "Profile", "Grid", "PROFILES", "DTYPES", "CUSTOM_PROFILE", "load_file"]
+__all__ = [
+    "Case",
+    "Profile",
+    "Grid",
+    "PROFILES",
+    "DTYPES",
+    "CUSTOM_PROFILE",
+    "load_file",
+]
 
 PROFILES = ("quick", "paper", "accurate")
 CUSTOM_PROFILE = "custom"  # the one profile of a plain DeepXDE problem
@@ -54,6 +62,11 @@ class Profile:
     resample: bool = True
     decay: tuple | None = None
     lbfgs: int = 0
+
+    @property
+    def seeds(self) -> list[int]:
+        """The seeds ``compare`` runs by default: ``seed``, ``seed + 1``, ..."""
+        return [self.seed + i for i in range(self.n_seeds)]
 
 
 @dataclass(frozen=True)

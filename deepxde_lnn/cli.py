@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from ._backend import ensure_pytorch_backend
+from ._backend import ensure_pytorch_backend, quiet_deepxde
 from .signals import sigterm_as_interrupt
 from .options import (
     Parser,
@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         "every method the same wall-clock seconds (--seconds, or the first "
         "method's measured time for the profile's steps, kept in OUT/budget.json)",
     )
-    p.add_argument("--methods", type=names, default="lnn,pinn")
+    p.add_argument("--methods", type=names, help="comma-separated (default: lnn,pinn)")
     p.add_argument("--seeds", type=seeds, help="comma-separated (default: 3 seeds)")
     p.add_argument("--out", help="result folder (default runs/compare-CASE-PROFILE)")
 
@@ -151,6 +151,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         default="docs/REPRODUCTION.md",
         help="markdown file; figures go to the folder of its name without .md",
+    )
+    p.add_argument(
+        "--readme",
+        metavar="README",
+        help="also rewrite the generated blocks of this README (the main job's "
+        "output, the headline table) from the same records",
     )
     return parser
 
@@ -278,8 +284,10 @@ def cmd_reference(args) -> int:
 def cmd_report(args) -> int:
     from . import experiments
 
-    res = experiments.report(args.runs_dirs, args.out)
+    res = experiments.report(args.runs_dirs, args.out, readme=args.readme)
     print(f"report: {res.out}, figures in {res.figures}")
+    if res.readme is not None:
+        print(f"readme: {res.readme}")
     return 0
 
 
@@ -327,7 +335,8 @@ COMMANDS = {
 
 def main(argv=None) -> int:
     try:
-        with sigterm_as_interrupt():  # SIGTERM, like Ctrl-C, exits 130
+        # SIGTERM, like Ctrl-C, exits 130; no DeepXDE banner here or in the workers
+        with sigterm_as_interrupt(), quiet_deepxde():
             return _main(argv)
     except KeyboardInterrupt:  # outside training (start-up, summaries)
         print("interrupted", file=sys.stderr)
@@ -336,12 +345,6 @@ def main(argv=None) -> int:
 
 def _main(argv) -> int:
     args = build_parser().parse_args(argv)
-    import contextlib
-    import io
-
-    with contextlib.redirect_stderr(io.StringIO()):  # DeepXDE's backend banner
-        import deepxde  # noqa: F401
-
     from .runner import RunInterrupted, TrainingDiverged
 
     try:

@@ -35,10 +35,11 @@ from .controller import Progress
 from .custom import PROFILE, DeepXDEProblem
 from .folder import RunFolder
 from .jobs import check_backend, iter_jobs
-from .methods import canonical
+from .methods import COMPARED, canonical
 from .names import lr_name, lr_text, run_folder, safe_name, seed_name
 from .problem import Problem
 from .report import load_runs, metric_sets, summarize, sweep_table, verdicts
+from .readme import rebuild as rebuild_readme
 from .records import read_budget
 from .reproduction import build_report
 from .runner import TIME_CAP, RunConfig, RunInterrupted, step_seconds
@@ -177,10 +178,12 @@ class Ablation:
 
 @dataclass(frozen=True)
 class Report:
-    """The reproduction report written to ``out`` and its ``figures`` folder."""
+    """The reproduction report written to ``out``, its ``figures`` folder and the
+    README whose generated blocks were rebuilt (``None``: none asked)."""
 
     out: Path
     figures: Path
+    readme: Path | None = None
 
 
 # --- settings shared by every command -----------------------------------------------
@@ -470,7 +473,7 @@ def compare(
     problem = problem_of(case, data, nets, name)
     s = _settings(problem, locals())
     check_choice(budget, "budget", ("steps", "time"))
-    methods = _methods(methods, problem, ["lnn", "pinn"])
+    methods = _methods(methods, problem, COMPARED)
     seeds = _seeds(seeds, problem.profile(s.profile))
     baseline = _baseline(baseline, problem, methods)
     default = f"runs/compare-{problem.name}-{s.profile}" + (
@@ -611,15 +614,22 @@ def ablate(
 def report(
     runs_dirs: Sequence[str | os.PathLike] | str | os.PathLike,
     out: str | os.PathLike = "docs/REPRODUCTION.md",
+    readme: str | os.PathLike | None = None,
 ) -> Report:
     """The reproduction report of every finished run below ``runs_dirs``: markdown
     to ``out``, one figure per case in ``out``'s name without ``.md``
     (:func:`deepxde_lnn.reproduction.build_report`; records only, nothing trains).
+    ``readme``: a markdown file whose generated blocks (``<!-- BEGIN generated:
+    NAME -->`` ... ``<!-- END generated: NAME -->``) are rebuilt from the same
+    records (:mod:`deepxde_lnn.readme`); checked before anything is written.
     """
     if isinstance(runs_dirs, (str, os.PathLike)):
         runs_dirs = [runs_dirs]
+    text = None if readme is None else rebuild_readme(readme, list(runs_dirs))
     path = build_report(list(runs_dirs), out)
-    return Report(path, path.parent / path.stem)
+    if readme is not None:
+        readme = atomic.atomic_write_text(Path(readme), text)
+    return Report(path, path.parent / path.stem, readme)
 
 
 # --- orchestration (moved from the command line) ------------------------------------

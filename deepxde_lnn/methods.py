@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # a Case builds its methods through this module
 
 __all__ = [
     "METHODS",
+    "COMPARED",
     "Method",
     "get",
     "parse",
@@ -214,6 +215,9 @@ _ALL = (
     ),
 )
 _BY_NAME = {m.name: m for m in _ALL}
+#: what ``compare`` trains when no methods are given: the LNN and its plain twin
+COMPARED = ("lnn", "pinn")
+
 METHODS = tuple(_BY_NAME)
 
 

@@ -211,6 +211,26 @@ def summarize(
     runs = load_runs(root)
     if not runs:
         raise ValueError(f"no finished runs (metrics.json) below {root}")
+    rows, text = summary(runs, paper_seed, paper_table, baseline)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    aio.atomic_write_text(root / "summary.csv", buf.getvalue())
+    aio.atomic_write_text(root / "summary.md", text)
+    _summary_figure(root, runs, list(dict.fromkeys(r["method"] for r in runs)))
+    return rows
+
+
+def summary(
+    runs: list[dict],
+    paper_seed: int | None = None,
+    paper_table: dict | None = None,
+    baseline: str = "pinn",
+) -> tuple[list[dict], str]:
+    """The rows of ``summary.csv`` and the text of ``summary.md`` (verdicts
+    against the method ``baseline``) for run records (their ``metrics`` are
+    extended by every metric set, :func:`metric_sets`)."""
     case = one_case(runs)
     methods = list(dict.fromkeys(r["method"] for r in runs))
     for r in runs:
@@ -257,17 +277,7 @@ def summarize(
                         "paper": paper,
                     }
                 )
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
-    writer.writeheader()
-    writer.writerows(rows)
-    aio.atomic_write_text(root / "summary.csv", buf.getvalue())
-    aio.atomic_write_text(
-        root / "summary.md",
-        _markdown(runs, rows, methods, fields, paper_seed, baseline),
-    )
-    _summary_figure(root, runs, methods)
-    return rows
+    return rows, _markdown(runs, rows, methods, fields, paper_seed, baseline)
 
 
 def _fmt(x) -> str:
@@ -338,24 +348,51 @@ def _markdown(runs, rows, methods, fields, paper_seed, baseline="pinn") -> str:
 
 def _summary_figure(root: Path, runs, methods) -> None:
     plt = _plt()
+    fig = summary_figure(runs, methods)
+    aio.save_figure(root / "summary.png", fig, dpi=110)
+    plt.close(fig)
+
+
+def error_norm(errors: list[np.ndarray], decades: float = 6.0):
+    """One logarithmic colour scale for several |error| maps, so that a map ten
+    times worse is one decade brighter: from the largest value over all maps down
+    to the 1st percentile of the positive ones (the few points where an error
+    changes sign do not stretch it), at most ``decades`` below the top."""
+    from matplotlib.colors import LogNorm
+
+    values = np.concatenate([np.ravel(e) for e in errors])
+    values = values[np.isfinite(values) & (values > 0)]
+    if not values.size:
+        return LogNorm(vmin=10**-decades, vmax=1.0)
+    top = float(values.max())
+    low = float(np.percentile(values, 1))
+    return LogNorm(vmin=max(low, top * 10**-decades), vmax=top)
+
+
+def summary_figure(runs, methods):
+    """The first seed's |error| map per method (mean over fields, on one shared
+    scale, :func:`error_norm`) and the loss histories over seeds."""
+    plt = _plt()
     first = {
         m: min((r for r in runs if r["method"] == m), key=lambda r: r["seed"])
         for m in methods
     }
-    f0 = _load_fields(Path(first[methods[0]]["_dir"]))
-    two_d = f0["axes"].shape[0] == 2
+    fields = {m: _load_fields(Path(first[m]["_dir"])) for m in methods}
+    # the mean over fields
+    errors = {m: f["abs_error"].mean(axis=1) for m, f in fields.items()}
+    norm = error_norm(list(errors.values()))
     ncols = len(methods) + 1
     fig, axs = plt.subplots(1, ncols, figsize=(4.2 * ncols, 3.6), squeeze=False)
     axs = axs[0]
     for ax, m in zip(axs, methods):
-        f = _load_fields(Path(first[m]["_dir"]))
-        err = f["abs_error"].mean(axis=1)  # mean over fields
-        if two_d:
+        f = fields[m]
+        if f["axes"].shape[0] == 2:
             a = f["axes"]
             im = ax.imshow(
-                _image(err, f["mask"]),
+                _image(np.maximum(errors[m], norm.vmin), f["mask"]),
                 origin="lower",
                 cmap="magma",
+                norm=norm,
                 aspect="auto",
                 extent=[a[0][0], a[0][-1], a[1][0], a[1][-1]],
             )
@@ -378,8 +415,7 @@ def _summary_figure(root: Path, runs, methods) -> None:
     ax.legend(fontsize=8)
     fig.suptitle(runs[0]["case"])
     fig.tight_layout()
-    aio.save_figure(root / "summary.png", fig, dpi=110)
-    plt.close(fig)
+    return fig
 
 
 def sweep_table(root: str | Path) -> str:

@@ -39,6 +39,7 @@ __all__ = [
     "method_rows",
     "missing",
     "render",
+    "headline_table",
     "case_figure",
     "build_report",
 ]
@@ -358,6 +359,8 @@ HEADLINE = (
     "its 95 % interval and verdict, as in the case's tables below ([k] is the "
     "configuration's number there).",
     "",
+)
+HEADLINE_TABLE = (
     "| case | field | configuration | seeds (lnn / pinn) | `lnn` RMSE | `pinn` RMSE "
     "| `lnn` / `pinn` (95 % CI) | verdict | `pinn-matched` / `pinn` (95 % CI) "
     "| verdict |",
@@ -366,13 +369,24 @@ HEADLINE = (
 
 
 def _headline_section(by_case: dict) -> list[str]:
+    rows = _headline_rows(by_case)
+    return [*HEADLINE, *HEADLINE_TABLE, *rows, ""] if rows else []
+
+
+def headline_table(runs: list[dict]) -> str:
+    """The report's headline table alone, for records from :func:`load` (the
+    README shows it); empty when no case has both `lnn` and `pinn`."""
+    rows = _headline_rows(_by_case(prepare(runs)[0]))
+    return "\n".join([*HEADLINE_TABLE, *rows]) + "\n" if rows else ""
+
+
+def _headline_rows(by_case: dict) -> list[str]:
     rows = [
         _headline_row(case, k, group, runs)
         for case, groups in by_case.items()
         for k, (group, runs) in enumerate(groups.items(), start=1)
     ]
-    rows = [r for r in rows if r is not None]
-    return [*HEADLINE, *rows, ""] if rows else []
+    return [r for r in rows if r is not None]
 
 
 def _headline_row(case: str, k: int, group: Group, runs: list[dict]) -> str | None:

@@ -1,6 +1,7 @@
 """The reproduction report: numbers, verdicts, gaps, determinism, bad input, CLI."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from deepxde_lnn import cli, reproduction
+from deepxde_lnn import cli, readme, reproduction
 from deepxde_lnn.folder import FolderError
 
 SEEDS = (888888, 888889, 888890)
@@ -290,3 +291,93 @@ def test_committed_report_is_rebuilt_from_the_committed_records(monkeypatch):
     roots = ["docs/results"]
     text = reproduction.render(reproduction.load(roots), roots)
     assert text == committed.read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------- the README
+
+
+def _write_main_job(root) -> None:
+    """Records of every run of the main job (`make demo`), lnn ahead of pinn."""
+    for cfg in readme.main_job_configs():
+        rmse = (2e-3 if cfg.method == "lnn" else 4e-3) * (1 + cfg.seed % 3)
+        over = dict(profile=cfg.profile, iterations=cfg.iterations, lr=cfg.lr)
+        _write(root, cfg.case, cfg.method, cfg.seed, rmse, grid_points=9, **over)
+
+
+STALE_README = """# title
+
+<!-- BEGIN generated: main-job (rebuild: make docs) -->
+stale output
+<!-- END generated: main-job -->
+
+text between
+
+<!-- BEGIN generated: headline -->
+<!-- END generated: headline -->
+tail
+"""
+
+
+def test_readme_blocks_are_rebuilt_from_the_records(runs_dir, tmp_path):
+    _write_main_job(runs_dir)
+    runs = reproduction.load([runs_dir])
+    text = readme.fill(STALE_README, readme.blocks(runs))
+    assert "stale output" not in text
+    assert text.startswith("# title\n\n<!-- BEGIN generated: main-job (rebuild")
+    assert "<!-- END generated: main-job -->\n\ntext between\n\n" in text
+    assert text.endswith("<!-- END generated: headline -->\ntail\n")
+    main = text.split("main-job (rebuild: make docs) -->\n")[1].split("<!-- END")[0]
+    # what compare prints: its summary, over every seed of the main job
+    assert main.startswith("```text\n# laplace: lnn vs pinn\n")
+    assert "- phi RMSE: lnn/pinn error ratio 0.5 (95% CI 0.5–0.5, n=6/6" in main
+    assert f"{(runs_dir / 'laplace' / 'lnn').as_posix()}/" in main
+    headline = text.split("generated: headline -->\n")[1].split("<!-- END")[0]
+    assert headline == reproduction.headline_table(runs)
+    assert headline.splitlines()[0] == reproduction.HEADLINE_TABLE[0]
+    assert "| laplace | phi | [1] paper, 8000 steps" in headline
+    assert readme.fill(text, readme.blocks(runs)) == text  # a rebuild is stable
+
+
+@pytest.mark.parametrize(
+    "text, error",
+    [
+        ("no blocks\n", "needs one generated block 'headline' (<!-- BEGIN"),
+        (STALE_README + STALE_README, "needs one generated block 'headline'"),
+        (
+            STALE_README
+            + "<!-- BEGIN generated: other -->\n<!-- END generated: other -->\n",
+            "has an unknown block 'other'",
+        ),
+    ],
+)
+def test_readme_blocks_are_checked(text, error):
+    with pytest.raises(ValueError, match=re.escape(f"readme: X {error}")):
+        readme.fill(text, {"main-job": "a\n", "headline": "b\n"}, name="X")
+
+
+def test_report_rewrites_the_readme_or_writes_nothing(runs_dir, tmp_path, capsys):
+    page, out = tmp_path / "README.md", tmp_path / "out" / "R.md"
+    page.write_text(STALE_README)
+    argv = ["report", str(runs_dir), "--out", str(out), "--readme", str(page)]
+    assert cli.main(argv) == 2  # no record of the main job: nothing written
+    err = capsys.readouterr().err
+    assert err.startswith("error: readme: no record of the main job's run laplace")
+    assert page.read_text() == STALE_README and not out.exists()
+    _write_main_job(runs_dir)
+    assert cli.main(argv) == 0
+    assert "stale output" not in page.read_text() and out.exists()
+    page.write_text("no blocks\n")
+    out.unlink()
+    assert cli.main(argv) == 2
+    assert "error: readme: " in capsys.readouterr().err and not out.exists()
+
+
+def test_committed_readme_is_rebuilt_from_the_committed_records(monkeypatch):
+    """README.md's generated blocks (the main job's output, the headline table)
+    are what `deepxde-lnn report docs/results --readme README.md` writes."""
+    repo = Path(__file__).resolve().parents[1]
+    if not (repo / "docs" / "results").is_dir():
+        pytest.skip("docs/results is not beside the tests")
+    monkeypatch.chdir(repo)
+    committed = Path("README.md").read_text(encoding="utf-8")
+    assert readme.rebuild("README.md", ["docs/results"]) == committed

@@ -1,0 +1,34 @@
+# Two commands from a fresh clone (Python >= 3.10): `make demo` runs the main job,
+# `make test` the tests. Each sets up .venv on its first call (the CPU build of
+# PyTorch, then the package with its test extra) and reuses it afterwards; a
+# change to setup.cfg or pyproject.toml installs again. README.md documents the
+# same commands for those who manage their own environment.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+.PHONY: help demo test docs
+
+help:
+	@echo "make demo   the main job: deepxde-lnn compare laplace (a few minutes on a CPU)"
+	@echo "make test   the test suite"
+	@echo "make docs   rebuild docs/REPRODUCTION.md and README.md's generated blocks"
+
+demo: $(INSTALLED)
+	$(BIN)/deepxde-lnn compare laplace
+
+test: $(INSTALLED)
+	$(BIN)/python -m pytest -q
+
+docs: $(INSTALLED)
+	$(BIN)/deepxde-lnn report docs/results --readme README.md
+
+$(INSTALLED): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --upgrade pip
+	$(BIN)/pip install torch==2.13.0
+	$(BIN)/pip install -e ".[test]"
+	touch $@

@@ -1,0 +1,90 @@
+"""What a person reads: the command line prints nothing of DeepXDE's on import,
+and the summary figure draws every method's |error| on one colour scale."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from deepxde_lnn import _backend
+from deepxde_lnn.report import error_norm, summary_figure
+
+BANNER = ("Using backend", "paddle")
+
+
+def _python(args, cwd):
+    env = {**os.environ, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
+    env.pop(_backend.QUIET, None)
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, cwd=cwd, env=env
+    )
+
+
+def test_a_users_import_keeps_deepxdes_banner(tmp_path):
+    out = _python(["-c", "import deepxde_lnn, deepxde"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert all(words in out.stderr for words in BANNER)
+
+
+def test_the_command_line_and_its_workers_print_no_deepxde_banner(tmp_path):
+    argv = ["compare", "laplace", "--iterations", "1", "--seeds", "1,2"]
+    argv += ["--workers", "2", "--batch", "off", "--no-progress", "--out", "r"]
+    out = _python(["-m", "deepxde_lnn.cli", *argv], tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    printed = out.stdout + out.stderr
+    assert not [words for words in BANNER if words in printed], printed[:2000]
+    assert printed.count("-> r/") == 4  # the four runs, made by two workers
+    assert _backend.QUIET not in os.environ
+
+
+def _fake_run(folder, method, seed, error):
+    """A run folder with a 2-D |error| map of constant ``error`` (and its
+    loss history), as the summary figure reads it."""
+    folder.mkdir(parents=True)
+    axes = np.linspace(0.0, 1.0, 5)
+    x = np.stack(np.meshgrid(axes, axes, indexing="ij"), -1).reshape(-1, 2)
+    err = np.full((len(x), 1), error)
+    err[0] = 0.0  # an exact point: drawn at the bottom of the log scale
+    np.savez(
+        folder / "fields.npz",
+        x=x,
+        exact=np.zeros_like(err),
+        pred=err,
+        abs_error=err,
+        mask=np.ones((5, 5), bool),
+        axes=np.stack([axes, axes]),
+        inputs=np.array(["x", "y"]),
+        fields=np.array(["u"]),
+    )
+    (folder / "loss.csv").write_text("step,total\n1,1.0\n2,0.5\n")
+    record = {"case": "laplace", "method": method, "seed": seed}
+    (folder / "metrics.json").write_text(json.dumps(record))
+    return {**record, "_dir": str(folder)}
+
+
+def test_summary_maps_share_one_colour_scale(tmp_path):
+    runs = [
+        _fake_run(tmp_path / "lnn", "lnn", 1, 1e-3),
+        _fake_run(tmp_path / "pinn", "pinn", 1, 1e-2),  # ten times worse
+    ]
+    fig = summary_figure(runs, ["lnn", "pinn"])
+    maps = [ax.images[0] for ax in fig.axes if ax.images]
+    assert len(maps) == 2
+    assert [m.get_clim() for m in maps] == [pytest.approx((1e-3, 1e-2))] * 2
+    assert maps[0].norm is maps[1].norm
+    # ten times worse is one decade up the shared scale; zero at its bottom
+    levels = [m.norm(m.get_array()) for m in maps]
+    assert float(levels[1][2, 2] - levels[0][2, 2]) == pytest.approx(1.0)
+    assert float(levels[0][0, 0]) == pytest.approx(0.0)
+
+
+def test_error_norm_spans_at_most_six_decades_above_rare_dips():
+    norm = error_norm([np.logspace(-12, 0, 13), np.array([0.0, np.nan])])
+    assert (norm.vmin, norm.vmax) == pytest.approx((1e-6, 1.0))
+    # one point in 200 where the error changes sign does not set the bottom
+    maps = [np.full(100, 1e-3), np.r_[np.full(99, 1e-2), 1e-9]]
+    norm = error_norm(maps)
+    assert norm.vmin == pytest.approx(1e-3) and norm.vmax == pytest.approx(1e-2)
