@@ -89,6 +89,13 @@ def _lr(text):
     return v
 
 
+def _out(text):
+    """An argparse type for ``--out``: a path, not an empty string."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("out must be a path, got an empty string")
+    return text
+
+
 def _lrs(text):
     return [_lr(s.strip()) for s in text.split(",") if s.strip()] or _lr("")
 
@@ -169,7 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.add_argument("--method", default="lnn")
     p.add_argument("--seed", type=parse_seed, help="default: the profile's seed")
-    p.add_argument("--out", help="result folder (default runs/CASE/METHOD/seed-S)")
+    p.add_argument(
+        "--out", type=_out, help="result folder (default runs/CASE/METHOD/seed-S)"
+    )
     p.add_argument("--resume", action="store_true", help="continue from checkpoint")
 
     p = sub.add_parser("compare", help="methods x seeds, then a summary")
@@ -185,7 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--methods", default="lnn,pinn")
     p.add_argument("--seeds", type=_seeds, help="comma-separated (default: 3 seeds)")
-    p.add_argument("--out", help="result folder (default runs/compare-CASE-PROFILE)")
+    p.add_argument(
+        "--out", type=_out, help="result folder (default runs/compare-CASE-PROFILE)"
+    )
 
     p = sub.add_parser("ablate", help="LNN/MLP variants, step- and time-matched")
     _common(p)
@@ -202,7 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
         "pinn, pinn:width=32, pinn-matched)",
     )
     p.add_argument("--seeds", type=_seeds, help="comma-separated (default: 3 seeds)")
-    p.add_argument("--out", help="result folder (default runs/ablate-CASE-PROFILE)")
+    p.add_argument(
+        "--out", type=_out, help="result folder (default runs/ablate-CASE-PROFILE)"
+    )
 
     p = sub.add_parser("sweep", help="learning-rate sweep: lrs x methods x seeds")
     _common(p)
@@ -214,12 +227,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--seeds", type=_seeds, help="comma-separated (default: the profile seed)"
     )
-    p.add_argument("--out", help="result folder (default runs/sweep-CASE-PROFILE)")
+    p.add_argument(
+        "--out", type=_out, help="result folder (default runs/sweep-CASE-PROFILE)"
+    )
 
     p = sub.add_parser("reference", help="regenerate a FEM reference")
     p.add_argument("case", help="only 'heat'")
     p.add_argument("--levels", type=_positive_int("levels"), default=6)
-    p.add_argument("--out", default="reference/circular_heat")
+    p.add_argument(
+        "--out",
+        type=_out,
+        default="reference/circular_heat",
+        help="folder (default reference/circular_heat: from the repository's root, "
+        "the reference shipped with the package)",
+    )
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace a reference already there"
+    )
 
     p = sub.add_parser("report", help="reproduction report from result folders")
     p.add_argument(
@@ -230,6 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--out",
+        type=_out,
         default="docs/REPRODUCTION.md",
         help="markdown file; figures go to the folder of its name without .md",
     )
@@ -326,16 +351,19 @@ def _run_all(jobs, args) -> None:
     """Run (config, folder) jobs, ``--workers`` at a time: finished ones (same
     configuration) are reused, unfinished ones (a checkpoint) resumed. Every
     folder is checked first, so a bad one stops the command before any training."""
+    from . import cases
     from .folder import RunFolder
     from .jobs import iter_jobs
+    from .runner import missing_figures
 
     todo = []
     for cfg, out in jobs:
         folder = RunFolder(out)
-        if not args.overwrite and folder.finished(cfg.identity()) is not None:
+        folder.prepare()  # ours and writable, before anything is read or trained
+        drawn = not missing_figures(out, cases.get(cfg.case))  # else redrawn in run
+        if not args.overwrite and folder.finished(cfg.identity()) and drawn:
             print(f"{cfg.method} seed {cfg.seed} lr {cfg.lr:g}: done, reused")
             continue
-        folder.prepare()
         todo.append((cfg, out))
     outcomes = iter_jobs(
         todo,
@@ -389,11 +417,14 @@ def cmd_compare(args) -> int:
 def _compare(args, case, methods, seeds, root: Path, budget: str) -> None:
     """Train methods x seeds into ``root/METHOD/seed-S`` (same steps, or the same
     seconds with ``budget="time"``) and summarise them there."""
+    from .folder import claim
     from .report import summarize
     from .runner import TIME_CAP
 
     prof = case.profile(args.profile)
     iterations, seconds = args.iterations, args.seconds
+    _check_configs(args, case, methods, seeds)
+    claim(root)  # empty or ours: it gets summaries and budget.json
     if budget == "time":
         steps = args.iterations or prof.iterations
         if seconds is None:
@@ -413,9 +444,18 @@ def _compare(args, case, methods, seeds, root: Path, budget: str) -> None:
     summarize(root, paper_seed=prof.seed, paper_table=case.paper_table)
 
 
+def _check_configs(args, case, methods, seeds) -> None:
+    """Every method and seed resolved (``ValueError`` naming it) before a folder
+    is created."""
+    for m in methods:
+        for s in seeds:
+            _config(args, m, s).resolved(case)
+
+
 def cmd_ablate(args) -> int:
     from . import atomic, cases
     from .ablation import table, variants
+    from .folder import claim
 
     case = cases.get(args.case)
     prof = case.profile(args.profile)
@@ -423,6 +463,8 @@ def cmd_ablate(args) -> int:
     root = Path(args.out or f"runs/ablate-{case.name}-{args.profile}")
     methods = _methods(args) if args.methods else variants(case)
     budgets = ["steps", "time"] if args.budget == "both" else [args.budget]
+    _check_configs(args, case, methods, seeds)
+    claim(root)  # empty or ours: it gets steps/, time/ and ablation.md
     for budget in budgets:
         _compare(args, case, methods, seeds, root / budget, budget)
     text = table(root, case)
@@ -442,7 +484,7 @@ def _time_budget(args, case, method: str, seed: int, root: Path) -> float:
     from .runner import step_seconds
 
     path = root / "budget.json"
-    if path.exists():
+    if path.exists():  # in a root of ours (claimed by _compare)
         try:
             seconds = float(json.loads(path.read_text())["seconds"])
         except (ValueError, KeyError, TypeError) as err:
@@ -464,6 +506,7 @@ def _time_budget(args, case, method: str, seed: int, root: Path) -> float:
 
 def cmd_sweep(args) -> int:
     from . import cases
+    from .folder import claim
     from .report import summarize, sweep_table
 
     case = cases.get(args.case)
@@ -471,6 +514,9 @@ def cmd_sweep(args) -> int:
     prof = case.profile(args.profile)
     seeds = args.seeds or [prof.seed]
     root = Path(args.out or f"runs/sweep-{case.name}-{args.profile}")
+    _check_configs(args, case, methods, seeds)
+    for path in (root, *(root / f"lr-{lr:g}" for lr in args.lrs)):
+        claim(path)  # empty or ours: they get summaries
     jobs = []
     for lr in args.lrs:
         args.lr = lr
@@ -494,7 +540,12 @@ def cmd_reference(args) -> int:
     _check_fem_levels(args.levels)
     from . import fem
 
-    rows = fem.write_reference(args.out, levels=args.levels, points_nd=fem.disk_grid())
+    rows = fem.write_reference(
+        args.out,
+        levels=args.levels,
+        points_nd=fem.disk_grid(),
+        overwrite=args.overwrite,
+    )
     print((Path(args.out) / "convergence.md").read_text())
     return 0 if rows else 1
 
