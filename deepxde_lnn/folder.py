@@ -100,7 +100,7 @@ def _is_marker(path: Path) -> bool:
     return head.decode("utf-8", "replace").strip() == MARKER_FORMAT
 
 
-def is_record(path: Path) -> bool:
+def _is_record(path: Path) -> bool:
     """Whether ``path`` is a regular file holding a run record of this package (a
     JSON object with the identity, metrics and versions fields)."""
     if not _regular(path) or os.lstat(path).st_size > _RECORD_MAX_BYTES:
@@ -123,7 +123,7 @@ def _holds_record(path: Path) -> bool:
     for depth in range(_LEGACY_DEPTH + 1):
         pattern = "/".join(["*"] * depth + ["metrics.json"])
         try:
-            if any(is_record(p) for p in path.glob(pattern)):
+            if any(_is_record(p) for p in path.glob(pattern)):
                 return True
         except OSError:
             return False
@@ -145,7 +145,7 @@ def check_ours(path: str | os.PathLike) -> None:
         raise FolderError(f"out: cannot read {path} ({err.strerror})") from None
     if not names or _is_marker(path / MARKER_NAME) or _holds_record(path):
         return
-    shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+    shown = ", ".join(map(repr, names[:3])) + (", ..." if len(names) > 3 else "")
     raise FolderError(
         f"out: {path} holds files deepxde-lnn did not write ({shown}); choose an "
         "empty folder or one of deepxde-lnn's result folders (--overwrite does not "

@@ -344,13 +344,17 @@ def check_out(out_dir: str | Path, overwrite: bool = False) -> Path:
     if foreign:
         raise FolderError(
             f"out: {out} holds files that are not a heat reference "
-            f"({', '.join(foreign[:3])}); choose an empty folder"
+            f"({', '.join(map(repr, foreign[:3]))}); choose an empty folder"
         )
     if names and not overwrite:
         shipped = _is_shipped(out)
         raise FolderError(
             f"out: {out} already holds "
-            + ("the heat reference shipped with deepxde-lnn" if shipped else "files")
+            + (
+                "the heat reference shipped with deepxde-lnn"
+                if shipped
+                else "a reference"
+            )
             + f" ({', '.join(sorted(names))}); pass --overwrite to replace it"
         )
     creatable(out)
