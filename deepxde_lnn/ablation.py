@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from .case import Case
-from .report import load_runs, verdicts
+from .records import escape
+from .report import load_runs, one_case, verdicts
 
 __all__ = ["variants", "table", "BUDGETS"]
 
@@ -47,9 +48,11 @@ def _geomean(values) -> float:
     return float(np.exp(np.mean(np.log(values))))
 
 
-def _column(root: Path, field: str) -> dict:
+def _column(root: Path, case: Case, field: str) -> dict:
     """Per method: (parameters, s/step, geometric-mean RMSE, verdict text)."""
     runs = load_runs(root) if root.exists() else []
+    if runs:
+        one_case(runs, case.name)
     out = {}
     found = {m: ci for m, f, ci in verdicts(runs, [field]) if f == field}
     for m in dict.fromkeys(r["method"] for r in runs):
@@ -83,7 +86,7 @@ def table(root: str | Path, case: Case) -> str:
         "",
     ]
     for field in case.fields:
-        cols = {b: _column(root / b, field) for b in BUDGETS}
+        cols = {b: _column(root / b, case, field) for b in BUDGETS}
         names = list(dict.fromkeys([*cols["steps"], *cols["time"]]))
         lines += [f"## {field}", ""]
         lines += [
@@ -95,7 +98,7 @@ def table(root: str | Path, case: Case) -> str:
             s, t = cols["steps"].get(m), cols["time"].get(m)
             ref = s or t
             lines.append(
-                f"| `{m}` | {ref[0]:,} | {ref[1]:.4g} | {ref[3]} | "
+                f"| `{escape(m)}` | {ref[0]:,} | {ref[1]:.4g} | {ref[3]} | "
                 + (f"{s[2]:.3e} | {s[5]} | " if s else "— | — | ")
                 + (f"{t[4]:.0f} | {t[2]:.3e} | {t[5]} |" if t else "— | — | — |")
             )

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from .errors import FolderError
+
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
@@ -82,6 +84,25 @@ def sha256_file(path: str | os.PathLike) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+PROBE = "probe"  # writable_folder's probe: .probe.RANDOM.tmp, a temporary file
+
+
+def writable_folder(path: str | os.PathLike) -> Path:
+    """Create the folder ``path`` and prove files can be written in it (a probe
+    file); ``FolderError`` naming ``out`` otherwise."""
+    path = Path(path)
+    try:
+        if os.path.lexists(path) and not path.is_dir():
+            raise FolderError(f"out: {path} exists and is not a folder")
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path, prefix=f".{PROBE}.", suffix=".tmp")
+        os.close(fd)
+        Path(probe).unlink(missing_ok=True)
+    except OSError as err:
+        raise FolderError(f"out: cannot write in {path} ({err.strerror})") from None
+    return path
 
 
 def remove_orphans(folder: str | os.PathLike, names) -> list[Path]:

@@ -14,9 +14,10 @@ import numpy as np
 from .data import Term
 from .paper import paper_table
 
-__all__ = ["Case", "Profile", "Grid", "PROFILES"]
+__all__ = ["Case", "Profile", "Grid", "PROFILES", "DTYPES"]
 
 PROFILES = ("quick", "paper", "accurate")
+DTYPES = ("float32", "float64")
 
 
 @dataclass(frozen=True)

@@ -478,17 +478,13 @@ def _time_budget(args, case, method: str, seed: int, root: Path) -> float:
     """Seconds per run for ``--budget time``: ``method``'s measured s/step times
     the step count, measured once and kept in ``root/budget.json`` (so that a
     repeated command reuses its finished runs)."""
-    import json
-
     from . import atomic
+    from .records import read_budget
     from .runner import step_seconds
 
     path = root / "budget.json"
     if path.exists():  # in a root of ours (claimed by _compare)
-        try:
-            seconds = float(json.loads(path.read_text())["seconds"])
-        except (ValueError, KeyError, TypeError) as err:
-            raise ValueError(f"--budget time: {path} is unreadable ({err})") from err
+        seconds = read_budget(path)  # FolderError naming the file
         print(f"time budget: {seconds:.2f} s per run (from {path})")
         return seconds
     cfg = _config(args, method, seed).resolved(case)

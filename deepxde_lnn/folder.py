@@ -16,19 +16,20 @@ deletes only files it writes itself (``RUN_FILES`` and their temporary files):
   files of killed writes deleted (another process may be writing its own) and the
   marker written.
 * :meth:`RunFolder.finished` reads ``metrics.json`` as JSON only (never code) and
-  trusts it only if it parses, holds every configuration field and matches.
+  trusts it only if it parses, holds every configuration field and matches; a
+  matching record that does not check, or lacks an artifact, is trained again.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import stat
-import tempfile
 from pathlib import Path
 
-from .atomic import atomic_write_text, remove_orphans
+from . import records
+from .atomic import PROBE, atomic_write_text, remove_orphans, writable_folder
+from .errors import FolderError
 
 __all__ = [
     "RunFolder",
@@ -38,14 +39,12 @@ __all__ = [
     "check_ours",
     "mark",
     "claim",
-    "creatable",
     "RUN_FILES",
 ]
 
 LOCK_NAME = ".lock"
 MARKER_NAME = ".deepxde-lnn"
 MARKER_FORMAT = "deepxde-lnn result folder/1"
-PROBE_NAME = "probe"
 # every file a run writes in its folder: the only ones --overwrite deletes
 RUN_FILES = (
     "metrics.json",
@@ -56,13 +55,7 @@ RUN_FILES = (
     "fields.png",
     "loss.png",
 )
-_RECORD_KEYS = ("case", "method", "seed", "metrics", "versions")
-_RECORD_MAX_BYTES = 1 << 22  # a record is a few kB; refuse to read a huge one
 _LEGACY_DEPTH = 3  # ROOT/lr-X/METHOD/seed-S/metrics.json (sweep, ablate)
-
-
-class FolderError(ValueError):
-    """The folder cannot hold this run (not writable, another run's results, ...)."""
 
 
 class FolderLocked(FolderError):
@@ -101,21 +94,12 @@ def _is_marker(path: Path) -> bool:
 
 
 def _is_record(path: Path) -> bool:
-    """Whether ``path`` is a regular file holding a run record of this package (a
-    JSON object with the identity, metrics and versions fields)."""
-    if not _regular(path) or os.lstat(path).st_size > _RECORD_MAX_BYTES:
-        return False
+    """Whether ``path`` is a run record of this package (a regular file that
+    :func:`deepxde_lnn.records.problem` finds nothing wrong with)."""
     try:
-        record = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError):
+        return records.problem(records.read_record(path)) is None
+    except FolderError:
         return False
-    return (
-        isinstance(record, dict)
-        and all(k in record for k in _RECORD_KEYS)
-        and isinstance(record["metrics"], dict)
-        and isinstance(record["versions"], dict)
-        and "deepxde_lnn" in record["versions"]
-    )
 
 
 def _holds_record(path: Path) -> bool:
@@ -160,25 +144,12 @@ def mark(path: str | os.PathLike) -> None:
         atomic_write_text(marker, MARKER_FORMAT + "\n")
 
 
-def creatable(path: Path) -> None:
-    """Create ``path`` and prove files can be written in it (``FolderError``)."""
-    if _lstat(path) is not None and not path.is_dir():
-        raise FolderError(f"out: {path} exists and is not a folder")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=path, prefix=f".{PROBE_NAME}.", suffix=".tmp")
-        os.close(fd)
-        Path(probe).unlink(missing_ok=True)
-    except OSError as err:
-        raise FolderError(f"out: cannot write in {path} ({err.strerror})") from None
-
-
 def claim(path: str | os.PathLike) -> Path:
     """A folder that holds result folders and summaries (a ``compare``, ``sweep``
     or ``ablate`` root): checked to be ours, created and marked."""
     path = Path(path)
     check_ours(path)
-    creatable(path)
+    writable_folder(path)
     with writing(path):
         mark(path)
     return path
@@ -211,7 +182,7 @@ class RunFolder:
         """Check that the folder is ours, create it and check that files can be
         written in it. Deletes nothing: another process may be running here."""
         check_ours(self.path)
-        creatable(self.path)
+        writable_folder(self.path)
 
     @contextlib.contextmanager
     def locked(self):
@@ -238,7 +209,7 @@ class RunFolder:
             raise FolderError(f"out: cannot lock {path} ({err.strerror})") from None
         try:
             with writing(self.path):
-                remove_orphans(self.path, (*RUN_FILES, MARKER_NAME, PROBE_NAME))
+                remove_orphans(self.path, (*RUN_FILES, MARKER_NAME, PROBE))
                 mark(self.path)
             yield self
         finally:
@@ -257,7 +228,9 @@ class RunFolder:
         return "; no checkpoint was saved"
 
     def finished(self, identity: dict) -> dict | None:
-        """The finished record of this configuration, or None if there is none.
+        """The finished record of this configuration, or None if there is none
+        (also when its record does not check or an artifact is missing:
+        :func:`deepxde_lnn.records.run_problem`; the run is trained again).
 
         Raises ``FolderError`` naming ``metrics.json`` and why when it exists but is
         unreadable, incomplete or from another configuration.
@@ -279,17 +252,12 @@ class RunFolder:
                 f"{self.metrics}: a finished run of another configuration ({detail}); "
                 "pass --overwrite to replace it or choose another folder"
             )
-        return record
+        return None if records.run_problem(self.path, record) else record
 
     def read_record(self) -> dict:
-        """``metrics.json`` parsed as a JSON object (``FolderError`` otherwise)."""
-        try:
-            record = json.loads(self.metrics.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise FolderError(f"{self.metrics}: unreadable ({err})") from None
-        if not isinstance(record, dict):
-            raise FolderError(f"{self.metrics}: not a JSON object")
-        return record
+        """``metrics.json`` parsed as a JSON object (``FolderError`` otherwise;
+        read as untrusted data: :func:`deepxde_lnn.records.read_record`)."""
+        return records.read_record(self.metrics)
 
     def clear(self) -> None:
         """Remove a previous run's results (``--overwrite``), only the files a run

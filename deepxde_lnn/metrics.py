@@ -33,9 +33,14 @@ def field_metrics(pred: np.ndarray, exact: np.ndarray, dtype=np.float64) -> dict
 def all_fields(pred: np.ndarray, exact: np.ndarray, names: Sequence[str]) -> dict:
     """Per-field metrics plus, for several fields, their arithmetic mean ``Avg``."""
     out = {n: field_metrics(pred[:, i], exact[:, i]) for i, n in enumerate(names)}
-    if len(names) > 1:
+    if "Avg" in set_names(names):
         out["Avg"] = {m: float(np.mean([out[n][m] for n in names])) for m in METRICS}
     return out
+
+
+def set_names(names: Sequence[str]) -> list[str]:
+    """The keys of :func:`all_fields`: the fields, then ``Avg`` for several."""
+    return [*names, "Avg"] if len(names) > 1 else list(names)
 
 
 def summary_field(names: Sequence[str]) -> str:

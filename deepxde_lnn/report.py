@@ -6,20 +6,25 @@
   ``summary.md`` with mean ± std (and median, min, max) over seeds per method and
   field, the paper-seed run as its own row, the paper's number beside it, and one
   combined figure.
+
+Records and artifacts are read as untrusted data (:mod:`deepxde_lnn.records`):
+checked before use, every string escaped in the markdown.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from . import atomic as aio
-from .folder import RunFolder
+from .errors import FolderError
 from .metrics import METRICS, summary_field
+from .records import MAX_ARTIFACT_BYTES, check, escape, load_runs, metric_sets
+from .records import read_bytes, read_record
 from .stats import RatioCI, ratio_ci
 
 __all__ = [
@@ -27,6 +32,7 @@ __all__ = [
     "figure_names",
     "summarize",
     "load_runs",
+    "one_case",
     "sweep_table",
     "verdicts",
 ]
@@ -49,16 +55,27 @@ def _image(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return img.T
 
 
-def _load_fields(run: Path):
-    with np.load(run / "fields.npz") as f:
-        return {k: f[k] for k in f.files}
+def _load_fields(run: Path) -> dict:
+    """``fields.npz`` of a run folder (arrays only, never pickles)."""
+    path = run / "fields.npz"
+    data = read_bytes(path, MAX_ARTIFACT_BYTES)
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as f:
+            return {k: f[k] for k in f.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        raise FolderError(f"{path}: unreadable ({err})") from None
 
 
 def load_loss(run: Path) -> tuple[list[str], np.ndarray]:
-    with open(run / "loss.csv") as f:
-        header = f.readline().strip().split(",")
-    table = np.loadtxt(run / "loss.csv", delimiter=",", skiprows=1, ndmin=2)
-    return header, table
+    """``loss.csv`` of a run folder: its header and its rows."""
+    path = run / "loss.csv"
+    data = read_bytes(path, MAX_ARTIFACT_BYTES)
+    try:
+        text = data.decode("utf-8")
+        table = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, ndmin=2)
+    except ValueError as err:  # bad UTF-8 or numbers
+        raise FolderError(f"{path}: unreadable ({err})") from None
+    return text.partition("\n")[0].strip().split(","), table
 
 
 def figure_names(inputs: int) -> list[str]:
@@ -70,7 +87,7 @@ def run_figures(run: str | Path) -> list[Path]:
     """Write ``fields.png`` (2-D inputs) and ``loss.png`` into a run folder."""
     plt = _plt()
     run = Path(run)
-    meta = json.loads((run / "metrics.json").read_text())
+    meta = check(read_record(run / "metrics.json"), run / "metrics.json", "run")
     written = []
     f = _load_fields(run)
     names = [str(n) for n in f["fields"]]
@@ -124,15 +141,17 @@ def run_figures(run: str | Path) -> list[Path]:
     return written
 
 
-def load_runs(root: str | Path) -> list[dict]:
-    """Every finished run (a ``metrics.json``, read as JSON only) below ``root``,
-    with its folder; a record that cannot be read is a ``FolderError`` naming it."""
-    runs = []
-    for path in sorted(Path(root).rglob("metrics.json")):
-        rec = RunFolder(path.parent).read_record()
-        rec["_dir"] = str(path.parent)
-        runs.append(rec)
-    return runs
+def one_case(runs: list[dict], case: str | None = None) -> str:
+    """The one case of ``runs`` (``case``, or the first run's); ``FolderError``
+    naming a record of another case."""
+    case = case or runs[0]["case"]
+    for r in runs:
+        if r["case"] != case:
+            raise FolderError(
+                f"{Path(r['_dir']) / 'metrics.json'}: a run of {r['case']} among "
+                f"runs of {case}; a summary holds one case"
+            )
+    return case
 
 
 def verdicts(
@@ -161,20 +180,10 @@ def verdicts(
 
 
 def verdict_lines(found, baseline: str = "pinn", metric: str = "RMSE") -> list[str]:
-    return [f"{fld} {metric}: {ci.describe(m, baseline)}" for m, fld, ci in found]
-
-
-def metric_sets(record: dict) -> dict:
-    """Every set of the five metrics in a run record: the fields, then extra sets
-    (e.g. heat's absolute-T modes, ``name@grid`` for other evaluation grids)."""
-    sets = dict(record["metrics"])
-    for name, v in record.get("extra_metrics", {}).items():
-        if isinstance(v, dict) and set(METRICS) <= set(v):
-            sets[name] = v
-    for label, per_field in record.get("extra_grid_metrics", {}).items():
-        for fld, v in per_field.items():
-            sets[f"{fld}@{label}"] = v
-    return sets
+    return [
+        f"{escape(fld)} {metric}: {ci.describe(escape(m), baseline)}"
+        for m, fld, ci in found
+    ]
 
 
 def _stats(values) -> dict:
@@ -198,11 +207,12 @@ def summarize(
     runs = load_runs(root)
     if not runs:
         raise ValueError(f"no finished runs (metrics.json) below {root}")
-    case = runs[0]["case"]
+    case = one_case(runs)
     methods = list(dict.fromkeys(r["method"] for r in runs))
     for r in runs:
         r["metrics"] = metric_sets(r)
-    fields = list(runs[0]["metrics"])
+    # extra sets (e.g. heat's FEM cross-check) only where every run has them
+    fields = [f for f in runs[0]["metrics"] if all(f in r["metrics"] for r in runs)]
     rows = []
     for m in methods:
         mine = sorted((r for r in runs if r["method"] == m), key=lambda r: r["seed"])
@@ -260,9 +270,9 @@ def _fmt(x) -> str:
 
 
 def _markdown(runs, rows, methods, fields, paper_seed) -> str:
-    r0 = runs[0]
+    r0 = {k: escape(v) if isinstance(v, str) else v for k, v in runs[0].items()}
     lines = [
-        f"# {r0['case']}: " + " vs ".join(methods),
+        f"# {r0['case']}: " + " vs ".join(map(escape, methods)),
         "",
         f"Profile `{r0['profile']}`, {r0['iterations']} iterations, lr {r0['lr']:g}, "
         f"{r0['dtype']}, device {r0['device']} ({r0.get('device_name', '')}). "
@@ -273,7 +283,7 @@ def _markdown(runs, rows, methods, fields, paper_seed) -> str:
     ]
     get = {(r["method"], r["field"], r["metric"]): r for r in rows}
     for fld in fields:
-        lines += [f"## {fld}", ""]
+        lines += [f"## {escape(fld)}", ""]
         head = "| method | seeds | " + " | ".join(METRICS) + " | train s |"
         lines += [head, "|" + "---|" * (len(METRICS) + 3)]
         for m in methods:
@@ -282,7 +292,9 @@ def _markdown(runs, rows, methods, fields, paper_seed) -> str:
                 s = get[(m, fld, metric)]
                 cells.append(f"{s['mean']:.3e} ± {s['std']:.1e}")
             lines.append(
-                f"| {m} | {get[(m, fld, 'RMSE')]['n']} | " + " | ".join(cells) + " |"
+                f"| {escape(m)} | {get[(m, fld, 'RMSE')]['n']} | "
+                + " | ".join(cells)
+                + " |"
             )
         for m in methods:
             s = get[(m, fld, "RMSE")]
@@ -292,14 +304,16 @@ def _markdown(runs, rows, methods, fields, paper_seed) -> str:
                     for k in (*METRICS, "train_seconds")
                 ]
                 lines.append(
-                    f"| {m}, seed {paper_seed} | 1 | " + " | ".join(cells) + " |"
+                    f"| {escape(m)}, seed {paper_seed} | 1 | "
+                    + " | ".join(cells)
+                    + " |"
                 )
         for m in methods:
             if get[(m, fld, "RMSE")]["paper"] is not None:
                 cells = [
                     _fmt(get[(m, fld, k)]["paper"]) for k in (*METRICS, "train_seconds")
                 ]
-                lines.append(f"| {m}, paper | 1 | " + " | ".join(cells) + " |")
+                lines.append(f"| {escape(m)}, paper | 1 | " + " | ".join(cells) + " |")
         lines.append("")
     found = verdicts(runs, fields)
     if found:
@@ -373,7 +387,7 @@ def sweep_table(root: str | Path) -> str:
         raise ValueError(f"no finished runs below {root}")
     key = summary_field(list(runs[0]["metrics"]))
     lines = [
-        f"# {runs[0]['case']}: learning-rate sweep ({key})",
+        f"# {escape(one_case(runs))}: learning-rate sweep ({escape(key)})",
         "",
         "| lr | method | seeds | J(final) | RMSE | relL2 | MaxErr | train s |",
         "|---|---|---|---|---|---|---|---|",
@@ -388,7 +402,7 @@ def sweep_table(root: str | Path) -> str:
             [r["train_seconds"] for r in rs],
         ]
         txt = [f"{_stats(c)['mean']:.3e} ± {_stats(c)['std']:.1e}" for c in cells]
-        lines.append(f"| {lr:g} | {m} | {len(rs)} | " + " | ".join(txt) + " |")
+        lines.append(f"| {lr:g} | {escape(m)} | {len(rs)} | " + " | ".join(txt) + " |")
     text = "\n".join(lines) + "\n"
     aio.atomic_write_text(root / "sweep.md", text)
     sweep_figure(root, groups, key)

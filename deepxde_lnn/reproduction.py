@@ -2,9 +2,12 @@
 result folders, per case and training configuration, set against the paper.
 
 Built from ``metrics.json`` files only (read as JSON, never code), so runs made
-anywhere can be merged. :func:`load` reads and checks the records, :func:`render`
-turns them into markdown (pure: the same records give the same text), and
-:func:`build_report` writes the markdown and one figure per case, atomically.
+anywhere can be merged. :func:`load` reads and checks the records
+(:mod:`deepxde_lnn.records`: regular files of bounded size, strict JSON, names
+from the registries), :func:`render` turns them into markdown (pure: the same
+records give the same text; every string from a record escaped), and
+:func:`build_report` writes the markdown and one figure per case, atomically,
+only inside the output folder.
 """
 
 from __future__ import annotations
@@ -22,16 +25,16 @@ import numpy as np
 
 from . import atomic as aio
 from . import cases
-from .folder import FolderError
+from .errors import FolderError
 from .metrics import METRICS, summary_field
 from .paper import paper_table
-from .report import _plt, _stats, load_runs, metric_sets
+from .records import escape, inside, load_runs, metric_sets
+from .report import _plt, _stats
 from .stats import RatioCI, ratio_ci
 
 __all__ = [
     "Group",
     "load",
-    "check_record",
     "prepare",
     "method_rows",
     "missing",
@@ -79,6 +82,7 @@ class Group(NamedTuple):
         )
 
     def label(self) -> str:
+        profile, dtype, budget = map(escape, (self.profile, self.dtype, self.budget))
         steps = f"{self.iterations} steps"
         if self.lbfgs:
             steps = f"{self.iterations} Adam steps + at most {self.lbfgs} L-BFGS"
@@ -86,17 +90,23 @@ class Group(NamedTuple):
         if self.seconds is not None:
             steps = f"{self.seconds:.4g} s per run (at most {self.iterations} steps)"
         return (
-            f"profile `{self.profile}`, {steps}, lr {self.lr:g}, "
-            f"{self.dtype}, budget `{self.budget}`"
+            f"profile `{profile}`, {steps}, lr {self.lr:g}, "
+            f"{dtype}, budget `{budget}`"
         )
 
     def short(self) -> str:
         """A few words naming the group in the headline table."""
+        profile = escape(self.profile)
         if self.seconds is not None:
-            return f"{self.profile}, {self.seconds:.4g} s per run"
+            return f"{profile}, {self.seconds:.4g} s per run"
         if self.lbfgs:
-            return f"{self.profile}, {self.iterations} Adam + ≤ {self.lbfgs} L-BFGS"
-        return f"{self.profile}, {self.iterations} steps, lr {self.lr:g}"
+            return f"{profile}, {self.iterations} Adam + ≤ {self.lbfgs} L-BFGS"
+        return f"{profile}, {self.iterations} steps, lr {self.lr:g}"
+
+    def sort_key(self) -> tuple:
+        """The group's place in the report; a step budget (no ``seconds``) sorts
+        before time budgets, so groups with and without seconds compare."""
+        return (*self[:5], self.seconds is not None, self.seconds or 0.0, *self[6:])
 
 
 def _lbfgs_loss(record: dict) -> str:
@@ -117,76 +127,15 @@ def load(roots: Sequence[str | Path]) -> list[dict]:
         if not root.is_dir():
             what = "not a folder" if root.exists() else "no such folder"
             raise FolderError(f"{root}: {what}")
-        found = load_runs(root)
+        found = load_runs(root, need="report")  # checked: records.problem
         if not found:
             raise FolderError(f"{root}: no finished runs (metrics.json) below it")
         for rec in found:
             key = Path(rec["_dir"]).resolve()
             if key not in seen:
                 seen.add(key)
-                check_record(rec)
                 runs.append(rec)
     return runs
-
-
-def check_record(record: dict) -> None:
-    """``FolderError`` naming the file unless ``record`` holds what the report
-    reads, with the right types (finite, non-negative metrics)."""
-    problem = _config_problem(record) or _metrics_problem(record)
-    if problem:
-        path = Path(record.get("_dir", "?")) / "metrics.json"
-        raise FolderError(f"{path}: malformed record ({problem})")
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_number(v) -> bool:
-    return (_is_int(v) or isinstance(v, float)) and math.isfinite(v)
-
-
-def _config_problem(rec: dict) -> str | None:
-    for key in ("case", "method", "profile", "dtype"):
-        if not isinstance(rec.get(key), str) or not rec[key]:
-            return f"{key} must be a non-empty string"
-    if not _is_int(rec.get("seed")):
-        return "seed must be an integer"
-    if not _is_int(rec.get("iterations")) or rec["iterations"] <= 0:
-        return "iterations must be an integer > 0"
-    if not _is_number(rec.get("lr")) or rec["lr"] <= 0:
-        return "lr must be a number > 0"
-    if rec.get("budget", "steps") not in ("steps", "time"):
-        return "budget must be 'steps' or 'time'"
-    optional = {
-        "parameters": _is_int,
-        "seconds_per_iteration": _is_number,
-        "batched_runs": _is_int,
-        "device": lambda v: isinstance(v, str),
-        "device_name": lambda v: isinstance(v, str),
-        "versions": lambda v: isinstance(v, dict),
-    }
-    for key, ok in optional.items():
-        if key in rec and not ok(rec[key]):
-            return f"{key} has the wrong type"
-    return None
-
-
-def _metrics_problem(rec: dict) -> str | None:
-    if not isinstance(rec.get("metrics"), dict) or not rec["metrics"]:
-        return "metrics must be a non-empty object"
-    for key in ("extra_metrics", "extra_grid_metrics"):
-        if not isinstance(rec.get(key, {}), dict):
-            return f"{key} must be an object"
-    if not all(isinstance(v, dict) for v in rec.get("extra_grid_metrics", {}).values()):
-        return "extra_grid_metrics must map grids to objects"
-    for name, values in metric_sets(rec).items():
-        if not isinstance(values, dict):
-            return f"metrics {name!r} must be an object"
-        for m in METRICS:
-            if not _is_number(values.get(m)) or values[m] < 0:
-                return f"metrics {name!r} {m} must be a finite number >= 0"
-    return None
 
 
 # ---------------------------------------------------------------- grouping
@@ -226,7 +175,7 @@ def _by_case(runs: list[dict]) -> dict[str, dict[Group, list[dict]]]:
     for r in sorted(runs, key=lambda r: (_order(r["method"]), r["seed"])):
         out.setdefault(r["case"], {}).setdefault(r["group"], []).append(r)
     return {
-        case: dict(sorted(groups.items()))
+        case: dict(sorted(groups.items(), key=lambda kv: kv[0].sort_key()))
         for case, groups in sorted(out.items(), key=lambda kv: _case_order(kv[0]))
     }
 
@@ -382,12 +331,13 @@ def render(
 
 
 def _header(roots, runs, by_case) -> list[str]:
-    folders = " ".join(Path(r).as_posix() for r in roots)
+    paths = [escape(Path(r).as_posix()) for r in roots]
+    folders = " ".join(paths)
     return [
         "# Reproduction report",
         "",
         "Generated by `deepxde-lnn report` from the result folders "
-        + ", ".join(f"`{Path(r).as_posix()}`" for r in roots)
+        + ", ".join(f"`{p}`" for p in paths)
         + f": {_count(len(runs), 'run')} of {_count(len(by_case), 'case')}. "
         "Do not edit by hand; "
         f"rebuild with `deepxde-lnn report {folders}`.",
@@ -436,8 +386,8 @@ def _headline_row(case: str, k: int, group: Group, runs: list[dict]) -> str | No
     if group == _paper_protocol(case):
         where += " (the paper's protocol)"
     cells = [
-        case,
-        field,
+        escape(case),
+        escape(field),
         where,
         f"{lnn['n']} / {pinn['n']}",
         f"{lnn['RMSE']['mean']:.2e}",
@@ -451,15 +401,16 @@ def _headline_row(case: str, k: int, group: Group, runs: list[dict]) -> str | No
 
 
 def _case_section(case: str, groups: dict, figures: str | None) -> list[str]:
-    lines = [f"## {case}", ""]
+    name = escape(case)
+    lines = [f"## {name}", ""]
     if figures is not None:
-        lines += [f"![{case}: RMSE per seed]({quote(f'{figures}/{case}.png')})", ""]
+        lines += [f"![{name}: RMSE per seed]({quote(f'{figures}/{case}.png')})", ""]
     for k, (group, runs) in enumerate(groups.items(), start=1):
         paper = paper_table(case) if group.profile in WITH_PAPER else None
         lines += [f"### [{k}] {group.label()}", "", _group_line(runs), ""]
         for field in _fields(runs):
             rows = method_rows(runs, field, paper)
-            lines += [f"#### {field}", "", TABLE_HEAD, "|---" * 12 + "|"]
+            lines += [f"#### {escape(field)}", "", TABLE_HEAD, "|---" * 12 + "|"]
             lines += ["| " + " | ".join(_cells(row)) + " |" for row in rows]
             lines.append("")
     return lines
@@ -470,17 +421,16 @@ def _distinct(values) -> str:
 
 
 def _software(r: dict) -> str:
-    v = r.get("versions", {})
-    return (
-        f"torch {v.get('torch', '?')}, deepxde {v.get('deepxde', '?')}, "
-        f"Python {v.get('python', '?')}"
-    )
+    v = {k: escape(r.get("versions", {}).get(k, "?")) for k in ("torch", "deepxde")}
+    python = escape(r.get("versions", {}).get("python", "?"))
+    return f"torch {v['torch']}, deepxde {v['deepxde']}, Python {python}"
 
 
 def _group_line(runs: list[dict]) -> str:
     seeds = ", ".join(str(s) for s in sorted({r["seed"] for r in runs}))
     hardware = _distinct(
-        f"{r.get('device_name') or '?'} ({r.get('device', '?')})" for r in runs
+        f"{escape(r.get('device_name') or '?')} ({escape(r.get('device', '?'))})"
+        for r in runs
     )
     sizes = sorted({r.get("batched_runs", 1) for r in runs})
     batching = (
@@ -519,11 +469,11 @@ def _ci(ci: RatioCI | None) -> str:
 def _cells(row: dict) -> list[str]:
     ci = row["vs_pinn"]
     return [
-        f"`{row['method']}`",
+        f"`{escape(row['method'])}`",
         str(row["n"]),
         " / ".join(f"{p:,}" for p in row["parameters"]) or "—",
         _num(row["s_per_step"], ".3g")
-        + (f" ({'/'.join(row['devices'])})" if row.get("devices") else ""),
+        + (f" ({escape('/'.join(row['devices']))})" if row.get("devices") else ""),
         _pm(row["RMSE"]),
         f"{row['RMSE']['median']:.3e}",
         _num(row["paper"], ".3e"),
@@ -548,7 +498,7 @@ def _missing_section(runs: list[dict]) -> list[str]:
     ]
     for case, gaps in missing(runs).items():
         text = ", ".join(f"`{m}` ({n}/{N_SEEDS})" for m, n in gaps.items())
-        lines.append(f"| {case} | {text or 'none'} |")
+        lines.append(f"| {escape(case)} | {text or 'none'} |")
     return lines + [""]
 
 
@@ -563,9 +513,8 @@ def _duplicates_section(dropped: list[tuple[dict, dict]]) -> list[str]:
         "",
     ]
     for r, kept in dropped:
-        lines.append(
-            f"- `{Path(r['_dir']).as_posix()}` (kept `{Path(kept['_dir']).as_posix()}`)"
-        )
+        dup, first = (escape(Path(x["_dir"]).as_posix()) for x in (r, kept))
+        lines.append(f"- `{dup}` (kept `{first}`)")
     return lines + [""]
 
 
@@ -663,11 +612,12 @@ def build_report(roots: Sequence[str | Path], out: str | Path) -> Path:
     figures = _check_out(out)
     text = render(runs, roots, figures=out.stem)
     plt = _plt()
-    for case, groups in _by_case(prepare(runs)[0]).items():
+    by_case = _by_case(prepare(runs)[0])
+    # case names come from the registry; and every path stays in the folder
+    paths = {case: inside(figures / f"{case}.png", figures) for case in by_case}
+    for case, groups in by_case.items():
         fig = case_figure(case, groups)
         # no Software entry: the file does not change with the matplotlib version
-        aio.save_figure(
-            figures / f"{case}.png", fig, dpi=110, metadata={"Software": None}
-        )
+        aio.save_figure(paths[case], fig, dpi=110, metadata={"Software": None})
         plt.close(fig)
     return aio.atomic_write_text(out, text)  # last: the links point to files

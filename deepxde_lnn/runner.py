@@ -37,7 +37,7 @@ import torch  # noqa: E402
 
 from . import atomic  # noqa: E402
 from .accurate import LBFGSConverged, iterations_done, make_lbfgs  # noqa: E402
-from .case import PROFILES, Case, Profile  # noqa: E402
+from .case import DTYPES, PROFILES, Case, Profile  # noqa: E402
 from .checkpoint import (  # noqa: E402
     CheckpointError,
     check_fits,
@@ -57,7 +57,6 @@ from .provenance import device_info, versions  # noqa: E402
 
 __all__ = ["RunConfig", "run", "RunInterrupted", "TrainingDiverged", "predict"]
 
-DTYPES = ("float32", "float64")
 SEED_MAX = 2**32 - 1  # numpy and DeepXDE seeds are 32-bit
 TIME_CAP = 20  # with a time budget, at most this many times the profile's steps
 

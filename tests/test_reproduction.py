@@ -188,7 +188,7 @@ def test_deterministic_and_duplicates(runs_dir, tmp_path):
     [
         ("{not json", "unreadable"),
         ("[1, 2]", "not a JSON object"),
-        ('{"case": "laplace"}', "method must be a non-empty string"),
+        ('{"case": "laplace"}', "missing method, profile"),
     ],
 )
 def test_malformed_record_names_the_file(runs_dir, text, problem):
@@ -200,12 +200,19 @@ def test_malformed_record_names_the_file(runs_dir, text, problem):
     assert str(bad / "metrics.json") in str(err.value)
 
 
-def test_bad_metric_value_is_refused(runs_dir):
+@pytest.mark.parametrize(
+    "value, problem",
+    [
+        (float("nan"), "NaN is not a finite number"),  # Python's json writes NaN
+        (-1.0, "RMSE must be a finite number >= 0"),
+    ],
+)
+def test_bad_metric_value_is_refused(runs_dir, value, problem):
     path = next(runs_dir.rglob("metrics.json"))
     rec = json.loads(path.read_text())
-    rec["metrics"][next(iter(rec["metrics"]))]["RMSE"] = float("nan")
-    path.write_text(json.dumps(rec))  # NaN: valid for Python's json, not for us
-    with pytest.raises(FolderError, match="RMSE must be a finite number") as err:
+    rec["metrics"][next(iter(rec["metrics"]))]["RMSE"] = value
+    path.write_text(json.dumps(rec))
+    with pytest.raises(FolderError, match=problem) as err:
         reproduction.load([runs_dir])
     assert str(path) in str(err.value)
 

@@ -30,9 +30,10 @@ from deepxde_lnn.atomic import (
     save_figure,
     save_npz,
     sha256_file,
+    writable_folder,
     write_json,
 )
-from deepxde_lnn.folder import FolderError, creatable
+from deepxde_lnn.errors import FolderError
 
 from .norms import probe_matrix
 from .problem import HEAT, HeatProblem, InvalidReferenceError, points_sha256
@@ -357,7 +358,7 @@ def check_out(out_dir: str | Path, overwrite: bool = False) -> Path:
             )
             + f" ({', '.join(sorted(names))}); pass --overwrite to replace it"
         )
-    creatable(out)
+    writable_folder(out)
     return out
 
 
