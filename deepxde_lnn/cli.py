@@ -14,10 +14,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from ._backend import ensure_pytorch_backend
+from .checks import SEED_MAX, parse_int, parse_number, unique
+from .names import lr_name, lr_text, run_folder, safe_name, seed_name
+from .signals import sigterm_as_interrupt
 
 ensure_pytorch_backend()
-
-SEED_MAX = 2**32 - 1
 
 
 class Parser(argparse.ArgumentParser):
@@ -27,66 +28,48 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {message}\n")
 
 
+def _arg(check, *args, **kwargs):
+    """An argparse type from a :mod:`deepxde_lnn.checks` parser (its ValueError,
+    which names the argument, becomes argparse's one-line error)."""
+
+    def parse(text):
+        try:
+            return check(text.strip(), *args, **kwargs)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    return parse
+
+
 def _positive_int(name):
-    return _positive(name, int, "an integer")
+    return _arg(parse_int, name, 1)
 
 
 def _nonnegative_int(name):
-    def parse(text):
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}")
-        if v < 0:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= 0, got {v}")
-        return v
-
-    return parse
+    return _arg(parse_int, name, 0)
 
 
 def _positive_float(name):
-    return _positive(name, float, "a number")
+    return _arg(parse_number, name, 0, None, above=True)
 
 
-def _positive(name, kind, what):
-    """An argparse type: a finite ``kind`` > 0, or an error naming ``name``."""
+parse_seed = _arg(parse_int, "seed", 0, SEED_MAX)
+_lr = _positive_float("lr")
+
+
+def _list(item, name):
+    """A comma-separated list of ``item``, at least one, none repeated."""
 
     def parse(text):
+        values = [item(s) for s in text.split(",") if s.strip()]
+        if not values:
+            raise argparse.ArgumentTypeError(f"{name}: give at least one value")
         try:
-            v = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {text!r}")
-        if not 0 < v < float("inf"):
-            raise argparse.ArgumentTypeError(f"{name} must be a finite {what} > 0")
-        return v
+            return unique(values, name)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
 
     return parse
-
-
-def parse_seed(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"seed must be an integer, got {text!r}")
-    if not 0 <= v <= SEED_MAX:
-        raise argparse.ArgumentTypeError(f"seed must be in [0, 2**32 - 1], got {v}")
-    return v
-
-
-def _seeds(text):
-    return [parse_seed(s.strip()) for s in text.split(",") if s.strip()] or parse_seed(
-        ""
-    )
-
-
-def _lr(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"lr must be a number, got {text!r}")
-    if not v > 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"lr must be a finite number > 0, got {text}")
-    return v
 
 
 def _out(text):
@@ -96,8 +79,8 @@ def _out(text):
     return text
 
 
-def _lrs(text):
-    return [_lr(s.strip()) for s in text.split(",") if s.strip()] or _lr("")
+_seeds = _list(parse_seed, "seeds")
+_lrs = _list(_lr, "lrs")
 
 
 def add_training_options(p: argparse.ArgumentParser) -> None:
@@ -313,7 +296,8 @@ def cmd_run(args) -> int:
     from .runner import run
 
     cfg = _config(args, args.method, args.seed).resolved()  # validate before writing
-    out = Path(args.out or f"runs/{cfg.case}/{cfg.method}/seed-{cfg.seed}")
+    default = run_folder("runs", cfg.case, cfg.method, seed_name(cfg.seed))
+    out = Path(args.out or default)
     label = f"{cfg.case} {cfg.method} seed {cfg.seed}"
     rec = run(
         cfg,
@@ -341,10 +325,21 @@ def _print_record(rec, out):
 
 
 def _methods(args) -> list[str]:
+    """``--methods``: at least one, each a folder name, none twice (also not
+    spelled another way, e.g. ``alpha_init=0`` and ``alpha_init=0.0``)."""
+    from .methods import canonical
+
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if not methods:
         raise ValueError("methods: give at least one method")
-    return methods
+    seen: dict[str, str] = {}
+    for m in methods:
+        first = seen.get(canonical(m))
+        if first is not None:
+            same = "is given twice" if m == first else f"is the same as {first!r}"
+            raise ValueError(f"methods: {m!r} {same}")
+        seen[canonical(m)] = m
+    return [safe_name(m, "method") for m in methods]
 
 
 def _run_all(jobs, args) -> None:
@@ -362,7 +357,7 @@ def _run_all(jobs, args) -> None:
         folder.prepare()  # ours and writable, before anything is read or trained
         drawn = not missing_figures(out, cases.get(cfg.case))  # else redrawn in run
         if not args.overwrite and folder.finished(cfg.identity()) and drawn:
-            print(f"{cfg.method} seed {cfg.seed} lr {cfg.lr:g}: done, reused")
+            print(f"{cfg.method} seed {cfg.seed} lr {lr_text(cfg.lr)}: done, reused")
             continue
         todo.append((cfg, out))
     outcomes = iter_jobs(
@@ -435,7 +430,7 @@ def _compare(args, case, methods, seeds, root: Path, budget: str) -> None:
             replace(
                 _config(args, m, s), iterations=iterations, seconds=seconds
             ).resolved(case),
-            root / m / f"seed-{s}",
+            run_folder(root, m, seed_name(s)),
         )
         for m in methods
         for s in seeds
@@ -511,20 +506,23 @@ def cmd_sweep(args) -> int:
     seeds = args.seeds or [prof.seed]
     root = Path(args.out or f"runs/sweep-{case.name}-{args.profile}")
     _check_configs(args, case, methods, seeds)
-    for path in (root, *(root / f"lr-{lr:g}" for lr in args.lrs)):
+    for path in (root, *(root / lr_name(lr) for lr in args.lrs)):
         claim(path)  # empty or ours: they get summaries
     jobs = []
     for lr in args.lrs:
         args.lr = lr
         jobs += [
-            (_config(args, m, s).resolved(case), root / f"lr-{lr:g}" / m / f"seed-{s}")
+            (
+                _config(args, m, s).resolved(case),
+                run_folder(root, lr_name(lr), m, seed_name(s)),
+            )
             for m in methods
             for s in seeds
         ]
     _run_all(jobs, args)
     for lr in args.lrs:
         summarize(
-            root / f"lr-{lr:g}", paper_seed=prof.seed, paper_table=case.paper_table
+            root / lr_name(lr), paper_seed=prof.seed, paper_table=case.paper_table
         )
     print(sweep_table(root))
     return 0
@@ -585,6 +583,15 @@ def _set_threads(args) -> None:
     torch.set_num_threads(n)
 
 
+def _check_backend(args) -> None:
+    """``--backend``/``--address`` of the commands that spread runs: checked (a
+    Dask scheduler must answer) before anything is created."""
+    if hasattr(args, "backend"):
+        from .jobs import check_backend
+
+        check_backend(args.backend, args.address)
+
+
 COMMANDS = {
     "list": cmd_list,
     "run": cmd_run,
@@ -598,7 +605,8 @@ COMMANDS = {
 
 def main(argv=None) -> int:
     try:
-        return _main(argv)
+        with sigterm_as_interrupt():  # SIGTERM, like Ctrl-C, exits 130
+            return _main(argv)
     except KeyboardInterrupt:  # outside training (start-up, summaries)
         print("interrupted", file=sys.stderr)
         return 130
@@ -616,6 +624,7 @@ def _main(argv) -> int:
 
     try:
         _set_threads(args)
+        _check_backend(args)
         return COMMANDS[args.command](args)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -4,14 +4,13 @@ periodic checkpoints, SIGINT/SIGTERM, progress output and the training clock."""
 from __future__ import annotations
 
 import contextlib
-import signal
 import sys
-import threading
 import time
 
 import numpy as np
 
 from ._backend import ensure_pytorch_backend
+from .signals import handling
 
 ensure_pytorch_backend()
 
@@ -41,24 +40,6 @@ class Signals:
 
         with handling(handler):
             yield self
-
-
-@contextlib.contextmanager
-def handling(handler, signals=(signal.SIGINT, signal.SIGTERM)):
-    """``handler`` for ``signals`` inside the block, the previous ones after it;
-    nothing outside the main thread (e.g. a Dask worker thread: signals reach the
-    main thread)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {s: signal.getsignal(s) for s in signals}
-    for s in signals:
-        signal.signal(s, handler)
-    try:
-        yield
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
 
 
 class Controller(dde.callbacks.Callback):

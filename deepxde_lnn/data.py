@@ -44,7 +44,7 @@ from ._backend import ensure_pytorch_backend
 ensure_pytorch_backend()
 
 import torch  # noqa: E402
-from deepxde import icbc  # noqa: E402
+from deepxde import config, icbc  # noqa: E402
 from deepxde.data.data import Data  # noqa: E402
 from deepxde.utils import get_num_args, return_tensor  # noqa: E402
 
@@ -257,7 +257,7 @@ class ResampledPDE(Data):
                 f"{t.name}: {x.shape[1]}" for t, x in zip(self.terms, parts)
             )
             raise ValueError(f"terms: samplers give different input dimensions ({per})")
-        return np.vstack(parts)
+        return np.vstack(parts).astype(config.real(np), copy=False)
 
     def points(self, X: np.ndarray, name: str) -> np.ndarray:
         """The rows of a full point set ``X`` (e.g. ``data.train_x``) of term ``name``."""
@@ -314,6 +314,7 @@ class ResampledPDE(Data):
                 r = jets[i]
             else:
                 r = self._residual(term, X[sl], inputs[vsl], outputs[vsl], model)
+            _check_residual(term, r)
             update = training and self.update_weights
             omega = self.weights(i, term, X[sl], r, update) if self.weights else None
             losses.append(_weighted(term, _mean_square(r, omega)))
@@ -381,14 +382,39 @@ def _checked_points(term: Term, x) -> np.ndarray:
         raise ValueError(
             f"Term {term.name!r}: sampler returned non-numeric points ({x.dtype})"
         )
-    if x.ndim != 2 or x.shape[0] != term.n:
+    if x.ndim != 2 or x.shape[0] != term.n or x.shape[1] < 1:
         raise ValueError(
             f"Term {term.name!r}: sampler returned shape {x.shape}, "
-            f"expected ({term.n}, d)"
+            f"expected ({term.n}, d) with d >= 1"
         )
     if not np.isfinite(x).all():
         raise ValueError(f"Term {term.name!r}: sampler returned NaN or inf points")
     return x
+
+
+def _check_residual(term: Term, r) -> None:
+    """ValueError naming ``term`` unless ``r`` is an (n,) or (n, k >= 1) tensor or
+    a non-empty list of (n,) / (n, 1) tensors, ``n`` the term's row count."""
+    if isinstance(r, (list, tuple)):
+        good = len(r) > 0 and all(_rows(p, term.n, column=True) for p in r)
+        got = f"[{', '.join(_shape(p) for p in r)}]"
+    else:
+        good, got = _rows(r, term.n), _shape(r)
+    if not good:
+        raise ValueError(
+            f"Term {term.name!r}: the residual must be a tensor of {term.n} rows, "
+            f"(N,) or (N, k), or a list of (N, 1) tensors; got {got}"
+        )
+
+
+def _rows(p, n: int, column: bool = False) -> bool:
+    if not isinstance(p, torch.Tensor) or p.ndim not in (1, 2) or len(p) != n:
+        return False
+    return p.ndim == 1 or (p.shape[1] == 1 if column else p.shape[1] >= 1)
+
+
+def _shape(p) -> str:
+    return str(tuple(p.shape)) if isinstance(p, torch.Tensor) else type(p).__name__
 
 
 def _mean_square(r, omega=None) -> torch.Tensor:

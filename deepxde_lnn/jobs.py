@@ -15,17 +15,29 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from .controller import handling
+from .checks import check_int
+from .names import lr_text
 from .runner import RunConfig
+from .signals import handling
 
-__all__ = ["Outcome", "run_jobs", "iter_jobs", "BACKENDS", "default_workers"]
+__all__ = [
+    "Outcome",
+    "run_jobs",
+    "iter_jobs",
+    "BACKENDS",
+    "default_workers",
+    "capped_workers",
+    "check_backend",
+]
 
 BACKENDS = ("loky", "dask", "ray")
+CONNECT_SECONDS = 5  # how long a cluster's scheduler may take to answer at start
 
 
 @dataclass(frozen=True)
@@ -44,6 +56,20 @@ def default_workers(n_jobs: int) -> int:
     return max(1, min(n_jobs, os.cpu_count() or 1))
 
 
+def capped_workers(workers: int | None, n_units: int, backend: str = "loky") -> int:
+    """``workers`` (default: :func:`default_workers`) at most the units of work
+    and, for local processes, the cores; a cap is said in one line on stderr."""
+    if workers is None:
+        return default_workers(n_units)
+    check_int(workers, "workers", 1)
+    cores = os.cpu_count() or 1
+    limit = max(1, min(n_units, cores) if backend == "loky" else n_units)
+    if workers > limit and n_units:
+        why = f"{n_units} to run" if limit == n_units else f"{cores} cores here"
+        print(f"workers: {workers} capped at {limit} ({why})", file=sys.stderr)
+    return min(workers, limit)
+
+
 def _one(cfg, out, overwrite, threads, progress, case=None) -> Outcome:
     """Run one job (in a worker process or here) and report its outcome."""
     import torch
@@ -53,7 +79,7 @@ def _one(cfg, out, overwrite, threads, progress, case=None) -> Outcome:
 
     if threads:
         torch.set_num_threads(threads)
-    label = f"{cfg.case} {cfg.method} seed {cfg.seed} lr {cfg.lr:g}"
+    label = f"{cfg.case} {cfg.method} seed {cfg.seed} lr {lr_text(cfg.lr)}"
     try:
         rec = run(
             cfg,
@@ -93,15 +119,10 @@ def iter_jobs(
     ``progress(label) -> Progress`` makes each job's progress reporter (workers
     report in lines). ``case`` overrides the registered case (tests).
     """
-    if backend not in BACKENDS:
-        raise ValueError(
-            f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}"
-        )
+    _check_name(backend)
     jobs = [(cfg.resolved(case), Path(out)) for cfg, out in jobs]  # all checked
     units = _units(jobs, batch)
-    workers = workers or default_workers(len(units))
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1; got {workers}")
+    workers = capped_workers(workers, len(units), backend)
     if backend == "loky" and (workers == 1 or len(units) <= 1):
         yield from _serial(units, overwrite, progress, case)
         return
@@ -109,9 +130,11 @@ def iter_jobs(
     from joblib import Parallel, delayed
 
     lines = _lines if progress else None
+    parent = os.getpid() if backend == "loky" else None  # local workers' parent
     with _engine(backend, address), _stop_file_on_signal() as stop:
         for outcomes in Parallel(n_jobs=workers, return_as="generator")(
-            delayed(_unit)(u, overwrite, threads, lines, case, stop) for u in units
+            delayed(_unit)(u, overwrite, threads, lines, case, stop, parent)
+            for u in units
         ):
             yield from outcomes
 
@@ -160,14 +183,31 @@ def _not_started(unit) -> list[Outcome]:
     return [Outcome(cfg, Path(out), "interrupted", message=msg) for cfg, out in unit]
 
 
-def _unit(unit, overwrite, threads, progress, case=None, stop=None) -> list[Outcome]:
+def _unit(
+    unit, overwrite, threads, progress, case=None, stop=None, parent=None
+) -> list[Outcome]:
     """Run one unit (a single job, or a batch of seeds as one stacked model) in a
     worker; none of it starts once the file ``stop`` exists, and a running unit
-    stops at a checkpoint when it appears (see :func:`_stop_file_on_signal`)."""
+    stops at a checkpoint when it appears (see :func:`_stop_file_on_signal`).
+    A local worker whose ``parent`` (the command's pid) is gone, e.g. killed,
+    stops the same way and exits: nobody is left to read its outcome."""
+    if _orphaned(parent):
+        os._exit(130)
     if stop is not None and os.path.exists(stop):
         return _not_started(unit)
-    with _interrupt_when(stop):
-        return _train_unit(unit, overwrite, threads, progress, case)
+    with _interrupt_when(stop, parent):
+        outcomes = _train_unit(unit, overwrite, threads, progress, case)
+    if _orphaned(parent):
+        os._exit(130)  # the folders are complete or checkpointed, locks released
+    return outcomes
+
+
+def _orphaned(parent: int | None) -> bool:
+    """Whether this process is a worker whose parent, the process ``parent``,
+    is gone."""
+    if parent is None or os.getpid() == parent:
+        return False
+    return os.getppid() != parent
 
 
 def _train_unit(unit, overwrite, threads, progress, case) -> list[Outcome]:
@@ -205,11 +245,12 @@ def _stop_file_on_signal():
 
 
 @contextlib.contextmanager
-def _interrupt_when(stop: str | None, every: float = 0.5):
-    """While a worker trains: once the file ``stop`` exists, send this process
-    SIGINT every ``every`` seconds (the runner's signal handling saves a checkpoint
-    and stops; SIGINT outside a run is ignored here). Local processes only: not in
-    a worker thread (Dask threads), not where ``stop`` is another machine's path."""
+def _interrupt_when(stop: str | None, parent: int | None = None, every: float = 0.5):
+    """While a worker trains: once the file ``stop`` exists or the process
+    ``parent`` is gone (:func:`_orphaned`), send this process SIGINT every
+    ``every`` seconds (the runner's signal handling saves a checkpoint and stops;
+    SIGINT outside a run is ignored here). Local processes only: not in a worker
+    thread (Dask threads), not where ``stop`` is another machine's path."""
     if stop is None or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -217,7 +258,7 @@ def _interrupt_when(stop: str | None, every: float = 0.5):
 
     def poll():
         while not done.wait(every):
-            if os.path.exists(stop):
+            if os.path.exists(stop) or _orphaned(parent):
                 os.kill(os.getpid(), signal.SIGINT)
 
     watcher = threading.Thread(target=poll, daemon=True)
@@ -236,6 +277,49 @@ def _lines(label):
     return Progress("lines", label)
 
 
+def check_backend(backend: str, address: str | None) -> None:
+    """ValueError naming the argument unless ``backend`` can run the jobs: its
+    package is installed and, for Dask, the scheduler at ``address`` answers
+    within ``CONNECT_SECONDS``. Meant to run before anything is created."""
+    _check_name(backend)
+    if backend == "loky":
+        if address is not None:
+            raise ValueError("address: only --backend dask or ray use an address")
+        return
+    _cluster_package(backend)
+    if backend == "dask" and address is not None:
+        from dask.distributed import Client
+
+        try:
+            with Client(address, timeout=CONNECT_SECONDS):
+                pass
+        except (OSError, TimeoutError, ValueError) as err:
+            raise ValueError(
+                f"address: no Dask scheduler answered at {address!r} within "
+                f"{CONNECT_SECONDS} s ({err})"
+            ) from None
+
+
+def _check_name(backend: str) -> None:
+    if backend not in BACKENDS:
+        raise ValueError(
+            f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}"
+        )
+
+
+def _cluster_package(backend: str):
+    """``dask.distributed`` or ``ray``, or a ValueError saying how to install it."""
+    import importlib
+
+    name = "dask.distributed" if backend == "dask" else "ray"
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise ValueError(
+            f"backend: {backend!r} needs {name} (pip install deepxde-lnn[cluster])"
+        ) from None
+
+
 @contextlib.contextmanager
 def _engine(backend: str, address: str | None):
     """joblib's backend for the duration of the jobs (Dask/Ray optional)."""
@@ -246,28 +330,18 @@ def _engine(backend: str, address: str | None):
             yield
         return
     if backend == "dask":
-        try:
-            from dask.distributed import Client, LocalCluster
-        except ImportError as err:
-            raise ValueError(
-                "backend: 'dask' needs dask.distributed "
-                "(pip install deepxde-lnn[cluster])"
-            ) from err
+        dd = _cluster_package("dask")
         cluster = (
-            None if address else LocalCluster(processes=True, threads_per_worker=1)
+            None if address else dd.LocalCluster(processes=True, threads_per_worker=1)
         )
-        with Client(address or cluster) as client, parallel_config(backend="dask"):
+        with dd.Client(address or cluster) as client, parallel_config(backend="dask"):
             yield client
         if cluster is not None:
             cluster.close()
         return
-    try:
-        import ray
-        from ray.util.joblib import register_ray
-    except ImportError as err:
-        raise ValueError(
-            "backend: 'ray' needs ray (pip install deepxde-lnn[cluster])"
-        ) from err
+    ray = _cluster_package("ray")
+    from ray.util.joblib import register_ray
+
     ray.init(address=address, ignore_reinit_error=True)
     register_ray()
     with parallel_config(backend="ray"):

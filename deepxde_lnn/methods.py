@@ -24,18 +24,21 @@ A method name may carry options for ablations, ``NAME:key=value:key=value``:
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from .case import Case, Profile
+from .checks import parse_int, parse_number
 from .data import ResampledPDE, Term
-from .nn import LNN, MLP, TORCH_DEFAULT
+from .nn import ALPHA_MAX, LAYOUTS, LNN, MLP, TORCH_DEFAULT, check_activation
 
 __all__ = [
     "METHODS",
     "Method",
     "get",
     "parse",
+    "canonical",
     "check",
     "build_net",
     "build_data",
@@ -162,20 +165,34 @@ class Method:
     deterministic: bool = True
 
 
-def _int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError("must be >= 1")
-    return value
+WIDTH_MAX = 4096  # hidden width cap of the ``width`` option
+
+
+def _width(text: str) -> int:
+    return parse_int(text, "width", 1, WIDTH_MAX)
+
+
+def _alpha(text: str) -> float:
+    return parse_number(text, "alpha_init", -ALPHA_MAX, ALPHA_MAX)
+
+
+def _layout(text: str) -> str:
+    if text not in LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}; got {text!r}")
+    return text
+
+
+def _block_activation(text: str) -> str:
+    return text if text == "same" else check_activation(text, "block_activation")
 
 
 _LNN_OPTIONS = {
-    "width": _int,
-    "alpha_init": float,
-    "layout": str,
-    "block_activation": str,
+    "width": _width,
+    "alpha_init": _alpha,
+    "layout": _layout,
+    "block_activation": _block_activation,
 }
-_WIDTH = {"width": _int}
+_WIDTH = {"width": _width}
 
 
 _ALL = (
@@ -221,8 +238,19 @@ def parse(method: str) -> tuple[Method, dict]:
         try:
             options[key] = m.options[key](text)
         except ValueError as err:
-            raise ValueError(f"method {method!r}: {key}={text!r}: {err}") from None
+            raise ValueError(f"method {method!r}: {err}") from None
     return m, options
+
+
+def canonical(method: str) -> str:
+    """One spelling of ``method``'s configuration: its name and its options'
+    values with the network's defaults, sorted (``lnn``, ``lnn:alpha_init=0.5``
+    and ``lnn:alpha_init=.5`` agree)."""
+    m, options = parse(method)
+    params = inspect.signature(m.net).parameters
+    defaults = {k: params[k].default for k in m.options if k in params}
+    values = {k: v for k, v in defaults.items() if v is not None} | options
+    return ":".join([m.name, *(f"{k}={v!r}" for k, v in sorted(values.items()))])
 
 
 def check(method: str, case: Case) -> None:

@@ -14,13 +14,13 @@ blocks: the paper's "PINN", so that a comparison differs only by the blocks.
 
 from __future__ import annotations
 
-import math
-import numbers
+import re
 from collections.abc import Sequence
 
 import numpy as np
 
 from ._backend import ensure_pytorch_backend
+from .checks import check_int, check_number, parse_number
 
 ensure_pytorch_backend()
 
@@ -29,13 +29,16 @@ from deepxde import config  # noqa: E402
 from deepxde.nn import activations, initializers  # noqa: E402
 from deepxde.nn.pytorch.nn import NN  # noqa: E402
 
-__all__ = ["LiquidBlock", "LNN", "MLP", "TORCH_DEFAULT"]
+__all__ = ["LiquidBlock", "LNN", "MLP", "TORCH_DEFAULT", "check_activation"]
 
 #: ``kernel_initializer`` value that keeps PyTorch's default ``nn.Linear``
 #: initialisation (weights and *biases* ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))), as the
 #: authors' code does. Every other value is a DeepXDE initializer with zero biases.
 TORCH_DEFAULT = "torch-default"
 LAYOUTS = ("standard", "reduced")
+ALPHA_MAX = 1e3  # |alpha_init| beyond this is a typo, not an ablation
+LAAF_MAX = 1e3  # largest scale n of an "LAAF-n NAME" activation
+_ACTIVATION = re.compile(r"(?:LAAF-(?P<scale>\S+) )?(?P<base>[A-Za-z]+)")
 
 
 class LiquidBlock(torch.nn.Module):
@@ -208,9 +211,7 @@ class LNN(MLP):
 
 
 def _check_size(n, name: str) -> int:
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n <= 0:
-        raise ValueError(f"{name} must be a positive integer, got {n!r}")
-    return int(n)
+    return check_int(n, name, 1)
 
 
 def _check_layer_sizes(layer_sizes) -> list[int]:
@@ -226,17 +227,11 @@ def _check_layer_sizes(layer_sizes) -> list[int]:
 
 
 def _check_finite(x, name: str) -> float:
-    try:
-        value = float(x)
-    except (TypeError, ValueError):
-        value = math.nan
-    if isinstance(x, bool) or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {x!r}")
-    return value
+    return check_number(x, name)
 
 
 def _check_alpha(alpha_init) -> float:
-    return _check_finite(alpha_init, "alpha_init")
+    return check_number(alpha_init, "alpha_init", -ALPHA_MAX, ALPHA_MAX)
 
 
 def _get_activations(activation, n: int) -> list:
@@ -251,12 +246,32 @@ def _get_activations(activation, n: int) -> list:
 
 
 def _get_activation(identifier, name: str = "activation"):
+    if isinstance(identifier, str):
+        check_activation(identifier, name)
     try:
         return activations.get(identifier)
     except (KeyError, TypeError, ValueError, IndexError) as err:
         raise ValueError(
             f"{name} {identifier!r} is not known to DeepXDE ({err})"
         ) from None
+
+
+def check_activation(text: str, name: str = "activation") -> str:
+    """``text`` if it names a DeepXDE activation exactly: ``NAME`` or
+    ``LAAF-n NAME`` (layer-wise adaptive, scale ``1 <= n <= LAAF_MAX``), else a
+    ValueError naming ``name`` (DeepXDE itself ignores trailing words)."""
+    match = _ACTIVATION.fullmatch(text) if isinstance(text, str) else None
+    if match is None:
+        raise ValueError(
+            f"{name} must be an activation name or 'LAAF-n NAME'; got {text!r}"
+        )
+    if match["scale"] is not None:
+        parse_number(match["scale"], f"{name} {text!r}: LAAF scale n", 1, LAAF_MAX)
+    try:
+        activations.get(match["base"])
+    except KeyError:
+        raise ValueError(f"{name} {text!r} is not known to DeepXDE") from None
+    return text
 
 
 def _is_same(identifier) -> bool:

@@ -28,15 +28,16 @@ import errno
 import json
 import math
 import os
-import re
 import stat
 from pathlib import Path
 
 from . import cases
 from .case import DTYPES, PROFILES
+from .checks import is_integer, is_number
 from .errors import FolderError
 from .methods import parse as parse_method
 from .metrics import METRICS, set_names
+from .names import NAME, inside
 
 __all__ = [
     "MAX_JSON_BYTES",
@@ -59,9 +60,6 @@ MAX_JSON_BYTES = 2**20
 MAX_ARTIFACT_BYTES = 2**28  # fields.npz, loss.csv: tens of MB at most
 MAX_DIGITS = 30  # integers in a record are counts, seeds and bytes
 MAX_TEXT = 200  # device names, version strings
-# a method (``lnn:width=32``, ``lnn:block_activation=LAAF-10 tanh``), field, metric
-# set or grid name: no path separator, markup, quote or control character
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:=+-]{0,99}(?: [A-Za-z0-9_.:=+-]{1,40})?")
 ARTIFACTS = ("loss.csv", "fields.npz")  # what summaries read besides the record
 _FLAGS = (
     os.O_RDONLY
@@ -146,20 +144,12 @@ def read_budget(path: str | os.PathLike) -> float:
     """The seconds per run kept in a ``budget.json`` (finite, > 0)."""
     budget = read_json(path)
     seconds = budget.get("seconds") if isinstance(budget, dict) else None
-    if not _number(seconds) or seconds <= 0:
+    if not is_number(seconds) or seconds <= 0:
         raise FolderError(f"{path}: malformed (seconds must be a finite number > 0)")
     return float(seconds)
 
 
 # ---------------------------------------------------------------- checking
-
-
-def _integer(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _number(v) -> bool:
-    return (_integer(v) or isinstance(v, float)) and math.isfinite(v)
 
 
 def _name(v) -> bool:
@@ -172,19 +162,19 @@ def _text(v) -> bool:
 
 # key -> (test, what it must be); absent keys are checked by ``problem``
 _TYPES = {
-    "seed": (lambda v: _integer(v) and v >= 0, "an integer >= 0"),
-    "iterations": (lambda v: _integer(v) and v > 0, "an integer > 0"),
-    "lr": (lambda v: _number(v) and v > 0, "a finite number > 0"),
+    "seed": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
+    "iterations": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
+    "lr": (lambda v: is_number(v) and v > 0, "a finite number > 0"),
     "budget": (lambda v: v in ("steps", "time"), "'steps' or 'time'"),
-    "seconds": (lambda v: v is None or _number(v) and v > 0, "a finite number > 0"),
-    "lbfgs": (lambda v: _integer(v) and v >= 0, "an integer >= 0"),
-    "lbfgs_loss_scale": (lambda v: v is None or _number(v), "a finite number"),
-    "parameters": (lambda v: _integer(v) and v >= 0, "an integer >= 0"),
-    "seconds_per_iteration": (lambda v: _number(v) and v >= 0, "a number >= 0"),
-    "train_seconds": (lambda v: _number(v) and v >= 0, "a number >= 0"),
-    "steps": (lambda v: _integer(v) and v >= 0, "an integer >= 0"),
-    "grid_points": (lambda v: _integer(v) and v > 0, "an integer > 0"),
-    "batched_runs": (lambda v: _integer(v) and v > 0, "an integer > 0"),
+    "seconds": (lambda v: v is None or is_number(v) and v > 0, "a finite number > 0"),
+    "lbfgs": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
+    "lbfgs_loss_scale": (lambda v: v is None or is_number(v), "a finite number"),
+    "parameters": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
+    "seconds_per_iteration": (lambda v: is_number(v) and v >= 0, "a number >= 0"),
+    "train_seconds": (lambda v: is_number(v) and v >= 0, "a number >= 0"),
+    "steps": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
+    "grid_points": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
+    "batched_runs": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
     "device": (_name, "a device name"),
     "device_name": (_text, f"a string of at most {MAX_TEXT} characters"),
     "versions": (
@@ -194,7 +184,7 @@ _TYPES = {
     "final_loss": (
         lambda v: isinstance(v, dict)
         and "total" in v
-        and all(map(_number, v.values())),
+        and all(map(is_number, v.values())),
         "an object of finite numbers with the total",
     ),
 }
@@ -273,7 +263,7 @@ def _metrics_problem(rec: dict) -> str | None:
         if not isinstance(values, dict):
             return f"metrics {name!r} must be an object"
         for m in METRICS:
-            if not _number(values.get(m)) or values[m] < 0:
+            if not is_number(values.get(m)) or values[m] < 0:
                 return f"metrics {name!r} {m} must be a finite number >= 0"
     return None
 
@@ -313,14 +303,6 @@ def run_problem(folder: str | os.PathLike, record: dict) -> str | None:
 
 
 # ---------------------------------------------------------------- writing
-
-
-def inside(path: str | os.PathLike, folder: str | os.PathLike) -> Path:
-    """``path`` if it resolves inside ``folder``; ``FolderError`` otherwise."""
-    path = Path(path)
-    if not path.resolve().is_relative_to(Path(folder).resolve()):
-        raise FolderError(f"out: {path} resolves outside {folder}")
-    return path
 
 
 _MARKUP = str.maketrans(

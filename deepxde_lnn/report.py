@@ -23,6 +23,7 @@ import numpy as np
 from . import atomic as aio
 from .errors import FolderError
 from .metrics import METRICS, summary_field
+from .names import lr_text
 from .records import MAX_ARTIFACT_BYTES, check, escape, load_runs, metric_sets
 from .records import read_bytes, read_record
 from .stats import RatioCI, ratio_ci
@@ -402,7 +403,8 @@ def sweep_table(root: str | Path) -> str:
             [r["train_seconds"] for r in rs],
         ]
         txt = [f"{_stats(c)['mean']:.3e} ± {_stats(c)['std']:.1e}" for c in cells]
-        lines.append(f"| {lr:g} | {escape(m)} | {len(rs)} | " + " | ".join(txt) + " |")
+        row = f"| {lr_text(lr)} | {escape(m)} | {len(rs)} | "
+        lines.append(row + " | ".join(txt) + " |")
     text = "\n".join(lines) + "\n"
     aio.atomic_write_text(root / "sweep.md", text)
     sweep_figure(root, groups, key)

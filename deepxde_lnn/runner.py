@@ -47,6 +47,7 @@ from .checkpoint import (  # noqa: E402
     save_checkpoint,
     set_rng_state,
 )
+from .checks import SEED_MAX, check_int, check_positive  # noqa: E402
 from .controller import Controller, Progress, Signals, sync  # noqa: E402
 from .data import ResampledPDE  # noqa: E402
 from .folder import FolderError, RunFolder  # noqa: E402
@@ -57,7 +58,6 @@ from .provenance import device_info, versions  # noqa: E402
 
 __all__ = ["RunConfig", "run", "RunInterrupted", "TrainingDiverged", "predict"]
 
-SEED_MAX = 2**32 - 1  # numpy and DeepXDE seeds are 32-bit
 TIME_CAP = 20  # with a time budget, at most this many times the profile's steps
 
 
@@ -156,21 +156,6 @@ def _check_lbfgs(lbfgs: int, method: str, seconds) -> None:
 def _check_choice(value, name: str, choices) -> None:
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
-
-
-def check_positive(value, name: str) -> None:
-    """ValueError naming ``name`` unless ``value`` is a finite number > 0."""
-    ok = isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
-    if not ok or not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
-
-
-def check_int(value, name: str, minimum: int, maximum: int | None = None) -> None:
-    """ValueError naming ``name`` unless ``minimum <= value (<= maximum)``."""
-    ok = not isinstance(value, bool) and isinstance(value, (int, np.integer))
-    if not ok or value < minimum or (maximum is not None and value > maximum):
-        bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
-        raise ValueError(f"{name} must be an integer {bound}; got {value!r}")
 
 
 @dataclass

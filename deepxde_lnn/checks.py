@@ -1,0 +1,111 @@
+"""One rule per kind of value: integers and finite numbers, given as objects (the
+API) or as text (command-line arguments, method options).
+
+Every check raises ``ValueError`` naming the value; text is read strictly (plain
+decimal digits for integers, a decimal number for reals), so that ``1_0``,
+``inf``, ``nan`` or ``Infinity`` are refused rather than read as another spelling.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+from collections.abc import Iterable
+
+__all__ = [
+    "SEED_MAX",
+    "is_integer",
+    "is_number",
+    "check_int",
+    "check_number",
+    "check_positive",
+    "parse_int",
+    "parse_number",
+    "unique",
+]
+
+SEED_MAX = 2**32 - 1  # numpy and DeepXDE seeds are 32-bit
+
+_INT = re.compile(r"[0-9]+")
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def _bounds(minimum, maximum, above: bool = False) -> str:
+    """`` >= 0``, `` <= 9``, `` in [0, 9]`` or `` in (0, 9]`` (or nothing)."""
+    lo, hi = (f"{b:g}" if isinstance(b, float) else b for b in (minimum, maximum))
+    if maximum is None:
+        return "" if minimum is None else f" {'>' if above else '>='} {lo}"
+    if minimum is None:
+        return f" <= {hi}"
+    return f" in {'(' if above else '['}{lo}, {hi}]"
+
+
+def is_integer(value) -> bool:
+    """Whether ``value`` is an integer (Python's or NumPy's), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_number(value) -> bool:
+    """Whether ``value`` is a finite real number, not a bool."""
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    return ok and math.isfinite(value)
+
+
+def check_int(value, name: str, minimum: int, maximum: int | None = None) -> int:
+    """``value`` as an ``int`` if it is an integer (not a bool) with ``minimum <=
+    value (<= maximum)``; else ValueError naming ``name``."""
+    ok = is_integer(value)
+    if not ok or value < minimum or (maximum is not None and value > maximum):
+        bound = _bounds(minimum, maximum)
+        raise ValueError(f"{name} must be an integer{bound}; got {value!r}")
+    return int(value)
+
+
+def check_number(
+    value,
+    name: str,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    above: bool = False,
+) -> float:
+    """``value`` as a ``float`` if it is a finite real number (not a bool) with
+    ``minimum <= value <= maximum`` (``minimum < value`` when ``above``); else
+    ValueError naming ``name``."""
+    ok = is_number(value)
+    if ok and minimum is not None:
+        ok = value > minimum if above else value >= minimum
+    if not ok or (maximum is not None and value > maximum):
+        bound = _bounds(minimum, maximum, above)
+        raise ValueError(f"{name} must be a finite number{bound}; got {value!r}")
+    return float(value)
+
+
+def check_positive(value, name: str, maximum: float | None = None) -> float:
+    """``value`` as a ``float`` if it is a finite number > 0 (<= ``maximum``)."""
+    return check_number(value, name, 0, maximum, above=True)
+
+
+def parse_int(text: str, name: str, minimum: int, maximum: int | None = None) -> int:
+    """An integer written in plain decimal digits, checked by :func:`check_int`."""
+    if not isinstance(text, str) or not _INT.fullmatch(text):
+        raise ValueError(f"{name} must be an integer (digits 0-9); got {text!r}")
+    return check_int(int(text), name, minimum, maximum)
+
+
+def parse_number(text: str, name: str, *bounds, above: bool = False) -> float:
+    """A decimal number (``1e-3``, ``0.5``; not ``inf``/``nan``), checked by
+    :func:`check_number` with ``bounds`` = ``(minimum, maximum)``."""
+    if not isinstance(text, str) or not _NUMBER.fullmatch(text):
+        raise ValueError(f"{name} must be a decimal number; got {text!r}")
+    return check_number(float(text), name, *bounds, above=above)
+
+
+def unique(values: Iterable, name: str) -> list:
+    """``values`` as a list, or ValueError naming ``name`` and the repeated one."""
+    values, seen = list(values), set()
+    for v in values:
+        if v in seen:
+            raise ValueError(f"{name}: {v!r} is given twice")
+        seen.add(v)
+    return values

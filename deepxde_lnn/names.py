@@ -1,0 +1,72 @@
+"""Names of the run folders below an output folder (``METHOD/seed-S``,
+``lr-X/METHOD/seed-S``) and of anything a record names: one pattern, one folder
+per configuration, every path inside the output folder.
+
+A learning rate is written as ``format(lr, "g")`` when that reads back as the same
+number (``lr-0.001``, ``lr-3e-05``), otherwise as its shortest round-trip
+``repr`` (``lr-0.0010000001``): distinct rates never share a folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from .errors import FolderError
+
+__all__ = [
+    "NAME",
+    "safe_name",
+    "inside",
+    "lr_text",
+    "lr_name",
+    "seed_name",
+    "run_folder",
+]
+
+#: a method (``lnn:width=32``, ``lnn:block_activation=LAAF-10 tanh``), field,
+#: metric set, grid or folder name: it starts with a letter or digit (never
+#: ``.``, ``..``, a hidden name or an option-like ``-x``) and holds no path
+#: separator, markup, quote or control character
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:=+-]{0,99}(?: [A-Za-z0-9_.:=+-]{1,40})?")
+
+
+def safe_name(text, what: str) -> str:
+    """``text`` if it matches :data:`NAME`, else ValueError naming ``what``."""
+    if not isinstance(text, str) or NAME.fullmatch(text) is None:
+        raise ValueError(
+            f"{what} {text!r} cannot name a folder (must match {NAME.pattern})"
+        )
+    return text
+
+
+def inside(path: str | os.PathLike, folder: str | os.PathLike) -> Path:
+    """``path`` if it resolves (symbolic links followed) inside ``folder``;
+    ``FolderError`` otherwise."""
+    path = Path(path)
+    if not path.resolve().is_relative_to(Path(folder).resolve()):
+        raise FolderError(f"out: {path} resolves outside {folder}")
+    return path
+
+
+def lr_text(lr: float) -> str:
+    """The shortest text that reads back as ``lr`` (``%g`` where it does)."""
+    short = format(lr, "g")
+    return short if float(short) == lr else repr(float(lr))
+
+
+def lr_name(lr: float) -> str:
+    return f"lr-{lr_text(lr)}"
+
+
+def seed_name(seed: int) -> str:
+    return f"seed-{seed}"
+
+
+def run_folder(root: str | os.PathLike, *parts: str) -> Path:
+    """``root/part/...``, every part a :func:`safe_name`, the result
+    :func:`inside` ``root``."""
+    for part in parts:
+        safe_name(part, "folder name")
+    return inside(Path(root).joinpath(*parts), root)
