@@ -10,21 +10,36 @@ import hashlib
 import io
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .errors import FolderError
+
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
+# a write's temporary file: ``.NAME.RANDOM.tmp`` beside ``NAME`` (mkstemp's letters)
+_TEMP = re.compile(r"\.(?P<name>.+)\.[A-Za-z0-9_]+\.tmp")
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temp file + ``os.replace``)."""
+    """Write ``data`` to ``path`` atomically (temp file + ``os.replace``).
+
+    An ``OSError`` (disk full, no permission, ...) names ``path``, not the
+    temporary file, and leaves the previous ``path`` untouched."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+        )
+    except OSError as err:
+        raise OSError(err.errno, err.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -32,9 +47,10 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; use the usual mode
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    except BaseException as err:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(err, OSError):
+            raise OSError(err.errno, err.strerror, str(path)) from None
         raise
     return path
 
@@ -70,13 +86,35 @@ def sha256_file(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-def remove_orphans(folder: str | os.PathLike) -> list[Path]:
-    """Delete temporary files left by writes that were killed (``.NAME.*.tmp``)."""
-    folder = Path(folder)
+PROBE = "probe"  # writable_folder's probe: .probe.RANDOM.tmp, a temporary file
+
+
+def writable_folder(path: str | os.PathLike) -> Path:
+    """Create the folder ``path`` and prove files can be written in it (a probe
+    file); ``FolderError`` naming ``out`` otherwise."""
+    path = Path(path)
+    try:
+        if os.path.lexists(path) and not path.is_dir():
+            raise FolderError(f"out: {path} exists and is not a folder")
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path, prefix=f".{PROBE}.", suffix=".tmp")
+        os.close(fd)
+        Path(probe).unlink(missing_ok=True)
+    except OSError as err:
+        raise FolderError(f"out: cannot write in {path} ({err.strerror})") from None
+    return path
+
+
+def remove_orphans(folder: str | os.PathLike, names) -> list[Path]:
+    """Delete the temporary files that killed writes of the files ``names`` left in
+    ``folder`` (``.NAME.RANDOM.tmp``); nothing else. Only call it while no other
+    process can be writing there (the folder's lock held)."""
+    names = set(names)
     removed = []
-    if folder.is_dir():
-        for tmp in folder.glob(".*.tmp"):
-            if tmp.is_file():
-                tmp.unlink(missing_ok=True)
-                removed.append(tmp)
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            match = _TEMP.fullmatch(entry.name)
+            if match and match["name"] in names and not entry.is_dir():
+                Path(entry.path).unlink(missing_ok=True)
+                removed.append(Path(entry.path))
     return removed

@@ -26,7 +26,14 @@ ensure_pytorch_backend()
 import torch  # noqa: E402
 
 from . import ensemble, runner  # noqa: E402
-from .checkpoint import rng_state, save_checkpoint, set_rng_state  # noqa: E402
+from .checkpoint import (  # noqa: E402
+    CheckpointError,
+    check_fits,
+    short_error,
+    rng_state,
+    save_checkpoint,
+    set_rng_state,
+)
 from .controller import Signals, sync  # noqa: E402
 from .folder import RunFolder  # noqa: E402
 from .jobs import Outcome, stackable_protocol  # noqa: E402
@@ -92,6 +99,7 @@ def run_batched(
     with contextlib.ExitStack() as stack:
         for f in folders:
             stack.enter_context(f.locked())
+            stack.enter_context(f.writing())
         return _run_locked(case, cfgs, folders, overwrite, progress, figures)
 
 
@@ -110,6 +118,8 @@ def _run_locked(case, cfgs, folders, overwrite, progress, figures) -> list[Outco
     for i, (cfg, f) in enumerate(zip(cfgs, folders)):
         done, state = runner._resume(f, cfg, f.checkpoint.exists(), overwrite)
         if done is not None:
+            if figures:
+                runner.draw_missing_figures(f, case)
             outcomes[i] = Outcome(cfg, f.path, "done", done)
         else:
             todo.append(i)
@@ -146,16 +156,31 @@ def _build(case, cfgs, folders, states) -> _Batch:
         cfgs, folders, stacked, data, opt, 0, [None] * k, [0.0] * k, list(data.runs)
     )
     if states[0] is not None:
-        net = ensemble.StackedNet.from_state_dicts(
-            stacked.nets()[0], [s["net"] for s in states]
-        )
-        stacked.load_state_dict(net.state_dict())
-        opt.load_state_dict(ensemble.stack_adam_states([s["opt"] for s in states]))
-        data.set_rng_states([set_rng_state(s["rng"]) for s in states])
-        batch.start = int(states[0]["step"])
-        batch.prior_rows = [s["loss"].numpy() for s in states]
-        batch.prior_seconds = [float(s["seconds"]) for s in states]
+        single = stacked.nets()[0]
+        for state, f in zip(states, folders):
+            check_fits(state, f.checkpoint, single, len(data.names), cfg.iterations)
+        try:
+            _restore(batch, states)
+        except (RuntimeError, ValueError, TypeError, KeyError, IndexError) as err:
+            raise CheckpointError(
+                f"checkpoints in {', '.join(str(f.path) for f in folders)} do not "
+                f"fit this run ({short_error(err)}); delete them to restart"
+            ) from None
     return batch
+
+
+def _restore(batch: _Batch, states: list[dict]) -> None:
+    """The stacked network, Adam state, random states and logs from checkpoints."""
+    stacked, data, opt = batch.stacked, batch.data, batch.opt
+    net = ensemble.StackedNet.from_state_dicts(
+        stacked.nets()[0], [s["net"] for s in states]
+    )
+    stacked.load_state_dict(net.state_dict())
+    opt.load_state_dict(ensemble.stack_adam_states([s["opt"] for s in states]))
+    data.set_rng_states([set_rng_state(s["rng"]) for s in states])
+    batch.start = int(states[0]["step"])
+    batch.prior_rows = [s["loss"].numpy() for s in states]
+    batch.prior_seconds = [float(s["seconds"]) for s in states]
 
 
 def _table(batch: _Batch, pos: int, log, run: int) -> np.ndarray:

@@ -10,12 +10,20 @@ tuples, numbers, strings, None. Both levels load with ``weights_only=True``
 result folder cannot run code), and the digest must match before the payload is
 read. Random-generator states are stored in that plain form (NumPy's legacy state
 array as a tensor).
+
+The digest detects damage (a truncated or flipped file), not tampering: anyone who
+can write the file can write a matching digest. So the payload's structure is
+checked too (:func:`check_payload`: every key, types, ``step >= 0``, finite
+``seconds``, a loss table of ``step`` rows), and against the run that resumes it
+(:func:`check_fits`: the step before the run's end, the network's and the
+optimizer's tensor shapes, the loss table's width).
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import math
 import random
 from pathlib import Path
 
@@ -24,7 +32,15 @@ import torch
 
 from .atomic import atomic_write_bytes
 
-__all__ = ["CheckpointError", "save_checkpoint", "load_checkpoint", "rng_state"]
+__all__ = [
+    "CheckpointError",
+    "save_checkpoint",
+    "load_checkpoint",
+    "check_payload",
+    "check_fits",
+    "short_error",
+    "rng_state",
+]
 
 FORMAT = "deepxde-lnn-checkpoint/1"
 
@@ -62,7 +78,7 @@ def load_checkpoint(path: str | Path) -> dict:
     try:
         envelope = _loads(path.read_bytes())
     except Exception as err:  # truncated, empty, zeroed, not a torch file, unsafe
-        raise CheckpointError(f"checkpoint {path} is unreadable ({_short(err)})")
+        raise CheckpointError(f"checkpoint {path} is unreadable ({short_error(err)})")
     if not isinstance(envelope, dict) or envelope.get("format") != FORMAT:
         raise CheckpointError(f"checkpoint {path} is not a {FORMAT} file")
     payload = envelope.get("payload")
@@ -75,12 +91,105 @@ def load_checkpoint(path: str | Path) -> dict:
             "restart the run from scratch"
         )
     try:
-        return _loads(data)
+        return check_payload(_loads(data), path)
+    except CheckpointError:
+        raise
     except Exception as err:
-        raise CheckpointError(f"checkpoint {path} is unreadable ({_short(err)})")
+        raise CheckpointError(f"checkpoint {path} is unreadable ({short_error(err)})")
 
 
-def _short(err: Exception) -> str:
+_RESTART = "delete it to restart the run from scratch"
+_KINDS = {"config": dict, "net": dict, "opt": dict, "rng": dict, "loss": torch.Tensor}
+_RNG_KEYS = ("sampling", "torch", "cuda", "numpy", "python")
+_OPTIONAL = {"phase": (str, type(None)), "scheduler": (dict, type(None)), "data": dict}
+
+
+def _malformed(path, problem: str) -> CheckpointError:
+    return CheckpointError(f"checkpoint {path} is malformed ({problem}); {_RESTART}")
+
+
+def check_payload(state, path: str | Path = "") -> dict:
+    """``state`` if it has the structure of a run checkpoint, else a
+    ``CheckpointError`` naming ``path`` and the first problem."""
+    if not isinstance(state, dict):
+        raise _malformed(path, "not a dict")
+    for key, kind in _KINDS.items():
+        if not isinstance(state.get(key), kind):
+            raise _malformed(path, f"{key!r} missing or not a {kind.__name__}")
+    for key, kind in _OPTIONAL.items():
+        if key in state and not isinstance(state[key], kind):
+            raise _malformed(path, f"{key!r} of the wrong type")
+    if state.get("phase") not in (None, "adam", "lbfgs"):
+        raise _malformed(path, f"phase must be adam or lbfgs, got {state['phase']!r}")
+    step, seconds = state.get("step"), state.get("seconds")
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise _malformed(path, f"step must be an integer >= 0, got {step!r}")
+    number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+    if not number or not math.isfinite(seconds) or seconds < 0:
+        raise _malformed(path, f"seconds must be a finite number >= 0, got {seconds!r}")
+    if not all(isinstance(v, torch.Tensor) for v in state["net"].values()):
+        raise _malformed(path, "'net' must map names to tensors")
+    opt = state["opt"]
+    if not isinstance(opt.get("state"), dict) or not isinstance(
+        opt.get("param_groups"), list
+    ):
+        raise _malformed(path, "'opt' is not an optimizer state dict")
+    if not all(k in state["rng"] for k in _RNG_KEYS):
+        raise _malformed(path, f"'rng' needs {', '.join(_RNG_KEYS)}")
+    loss = state["loss"]
+    rows_ok = loss.ndim == 2 and loss.shape[0] == step and loss.is_floating_point()
+    if not rows_ok or (step and loss.shape[1] < 3):
+        raise _malformed(path, f"the loss table must have {step} rows (the step)")
+    if not bool(torch.isfinite(loss).all()):
+        raise _malformed(path, "the loss table holds non-finite values")
+    return state
+
+
+def check_fits(
+    state: dict, path, net: torch.nn.Module, terms: int | None, end: int
+) -> None:
+    """``CheckpointError`` unless ``state`` (a :func:`check_payload`-checked
+    checkpoint) can resume a run of ``net`` with ``terms`` loss terms ending at
+    step ``end``: its step before the end, every tensor of the network's and the
+    optimizer's shape, the loss table ``2 + terms`` wide (``None``: not known
+    before training)."""
+    if state["step"] >= end:
+        raise _malformed(path, f"step {state['step']} is not before the end {end}")
+    if terms and state["step"] and state["loss"].shape[1] != 2 + terms:
+        raise _malformed(path, f"the loss table must have {2 + terms} columns")
+    want = {k: tuple(v.shape) for k, v in net.state_dict().items()}
+    got = {k: tuple(v.shape) for k, v in state["net"].items()}
+    if got != want:
+        bad = sorted(set(got) ^ set(want)) or [k for k in want if got[k] != want[k]]
+        raise _malformed(path, f"the network does not fit (at {bad[0]})")
+    _check_opt_shapes(state["opt"], list(net.parameters()), path)
+
+
+def _check_opt_shapes(opt: dict, params: list, path) -> None:
+    """Adam's moments of each parameter's shape; L-BFGS's flat vectors of the
+    parameters' total size."""
+    size = sum(p.numel() for p in params)
+    for idx, s in opt["state"].items():
+        if not isinstance(s, dict) or not isinstance(idx, int):
+            raise _malformed(path, "'opt' has a malformed state entry")
+        if not 0 <= idx < len(params):
+            raise _malformed(path, f"'opt' has state for parameter {idx}")
+        for key, value in s.items():
+            want = {
+                "exp_avg": params[idx].shape,
+                "exp_avg_sq": params[idx].shape,
+                "max_exp_avg_sq": params[idx].shape,
+                "d": (size,),
+                "prev_flat_grad": (size,),
+            }.get(key)
+            if want is not None and (
+                not isinstance(value, torch.Tensor) or value.shape != want
+            ):
+                raise _malformed(path, f"the optimizer's {key!r} does not fit")
+
+
+def short_error(err: Exception) -> str:
+    """``Type: first line`` of an exception, at most 200 characters."""
     text = str(err).strip().splitlines()
     return f"{type(err).__name__}: {text[0] if text else ''}"[:200]
 

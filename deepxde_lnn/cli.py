@@ -16,6 +16,7 @@ from ._backend import ensure_pytorch_backend, quiet_deepxde
 from .signals import sigterm_as_interrupt
 from .options import (
     Parser,
+    out,
     add_training_options,
     lrs,
     names,
@@ -87,7 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.add_argument("--method", default="lnn")
     p.add_argument("--seed", type=parse_seed, help="default: the profile's seed")
-    p.add_argument("--out", help="result folder (default runs/CASE/METHOD/seed-S)")
+    p.add_argument(
+        "--out", type=out, help="result folder (default runs/CASE/METHOD/seed-S)"
+    )
     p.add_argument("--resume", action="store_true", help="continue from checkpoint")
 
     p = sub.add_parser("compare", help="methods x seeds, then a summary")
@@ -103,7 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--methods", type=names, help="comma-separated (default: lnn,pinn)")
     p.add_argument("--seeds", type=seeds, help="comma-separated (default: 3 seeds)")
-    p.add_argument("--out", help="result folder (default runs/compare-CASE-PROFILE)")
+    p.add_argument(
+        "--out", type=out, help="result folder (default runs/compare-CASE-PROFILE)"
+    )
 
     p = sub.add_parser("ablate", help="LNN/MLP variants, step- and time-matched")
     _common(p)
@@ -121,7 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
         "pinn, pinn:width=32, pinn-matched)",
     )
     p.add_argument("--seeds", type=seeds, help="comma-separated (default: 3 seeds)")
-    p.add_argument("--out", help="result folder (default runs/ablate-CASE-PROFILE)")
+    p.add_argument(
+        "--out", type=out, help="result folder (default runs/ablate-CASE-PROFILE)"
+    )
 
     p = sub.add_parser("sweep", help="learning-rate sweep: lrs x methods x seeds")
     _common(p)
@@ -133,12 +140,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--seeds", type=seeds, help="comma-separated (default: the profile seed)"
     )
-    p.add_argument("--out", help="result folder (default runs/sweep-CASE-PROFILE)")
+    p.add_argument(
+        "--out", type=out, help="result folder (default runs/sweep-CASE-PROFILE)"
+    )
 
     p = sub.add_parser("reference", help="regenerate a FEM reference")
     p.add_argument("case", help="only 'heat'")
     p.add_argument("--levels", type=positive_int("levels"), default=6)
-    p.add_argument("--out", default="reference/circular_heat")
+    p.add_argument(
+        "--out",
+        type=out,
+        default="reference/circular_heat",
+        help="folder (default reference/circular_heat: from the repository's root, "
+        "the reference shipped with the package)",
+    )
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace a reference already there"
+    )
 
     p = sub.add_parser("report", help="reproduction report from result folders")
     p.add_argument(
@@ -149,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--out",
+        type=out,
         default="docs/REPRODUCTION.md",
         help="markdown file; figures go to the folder of its name without .md",
     )
@@ -276,7 +295,12 @@ def cmd_reference(args) -> int:
     _check_fem_levels(args.levels)
     from . import fem
 
-    rows = fem.write_reference(args.out, levels=args.levels, points_nd=fem.disk_grid())
+    rows = fem.write_reference(
+        args.out,
+        levels=args.levels,
+        points_nd=fem.disk_grid(),
+        overwrite=args.overwrite,
+    )
     print((Path(args.out) / "convergence.md").read_text())
     return 0 if rows else 1
 

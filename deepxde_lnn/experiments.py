@@ -33,7 +33,7 @@ from .case import Case, load_file
 from .checks import check_choice, check_int, check_positive, unique
 from .controller import Progress
 from .custom import PROFILE, DeepXDEProblem
-from .folder import RunFolder
+from .folder import RunFolder, claim
 from .jobs import check_backend, iter_jobs
 from .methods import COMPARED, canonical
 from .names import lr_name, lr_text, run_folder, safe_name, seed_name
@@ -42,7 +42,13 @@ from .report import load_runs, metric_sets, summarize, sweep_table, verdicts
 from .readme import rebuild as rebuild_readme
 from .records import read_budget
 from .reproduction import build_report
-from .runner import TIME_CAP, RunConfig, RunInterrupted, step_seconds
+from .runner import (
+    TIME_CAP,
+    RunConfig,
+    RunInterrupted,
+    missing_figures,
+    step_seconds,
+)
 from .stats import RatioCI
 
 __all__ = [
@@ -409,7 +415,7 @@ def run(
     s = _settings(problem, locals())
     method = method or _methods(None, problem, ["lnn"])[0]
     cfg = _config(s, problem, method, seed).resolved(problem)  # before writing
-    out = Path(out or run_folder("runs", cfg.case, cfg.method, seed_name(cfg.seed)))
+    out = _out(out, run_folder("runs", cfg.case, cfg.method, seed_name(cfg.seed)))
     label = f"{cfg.case} {cfg.method} seed {cfg.seed}"
     rec = runner.run(
         cfg,
@@ -479,7 +485,7 @@ def compare(
     default = f"runs/compare-{problem.name}-{s.profile}" + (
         "-time" if budget == "time" else ""
     )
-    root = Path(out or default)
+    root = _out(out, default)
     return _compare(s, problem, methods, seeds, root, budget, baseline)
 
 
@@ -534,7 +540,10 @@ def sweep(
     for value in lrs:
         check_positive(value, "lrs")
     unique(lrs, "lrs")
-    root = Path(out or f"runs/sweep-{problem.name}-{s.profile}")
+    root = _out(out, f"runs/sweep-{problem.name}-{s.profile}")
+    _check_configs(s, problem, methods, seeds)
+    for path in (root, *(root / lr_name(lr) for lr in lrs)):
+        claim(path)  # empty or ours: they get summaries
     jobs = []
     for lr in lrs:
         jobs += [
@@ -600,9 +609,11 @@ def ablate(
     s = _settings(problem, locals())
     check_choice(budget, "budget", ("steps", "time", "both"))
     seeds = _seeds(seeds, problem.profile(s.profile))
-    root = Path(out or f"runs/ablate-{problem.name}-{s.profile}")
+    root = _out(out, f"runs/ablate-{problem.name}-{s.profile}")
     methods = _methods(methods, problem, variants(problem))
     budgets = ["steps", "time"] if budget == "both" else [budget]
+    _check_configs(s, problem, methods, seeds)
+    claim(root)  # empty or ours: it gets steps/, time/ and ablation.md
     comparisons = {
         b: _compare(s, problem, methods, seeds, root / b, b) for b in budgets
     }
@@ -680,14 +691,14 @@ def _run_all(jobs, s: Settings, case: Problem) -> list[RunResult]:
     todo, results = [], []
     for cfg, out in jobs:
         folder = RunFolder(out)
+        folder.prepare()  # ours and writable, before anything is read or trained
         record = None if s.overwrite else folder.finished(cfg.identity())
-        if record is not None:
+        if record is not None and not missing_figures(out, case):  # else redrawn
             _say(s, f"{cfg.method} seed {cfg.seed} lr {lr_text(cfg.lr)}: done, reused")
             results.append(
                 RunResult(cfg.method, cfg.seed, cfg.lr, folder.path, "reused", record)
             )
             continue
-        folder.prepare()
         todo.append((cfg, out))
     outcomes = iter_jobs(
         todo,
@@ -745,6 +756,8 @@ def _compare(
     seconds with ``budget="time"``) and summarise them there."""
     prof = case.profile(s.profile)
     iterations, seconds = s.iterations, s.seconds
+    _check_configs(s, case, methods, seeds)
+    claim(root)  # empty or ours: it gets summaries and budget.json
     if budget == "time":
         steps = s.iterations or prof.iterations
         if seconds is None:
@@ -762,6 +775,23 @@ def _compare(
     ]  # all validated before anything runs
     runs = _run_all(jobs, s, case)
     return _summarized(root, case, runs, prof.seed, baseline)
+
+
+def _check_configs(s: Settings, case: Problem, methods, seeds) -> None:
+    """Every method and seed resolved (``ValueError`` naming it) before a folder
+    is created."""
+    for m in methods:
+        for seed in seeds:
+            _config(s, case, m, seed).resolved(case)
+
+
+def _out(out, default: str) -> Path:
+    """``out`` (a path, not an empty one) or ``default``."""
+    if out is None:
+        return Path(default)
+    if not str(out).strip():
+        raise ValueError("out must be a path, got an empty string")
+    return Path(out)
 
 
 def _summarized(root: Path, case, runs, paper_seed, baseline: str) -> Comparison:

@@ -84,7 +84,7 @@ def _one(cfg, out, overwrite, threads, progress, case=None) -> Outcome:
         rec = run(
             cfg,
             out,
-            resume=(Path(out) / "checkpoint.pt").exists(),
+            resume=not overwrite and (Path(out) / "checkpoint.pt").exists(),
             overwrite=overwrite,
             progress=progress(label) if progress else Progress("off", label),
             case=case,

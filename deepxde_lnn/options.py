@@ -19,6 +19,7 @@ __all__ = [
     "lr",
     "lrs",
     "names",
+    "out",
 ]
 
 
@@ -75,6 +76,13 @@ def _listed(item, name: str):
 
 seeds = _listed(parse_seed, "seeds")
 lrs = _listed(lr, "lrs")
+
+
+def out(text: str) -> str:
+    """``--out``: a path, not an empty string."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("out must be a path, got an empty string")
+    return text
 
 
 def names(text: str) -> list[str]:

@@ -35,6 +35,7 @@ from .stats import RatioCI, ratio_ci
 
 __all__ = [
     "run_figures",
+    "figure_names",
     "summarize",
     "load_runs",
     "one_case",
@@ -83,6 +84,11 @@ def load_loss(run: Path) -> tuple[list[str], np.ndarray]:
     return text.partition("\n")[0].strip().split(","), table
 
 
+def figure_names(inputs: int) -> list[str]:
+    """The figures :func:`run_figures` draws for a case with ``inputs`` inputs."""
+    return (["fields.png"] if inputs == 2 else []) + ["loss.png"]
+
+
 def run_figures(run: str | Path) -> list[Path]:
     """Write ``fields.png`` (2-D inputs) and ``loss.png`` into a run folder."""
     plt = _plt()
@@ -91,7 +97,7 @@ def run_figures(run: str | Path) -> list[Path]:
     written = []
     f = _load_fields(run)
     names = [str(n) for n in f["fields"]]
-    if f["axes"].shape[0] == 2:
+    if "fields.png" in figure_names(f["axes"].shape[0]):
         ext = [f["axes"][0][0], f["axes"][0][-1], f["axes"][1][0], f["axes"][1][-1]]
         fig, axs = plt.subplots(
             len(names), 3, figsize=(12, 3.4 * len(names)), squeeze=False

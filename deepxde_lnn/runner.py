@@ -40,6 +40,9 @@ from .accurate import LBFGSConverged, iterations_done, make_lbfgs  # noqa: E402
 from .case import DTYPES, Profile  # noqa: E402
 from .checks import SEED_MAX, check_choice, check_int, check_positive  # noqa: E402
 from .checkpoint import (  # noqa: E402
+    CheckpointError,
+    check_fits,
+    short_error,
     load_checkpoint,
     rng_state,
     save_checkpoint,
@@ -188,24 +191,33 @@ def run(
 ) -> dict:
     """Train one job into the folder ``out`` and return its ``metrics.json`` record.
 
-    A finished run of the same configuration in ``out`` is returned as it is
-    (``overwrite=True`` retrains). Raises ``ValueError`` (bad configuration or
-    folder; nothing trained), ``RunInterrupted`` (checkpoint saved, or results
-    completed first) or ``TrainingDiverged`` (last good checkpoint kept).
+    A finished run of the same configuration in ``out`` is returned as it is (its
+    missing figures drawn); ``overwrite=True`` retrains, ``resume=True`` continues
+    the checkpoint (not both). Raises ``ValueError`` (bad configuration or folder,
+    nothing trained; a file that cannot be written, the last checkpoint kept),
+    ``RunInterrupted`` (checkpoint saved, or results completed first) or
+    ``TrainingDiverged`` (last good checkpoint kept).
     """
     if case is None:
         from . import cases
 
         case = cases.get(config.case)
     cfg = config.resolved(case)
+    if resume and overwrite:
+        raise ValueError(
+            "--overwrite and --resume contradict each other: --resume continues the "
+            "checkpoint in --out, --overwrite discards it; pass one of them"
+        )
     folder = RunFolder(out)
     folder.prepare()
     signals = Signals()
-    with folder.locked():
+    with folder.locked(), folder.writing():
         finished, state = _resume(folder, cfg, resume, overwrite)
         if finished is not None:
+            if figures:
+                draw_missing_figures(folder, case)
             return finished
-        job = _build(case, cfg, state)
+        job = _build(case, cfg, state, folder.checkpoint)
         with signals.deferred():
             ctl = _train(job, folder, signals, progress, callbacks)
             _stop_if_unfinished(job, ctl, folder)
@@ -221,9 +233,10 @@ def run(
 
 def _resume(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: bool):
     """``(finished record, None)`` to reuse, ``(None, checkpoint state)`` to
-    continue, or ``(None, None)`` to start afresh."""
-    if overwrite and not resume:
+    continue, or ``(None, None)`` to start afresh (always with ``overwrite``)."""
+    if overwrite:
         folder.clear()
+        return None, None
     record = folder.finished(cfg.identity())
     if record is not None:
         folder.checkpoint.unlink(missing_ok=True)  # stale: the run did finish
@@ -250,9 +263,11 @@ def _resume(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: bool):
     return None, state
 
 
-def _build(case: Problem, cfg: RunConfig, state: dict | None) -> _Job:
-    """Data, network and model; restored from ``state`` if given (the optimizer
-    is made and restored per phase by :func:`_compile`)."""
+def _build(
+    case: Problem, cfg: RunConfig, state: dict | None, source: Path | None = None
+) -> _Job:
+    """Data, network and model; restored from ``state`` (read from ``source``) if
+    given (the optimizer is made and restored per phase by :func:`_compile`)."""
     quiet_float(cfg.dtype)
     dde.config.set_random_seed(cfg.seed)
     profile = replace(case.profile(cfg.profile), iterations=cfg.iterations)
@@ -261,16 +276,34 @@ def _build(case: Problem, cfg: RunConfig, state: dict | None) -> _Job:
     model = dde.Model(data, net)
     job = _Job(case, cfg, profile, data, net, model)
     if state is not None:
-        net.load_state_dict(state["net"])
-        data.rng.bit_generator.state = set_rng_state(state["rng"])
-        job.start, job.prior_seconds = int(state["step"]), float(state["seconds"])
-        job.prior_rows = state["loss"].numpy()
-        data.load_state_dict(state.get("data", {}))
-        job.torch_rng = state["rng"]
-        job.saved_opt = {k: state.get(k) for k in ("phase", "opt", "scheduler")}
-        job.saved_opt["phase"] = job.saved_opt["phase"] or "adam"
-    _compile(job, "adam")
+        # a user's DeepXDE data names its terms once it has evaluated its losses
+        check_fits(state, source, net, len(data.names) or None, cfg.total_steps)
+        try:
+            _restore(job, state)
+            _compile(job, "adam")
+            if job.saved_opt["phase"] != "adam":  # its optimizer state, checked now
+                _compile(job, job.saved_opt["phase"])
+        except (RuntimeError, ValueError, TypeError, KeyError, IndexError) as err:
+            raise CheckpointError(
+                f"checkpoint {source} does not fit this run ({short_error(err)}); "
+                "delete it to "
+                "restart the run from scratch"
+            ) from None
+    else:
+        _compile(job, "adam")
     return job
+
+
+def _restore(job: _Job, state: dict) -> None:
+    """Network, random states, loss log and training clock from a checkpoint."""
+    job.net.load_state_dict(state["net"])
+    job.data.rng.bit_generator.state = set_rng_state(state["rng"])
+    job.start, job.prior_seconds = int(state["step"]), float(state["seconds"])
+    job.prior_rows = state["loss"].numpy()
+    job.data.load_state_dict(state.get("data", {}))
+    job.torch_rng = state["rng"]
+    job.saved_opt = {k: state.get(k) for k in ("phase", "opt", "scheduler")}
+    job.saved_opt["phase"] = job.saved_opt["phase"] or "adam"
 
 
 def _phases(cfg: RunConfig) -> list[tuple[str, int]]:
@@ -546,6 +579,26 @@ def _write(folder: RunFolder, job: _Job, record: dict, figures: bool) -> None:
     atomic.write_json(folder.metrics, record)
     folder.checkpoint.unlink(missing_ok=True)
     if figures:
+        from .report import run_figures
+
+        run_figures(folder.path)
+
+
+def missing_figures(path: str | Path, case: Case) -> list[str]:
+    """The figures of a run folder of ``case`` that are not there but can be
+    drawn (its ``fields.npz`` and ``loss.csv`` are there)."""
+    from .report import figure_names
+
+    path = Path(path)
+    if not ((path / "fields.npz").is_file() and (path / "loss.csv").is_file()):
+        return []
+    return [n for n in figure_names(len(case.inputs)) if not (path / n).exists()]
+
+
+def draw_missing_figures(folder: RunFolder, case: Case) -> None:
+    """Draw a finished run's figures if one is missing (a kill between
+    ``metrics.json`` and the figures)."""
+    if missing_figures(folder.path, case):
         from .report import run_figures
 
         run_figures(folder.path)

@@ -262,7 +262,7 @@ def test_p2_converges():
 def reference(tmp_path_factory):
     out = tmp_path_factory.mktemp("heat_reference")
     pts = fem.disk_grid(41)
-    rows = fem.write_reference(out, levels=2, first_nrefs=4, points_nd=pts)
+    rows = fem.write_reference(out, levels=3, first_nrefs=3, points_nd=pts)
     return out, pts, rows
 
 
@@ -271,7 +271,7 @@ def test_reference_files_and_manifest(reference):
     manifest = json.loads((out / "manifest.json").read_text())
     for name in ("convergence.csv", "convergence.md", "convergence.png"):
         assert manifest["files"][name]["sha256"] == sha256_file(out / name)
-    assert manifest["parameters"]["nrefs"] == [4, 5]
+    assert manifest["parameters"]["nrefs"] == [3, 4, 5]
     assert manifest["points"]["n_points"] == len(pts) == 1257
     assert len((out / "convergence.csv").read_text().splitlines()) == len(rows) + 1
     data = fem.load_reference(out, PB, points_nd=pts)

@@ -18,7 +18,7 @@ import deepxde_lnn
 from deepxde_lnn import cli, runner
 from deepxde_lnn.checkpoint import CheckpointError, load_checkpoint
 from deepxde_lnn.data import ResampledPDE, Term
-from deepxde_lnn.folder import FolderLocked, RunFolder
+from deepxde_lnn.folder import FolderLocked, RunFolder, mark
 from deepxde_lnn.runner import RunConfig, RunInterrupted, run
 from deepxde_lnn.sampling import Box
 from helpers import TINY, SignalAt, tiny_case
@@ -56,6 +56,7 @@ def _interrupted(tmp_path, name="cut"):
 def test_planted_pickle_checkpoint_does_not_run(tmp_path, capsys):
     out, marker = tmp_path / "X", tmp_path / "pwned"
     (out / "pinn" / "seed-1").mkdir(parents=True)
+    mark(out), mark(out / "pinn" / "seed-1")  # a result folder from someone else
     torch.save({"x": Planted(marker)}, out / "pinn" / "seed-1" / "checkpoint.pt")
     argv = ["compare", "laplace", "--methods", "pinn", "--seeds", "1"]
     code, io = _cli([*argv, "--iterations", "2", "--out", str(out)], capsys)

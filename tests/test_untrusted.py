@@ -17,7 +17,7 @@ import pytest
 
 from deepxde_lnn import cases, cli, records, reproduction
 from deepxde_lnn.ablation import variants
-from deepxde_lnn.folder import FolderError
+from deepxde_lnn.folder import FolderError, mark
 from deepxde_lnn.metrics import set_names
 
 FIELDS = {name: cases.get(name).fields for name in cases.available()}
@@ -240,6 +240,7 @@ def test_compare_reads_only_regular_files(tmp_path, capsys, name):
     out = tmp_path / "c"
     path = out / ("pinn/seed-1/" if name == "metrics.json" else "") / name
     path.parent.mkdir(parents=True)
+    mark(out), mark(path.parent)  # a result folder of deepxde-lnn from elsewhere
     os.mkfifo(path)
     argv = [*ARGV, "--out", str(out)] + (
         ["--budget", "time"] if "budget" in name else []
@@ -386,6 +387,7 @@ def test_bad_time_budget_file_is_refused_before_training(
     monkeypatch.setattr(runner, "_train", no_training)
     path = tmp_path / "c" / "budget.json"
     path.parent.mkdir()
+    mark(path.parent)  # a compare root of deepxde-lnn from elsewhere
     path.write_text(text)
     argv = ["compare", "laplace", "--methods", "pinn", "--seeds", "1"]
     code, io = _cli([*argv, "--budget", "time", "--out", str(path.parent)], capsys)

@@ -16,6 +16,8 @@ import hashlib
 import importlib.resources
 import io
 import json
+import math
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -28,8 +30,10 @@ from deepxde_lnn.atomic import (
     save_figure,
     save_npz,
     sha256_file,
+    writable_folder,
     write_json,
 )
+from deepxde_lnn.errors import FolderError
 
 from .norms import probe_matrix
 from .problem import HEAT, HeatProblem, InvalidReferenceError, points_sha256
@@ -43,7 +47,14 @@ __all__ = ["load_reference", "write_reference"]
 REFERENCE_PACKAGE = "deepxde_lnn.reference"
 REFERENCE_NAME = "circular_heat"
 FIELD_FILE = "heat_reference.npz"
+FILES = ("convergence.csv", "convergence.md", "convergence.png", FIELD_FILE)
+MANIFEST = "manifest.json"
+GENERATOR = "deepxde_lnn.fem.write_reference"
 FORMAT_VERSION = 1
+# a reference must show convergence: at least two inter-level differences (so
+# three levels) and their L² order near P1's 2
+MIN_LEVELS = 3
+MIN_L2_ORDER = 1.5
 BOUNDARY_HANDLING = {
     "inter_level": (
         "nested prolongation along the refinement: vertices inherited from the "
@@ -297,12 +308,11 @@ def _write_field(
 def _manifest(
     out: Path, study: ConvergenceStudy, params: dict, points: dict | None
 ) -> dict[str, Any]:
-    names = ["convergence.csv", "convergence.md", "convergence.png"]
-    names += [FIELD_FILE] * (points is not None)
+    names = list(FILES[: 3 + (points is not None)])
     finest = ("nrefs", "h", "nodes", "err_L2", "err_H1", "err_max", "T_centre")
     return {
         "format_version": FORMAT_VERSION,
-        "generator": "deepxde_lnn.fem.write_reference",
+        "generator": GENERATOR,
         "parameters": params,
         "points": points,
         "slopes": study.slopes,
@@ -322,6 +332,43 @@ def _manifest(
     }
 
 
+def check_out(out_dir: str | Path, overwrite: bool = False) -> Path:
+    """``FolderError`` (naming ``out``) unless ``out_dir`` can take a reference:
+    an empty or new writable folder, or (with ``overwrite``) one holding a
+    reference and nothing else. Checked before the study, which takes minutes."""
+    out = Path(out_dir)
+    try:
+        names = set(os.listdir(out)) if out.is_dir() else set()
+    except OSError as err:
+        raise FolderError(f"out: {out}: {err.strerror}") from None
+    foreign = sorted(names - {*FILES, MANIFEST})
+    if foreign:
+        raise FolderError(
+            f"out: {out} holds files that are not a heat reference "
+            f"({', '.join(map(repr, foreign[:3]))}); choose an empty folder"
+        )
+    if names and not overwrite:
+        shipped = _is_shipped(out)
+        raise FolderError(
+            f"out: {out} already holds "
+            + (
+                "the heat reference shipped with deepxde-lnn"
+                if shipped
+                else "a reference"
+            )
+            + f" ({', '.join(sorted(names))}); pass --overwrite to replace it"
+        )
+    writable_folder(out)
+    return out
+
+
+def _is_shipped(out: Path) -> bool:
+    try:
+        return out.resolve() == Path(str(_package_dir())).resolve()
+    except (InvalidReferenceError, OSError):
+        return False
+
+
 def write_reference(
     out_dir: str | Path,
     levels: int = 6,
@@ -329,12 +376,20 @@ def write_reference(
     problem: HeatProblem = HEAT,
     points_nd: np.ndarray | None = None,
     element: str = "P1",
+    overwrite: bool = False,
 ) -> list[dict[str, Any]]:
     """Run :func:`convergence_study` and write its tables and figure into
     ``out_dir``; with ``points_nd`` ((M, 2) nondimensional points x = X/R on the
     unit disk) also ``heat_reference.npz`` with the finest T (K) and θ = T - T∞
-    at R·points; then ``manifest.json``.  Returns the study's rows."""
-    out = Path(out_dir)
+    at R·points; then ``manifest.json``.  ``out_dir`` is checked first
+    (:func:`check_out`: a reference there is replaced only with ``overwrite``).
+    Returns the study's rows."""
+    if isinstance(levels, int) and levels < MIN_LEVELS:
+        raise ValueError(
+            f"levels: a reference needs at least {MIN_LEVELS} levels (two "
+            f"inter-level differences show convergence), got {levels}"
+        )
+    out = check_out(out_dir, overwrite)
     study = convergence_study(levels, first_nrefs, problem, element)
     params = {
         "problem": problem.to_dict(),
@@ -352,7 +407,7 @@ def write_reference(
     points = None
     if points_nd is not None:
         points = _write_field(out, study, problem, points_nd)
-    write_json(out / "manifest.json", _manifest(out, study, params, points))
+    write_json(out / MANIFEST, _manifest(out, study, params, points))
     return list(study.rows)
 
 
@@ -380,18 +435,45 @@ def _read_bytes(path: Traversable) -> bytes:
 
 def _manifest_entries(root: Traversable) -> tuple[str, dict, str]:
     """The field's SHA-256, the problem constants and the points' SHA-256 as
-    recorded in ``root/manifest.json``."""
-    path = root / "manifest.json"
+    recorded in ``root/manifest.json``, after checking that it records a
+    converged study (:func:`_check_convergence`)."""
+    path = root / MANIFEST
     raw = _read_bytes(path)
     try:
         manifest = json.loads(raw)
-        return (
+        entries = (
             manifest["files"][FIELD_FILE]["sha256"],
             manifest["parameters"]["problem"],
             manifest["points"]["points_sha256"],
         )
-    except (ValueError, KeyError, TypeError) as err:
-        raise InvalidReferenceError(f"{path} is not a valid manifest: {err!r}") from err
+        params, slopes = manifest["parameters"], manifest["slopes"]
+    except (ValueError, KeyError, TypeError, RecursionError) as err:
+        why = "nested too deeply" if isinstance(err, RecursionError) else repr(err)
+        raise InvalidReferenceError(f"{path} is not a valid manifest: {why}") from None
+    _check_convergence(path, params, slopes)
+    return entries
+
+
+def _check_convergence(path, params, slopes) -> None:
+    """``InvalidReferenceError`` unless the manifest records at least
+    ``MIN_LEVELS`` levels (one nrefs each) and an inter-level L² order of at
+    least ``MIN_L2_ORDER``."""
+    levels = params.get("levels") if isinstance(params, dict) else None
+    nrefs = params.get("nrefs") if isinstance(params, dict) else None
+    if not isinstance(levels, int) or levels < MIN_LEVELS:
+        raise InvalidReferenceError(
+            f"{path}: a reference needs a study of at least {MIN_LEVELS} levels, "
+            f"this one has {levels!r}"
+        )
+    if not isinstance(nrefs, list) or len(nrefs) != levels:
+        raise InvalidReferenceError(f"{path}: nrefs does not list {levels} levels")
+    order = slopes.get("diff_L2") if isinstance(slopes, dict) else None
+    number = isinstance(order, (int, float)) and not isinstance(order, bool)
+    if not number or not math.isfinite(order) or order < MIN_L2_ORDER:
+        raise InvalidReferenceError(
+            f"{path}: the study does not converge (inter-level L² order "
+            f"{order!r}, expected at least {MIN_L2_ORDER})"
+        )
 
 
 def load_reference(
