@@ -169,11 +169,26 @@ def test_unsupported_block_activation_is_not_supported():
     assert not taylor.supported(net)
     with pytest.raises(ValueError, match="activation 'relu' has no Taylor-mode rule"):
         taylor.laplacian(net, points())
-    # "same" in the reduced layout makes the (otherwise unused) activation matter
-    assert taylor.supported(make_net("lnn", "reduced", "relu"))
-    assert not taylor.supported(
-        make_net("lnn", "reduced", "relu", block_activation="same")
-    )
+    # the default ("same") in the reduced layout makes the activation matter
+    assert taylor.supported(make_net("lnn", "reduced", "relu", block_activation="tanh"))
+    assert not taylor.supported(make_net("lnn", "reduced", "relu"))
+
+
+@pytest.mark.parametrize("layout", ["standard", "reduced"])
+def test_default_blocks_of_a_sin_network_are_sin(layout):
+    """The default block activation follows a sin network; jets follow the blocks."""
+    net = make_net("lnn", layout, "sin", sizes=(2, 10, 10, 10, 1))
+    assert {b.activation_name for b in net.blocks} == {"sin"}
+    x = points()
+    v = torch.tensor([0.8, -0.5], dtype=F64)
+    jets = taylor.directional_derivatives(net, x, v, 4)
+    ref = nested_directional(net, x, v, 4)
+    for k in range(5):
+        assert relerr(jets[k], ref[k]) <= 1e-10
+    _, lap = taylor.laplacian(net, x)
+    eye = torch.eye(2, dtype=F64)
+    ref = sum(nested_directional(net, x, eye[i], 2)[2] for i in range(2))
+    assert relerr(lap, ref) <= 1e-10
 
 
 def test_register_activation():
@@ -364,8 +379,8 @@ def test_unsupported_activation_raises():
         taylor.laplacian(net, points())
     with pytest.raises(ValueError, match="activation '<lambda>'"):
         taylor.laplacian(make_net("lnn", "standard", lambda z: z**3), points())
-    # the reduced layout does not use the activation: no error, right numbers
-    net = make_net("lnn", "reduced", "relu")
+    # the reduced layout with tanh blocks does not use the activation: no error
+    net = make_net("lnn", "reduced", "relu", block_activation="tanh")
     _, lap = taylor.laplacian(net, points())
     ref = sum(
         nested_directional(net, points(), e, 2)[2] for e in torch.eye(2, dtype=F64)
