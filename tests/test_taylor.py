@@ -418,3 +418,26 @@ def test_bad_arguments_raise():
         taylor.pure_derivatives(net, x, [(0, 2)], strategy="loop")
     with pytest.raises(ValueError, match="pairs"):
         taylor.pure_derivatives(net, x, [0, 2])
+
+
+def test_laplacian_backward_copies_no_slices():
+    """Selecting every row of a coefficient is the tensor itself: no slice whose
+    backward fills a zero tensor and copies the gradient in (a speed regression
+    test; the values are checked above)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Ops(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names.append(func._opname)
+            return func(*args, **(kwargs or {}))
+
+    net = make_net("mlp", "standard", "tanh")
+    _, lap = taylor.laplacian(net, points())
+    with Ops() as ops:
+        lap.square().sum().backward()
+    assert "slice_backward" not in ops.names
+    assert "mm" in ops.names  # the mode saw the backward
