@@ -41,10 +41,10 @@ aten = torch.ops.aten
 MATMULS = (aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default)
 
 
-def build_step(case, method: str, derivatives: str = "taylor"):
+def build_step(case, method: str, compile_jets: bool = False):
     """One training step as ``dde.Model._train_sgd`` takes it (no callbacks)."""
     dde.config.set_random_seed(0)
-    data = ResampledPDE(case.make_terms(case.paper), seed=0, derivatives=derivatives)
+    data = ResampledPDE(case.make_terms(case.paper), seed=0, compile_jets=compile_jets)
     model = dde.Model(data, build_net(method, case))
     model.compile("adam", lr=case.paper.lr, verbose=0)
 
@@ -196,6 +196,11 @@ def main(argv=None) -> None:
     p.add_argument("--steps", type=int, default=10, help="steps per timed block")
     p.add_argument("--blocks", type=int, default=5, help="timed blocks (best)")
     p.add_argument("--clock", choices=tuple(CLOCKS), default="wall")
+    p.add_argument(
+        "--compile",
+        action="store_true",
+        help="also time the step with compiled jets (ResampledPDE(compile_jets=True))",
+    )
     args = p.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -212,11 +217,11 @@ def main(argv=None) -> None:
         f"cpu, {torch.get_num_threads()} threads, {dde.config.real(torch)}, "
         f"{args.clock} clock; t_mm: the step's matrix products alone"
     )
-    head = ("case", "method", "MFLOP/step", "t_mm ms", "mm GFLOP/s", "t_step ms")
-    print(
-        f"{head[0]:12s} {head[1]:7s}" + "".join(f"{h:>12s}" for h in head[2:]), end=""
-    )
-    print(f"{'GFLOP/s':>10s} {'fraction':>9s}")
+    head = ["case", "method", "MFLOP/step", "t_mm ms", "mm GFLOP/s", "t_step ms"]
+    head += ["GFLOP/s", "fraction"]
+    if args.compile:
+        head += ["compiled ms", "fraction"]
+    print(f"{head[0]:12s} {head[1]:7s}" + "".join(f"{h:>12s}" for h in head[2:]))
     for name in names:
         case = cases.get(name)
         for method in args.methods.split(","):
@@ -225,12 +230,13 @@ def main(argv=None) -> None:
             assert flops == sum(_flops(f, m) * n for (f, m, _), n in calls.items())
             t_mm = matmul_seconds(calls)
             t_step = step_seconds(step, args.steps, args.blocks)
-            print(
-                f"{name:12s} {method:7s} {flops / 1e6:12.1f} {1e3 * t_mm:12.2f} "
-                f"{flops / t_mm / 1e9:12.1f} {1e3 * t_step:12.2f} "
-                f"{flops / t_step / 1e9:10.1f} {100 * t_mm / t_step:8.1f}%",
-                flush=True,
-            )
+            row = [flops / 1e6, 1e3 * t_mm, flops / t_mm / 1e9, 1e3 * t_step]
+            row += [flops / t_step / 1e9, 100 * t_mm / t_step]
+            if args.compile:  # same FLOPs: the count is the eager step's
+                t_c = step_seconds(build_step(case, method, compile_jets=True))
+                row += [1e3 * t_c, 100 * t_mm / t_c]
+            cells = "".join(f"{v:12.1f}" if v >= 100 else f"{v:12.2f}" for v in row)
+            print(f"{name:12s} {method:7s}{cells}", flush=True)
 
 
 if __name__ == "__main__":
