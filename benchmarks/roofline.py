@@ -44,7 +44,8 @@ MATMULS = (aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.d
 def build_step(case, method: str, compile_jets: bool = False):
     """One training step as ``dde.Model._train_sgd`` takes it (no callbacks)."""
     dde.config.set_random_seed(0)
-    data = ResampledPDE(case.make_terms(case.paper), seed=0, compile_jets=compile_jets)
+    kwargs = {"compile_jets": True} if compile_jets else {}
+    data = ResampledPDE(case.make_terms(case.paper), seed=0, **kwargs)
     model = dde.Model(data, build_net(method, case))
     model.compile("adam", lr=case.paper.lr, verbose=0)
 

@@ -153,7 +153,8 @@ def time_ours(case, method, steps, compile_jets=False):
     steps - 1: DeepXDE's evaluation on the last step (and every display_every
     steps, 0.1 % of a paper run at display_every = 1000) is left out."""
     dde.config.set_random_seed(0)
-    data = ResampledPDE(case.make_terms(case.paper), seed=0, compile_jets=compile_jets)
+    kwargs = {"compile_jets": True} if compile_jets else {}
+    data = ResampledPDE(case.make_terms(case.paper), seed=0, **kwargs)
     net = build_net(method, case)
     model = dde.Model(data, net)
     model.compile("adam", lr=1e-4, verbose=0)
