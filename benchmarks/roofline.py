@@ -15,7 +15,9 @@ loss, backward, update) is
 The achieved fraction of the matmul throughput is ``(F / t_step) / (F / t_mm) =
 t_mm / t_step``: 100 % would be a step that does nothing but its matrix products.
 The FLOP count is checked against a hand formula for one case
-(:func:`laplace_pinn_flops`) before anything is timed.
+(:func:`laplace_pinn_flops`) before anything is timed. ``--compile`` also times the
+step with compiled jets (``ResampledPDE(compile_jets=True)``; the same products, so
+the eager step's count and ``t_mm``).
 
     python benchmarks/roofline.py                          # laplace, beam x lnn, pinn
     python benchmarks/roofline.py --cases all --threads 2
