@@ -8,6 +8,8 @@ both sides see the same machine load. Printed: s/step and the ratio ours/hand.
 
     python benchmarks/step_time.py                       # all landed cases
     python benchmarks/step_time.py --cases laplace --steps 100 --repeats 5
+    python benchmarks/step_time.py --threads 1 --clock cpu  # on a loaded machine
+    python benchmarks/step_time.py --compile    # ours with compiled jets as well
 """
 
 from __future__ import annotations
@@ -122,6 +124,10 @@ HAND = {
 
 
 WARMUP = 5
+#: wall time, or this process's CPU time (``--clock cpu``, one thread: a step's own
+#: time on a machine shared with others)
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+clock = time.perf_counter
 
 
 class _Clock(dde.callbacks.Callback):
@@ -133,7 +139,7 @@ class _Clock(dde.callbacks.Callback):
 
     def on_batch_end(self):
         _sync()
-        self.t.append(time.perf_counter())
+        self.t.append(clock())
 
 
 def _sync():
@@ -141,13 +147,14 @@ def _sync():
         torch.cuda.synchronize()
 
 
-def time_ours(case, method, steps):
+def time_ours(case, method, steps, compile_jets=False):
     """Steady-state s/step of the runner's path (ResampledPDE + dde.Model + the
     runner's per-step controller), from the end of step WARMUP to the end of step
     steps - 1: DeepXDE's evaluation on the last step (and every display_every
     steps, 0.1 % of a paper run at display_every = 1000) is left out."""
     dde.config.set_random_seed(0)
-    data = ResampledPDE(case.make_terms(case.paper), seed=0)
+    kwargs = {"compile_jets": True} if compile_jets else {}
+    data = ResampledPDE(case.make_terms(case.paper), seed=0, **kwargs)
     net = build_net(method, case)
     model = dde.Model(data, net)
     model.compile("adam", lr=1e-4, verbose=0)
@@ -173,7 +180,7 @@ def time_hand(case, method, steps):
         step(net, counts, dev).backward()
         opt.step()
         _sync()
-        t.append(time.perf_counter())
+        t.append(clock())
     return (t[-1] - t[WARMUP - 1]) / (len(t) - WARMUP)
 
 
@@ -186,31 +193,50 @@ def main(argv=None):
     p.add_argument("--steps", type=int, default=60)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--clock", choices=tuple(CLOCKS), default="wall")
+    p.add_argument(
+        "--compile", action="store_true", help="also time ours with compiled jets"
+    )
     args = p.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.clock == "cpu" and torch.get_num_threads() != 1:
+        p.error("--clock cpu needs --threads 1 (CPU time sums over threads)")
+    globals()["clock"] = CLOCKS[args.clock]
     dev = (
         "cuda"
         if torch.cuda.is_available()
         else f"cpu ({torch.get_num_threads()} threads)"
     )
-    print(f"device: {dev}; {args.steps} steps x {args.repeats} repeats, median s/step")
-    print(f"{'case':12s} {'method':8s} {'ours':>10s} {'hand':>10s} {'ratio':>7s}")
+    print(
+        f"device: {dev}; {args.steps} steps x {args.repeats} repeats, median s/step "
+        f"({args.clock} clock)"
+    )
+    head = f"{'case':12s} {'method':8s} {'ours':>10s} {'hand':>10s} {'ratio':>7s}"
+    print(head + (f" {'compiled':>10s} {'ratio':>7s}" if args.compile else ""))
     for name in args.cases.split(","):
         case = cases.get(name)
         for method in args.methods.split(","):
-            ours, hand = [], []
+            ours, hand, comp = [], [], []
             for _ in range(args.repeats):
                 ours.append(time_ours(case, method, args.steps))
                 if name in HAND:
                     hand.append(time_hand(case, method, args.steps))
+                if args.compile:
+                    comp.append(time_ours(case, method, args.steps, True))
             o = float(np.median(ours))
-            if hand:
-                h = float(np.median(hand))
-                row = f"{o:10.4f} {h:10.4f} {o / h:7.2f}"
-            else:  # relativistic: see benchmarks/relativistic_residual.py
-                row = f"{o:10.4f} {'-':>10s} {'-':>7s}"
+            h = float(np.median(hand)) if hand else None
+            row = f"{o:10.4f} " + (f"{h:10.4f}" if h else f"{'-':>10s}")
+            row += " " + _ratio(o, h)
+            if comp:
+                c = float(np.median(comp))
+                row += f" {c:10.4f} " + _ratio(c, h)
             print(f"{name:12s} {method:8s} {row}", flush=True)
+
+
+def _ratio(ours: float, hand: float | None) -> str:
+    # relativistic: no hand loop, see benchmarks/relativistic_residual.py
+    return f"{'-':>7s}" if hand is None else f"{ours / hand:7.2f}"
 
 
 if __name__ == "__main__":

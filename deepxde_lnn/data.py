@@ -180,6 +180,8 @@ class ResampledPDE(Data):
             network supports jets, ``"autograd"`` always DeepXDE's nested autograd.
         weights: optional :class:`RowWeights` hook giving per-row multipliers of
             the squared residuals (its state is saved by :meth:`state_dict`).
+        compile_jets: run the jet residuals through ``torch.compile``
+            (:mod:`deepxde_lnn.compiled`: fused kernels, CUDA graphs on CUDA).
 
     Attributes:
         update_weights: whether the training pass may update the weights hook
@@ -195,6 +197,7 @@ class ResampledPDE(Data):
         resample: bool = True,
         derivatives: str = "taylor",
         weights: "RowWeights | None" = None,
+        compile_jets: bool = False,
     ):
         if derivatives not in DERIVATIVES:
             raise ValueError(
@@ -202,6 +205,12 @@ class ResampledPDE(Data):
             )
         self.derivatives = derivatives
         self._jet_ok: dict[int, bool] = {}
+        if not isinstance(compile_jets, bool):
+            raise ValueError(
+                f"compile_jets must be True or False, got {compile_jets!r}"
+            )
+        self.compile_jets = compile_jets
+        self._compiled: dict = {}
         if isinstance(terms, Term) or not isinstance(terms, Iterable):
             raise ValueError(f"terms must be a sequence of Term, got {terms!r}")
         terms = list(terms)
@@ -347,13 +356,28 @@ class ResampledPDE(Data):
             if t.jet is not None and t.kind != "value":
                 groups.setdefault(t.jet, []).append(i)
         out = {}
+        if self.compile_jets and torch.is_grad_enabled():
+            from . import compiled
+
+            compiled.begin_step(inputs.device)
         for jet, idx in groups.items():
             rows = np.concatenate([X[self.slices[i]] for i in idx])
             x = torch.as_tensor(rows, dtype=inputs.dtype, device=inputs.device)
-            r = jet(x, net)
+            r = self._jet_function(jet)(x, net)
             parts = torch.split(r, [self.terms[i].n for i in idx])
             out.update(zip(idx, parts))
         return out
+
+    def _jet_function(self, jet):
+        """``jet`` itself, or its compiled version (one per jet function) while
+        gradients are recorded (training; an evaluation is not worth a compile)."""
+        if not (self.compile_jets and torch.is_grad_enabled()):
+            return jet
+        if jet not in self._compiled:
+            from .compiled import compiled
+
+            self._compiled[jet] = compiled(jet)
+        return self._compiled[jet]
 
     def uses_jets(self, net) -> bool:
         """Whether the jet residuals are used with ``net``."""
@@ -370,7 +394,12 @@ class ResampledPDE(Data):
         """How input derivatives are taken, for run metadata."""
         jets = [t.name for t in self.terms if t.jet is not None]
         if jets and self.uses_jets(net):
-            return f"Taylor-mode jets ({', '.join(jets)}); others nested autograd"
+            how = "Taylor-mode jets"
+            if self.compile_jets and not any(
+                f.fallback for f in self._compiled.values()
+            ):
+                how += " compiled with torch.compile"
+            return f"{how} ({', '.join(jets)}); others nested autograd"
         return "nested autograd (DeepXDE)"
 
 

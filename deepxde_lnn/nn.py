@@ -4,7 +4,9 @@ Liquid residual block (paper eq. for the LNN-PINN hidden update)::
 
     L(h) = h + alpha * tanh(A h + c),      alpha in R^w trainable, init 0.5
 
-(``tanh`` is the paper's; ``block_activation`` swaps it for another activation.)
+(``tanh`` is the paper's, whose networks use tanh; by default ``sigma`` is the
+network's own hidden activation, so a tanh network has the paper's block and a sin
+network sin blocks; ``block_activation`` sets another.)
 
 ``LNN`` inserts one block after every hidden ``Linear -> activation`` stage
 (``layout="standard"``) or uses the blocks *instead of* the hidden activations
@@ -26,6 +28,7 @@ ensure_pytorch_backend()
 
 import torch  # noqa: E402
 from deepxde import config  # noqa: E402
+from deepxde import utils as dde_utils  # noqa: E402
 from deepxde.nn import activations, initializers  # noqa: E402
 from deepxde.nn.pytorch.nn import NN  # noqa: E402
 
@@ -138,9 +141,9 @@ class LNN(MLP):
         h_i = L_i(W_{i-1} h_{i-1} + b_{i-1}),  i = 1..L;   out = W_L h_L + b_L
 
     where ``L_i(h) = h + alpha_i * sigma(A_i h + c_i)`` (:class:`LiquidBlock`),
-    ``sigma = tanh`` in the paper. With ``"reduced"`` the blocks' ``sigma`` is the
-    only nonlinearity and ``activation`` is validated but unused (unless
-    ``block_activation="same"``).
+    ``sigma = tanh`` in the paper (whose networks are tanh networks). By default
+    ``sigma`` is the stage's own hidden activation (``block_activation="same"``);
+    with ``"reduced"`` the blocks' ``sigma`` is then the only nonlinearity.
 
     Args:
         layer_sizes, activation, kernel_initializer, regularization: as
@@ -148,9 +151,10 @@ class LNN(MLP):
             ``Linear``, those inside the blocks included.
         alpha_init: initial value of every ``alpha`` channel (finite).
         layout: ``"standard"`` or ``"reduced"``.
-        block_activation: ``sigma`` of the blocks: a DeepXDE activation name or
-            callable, or ``"same"`` for the hidden ``activation`` of each stage
-            (``activation[i]`` when a list is given). Default ``"tanh"`` (paper).
+        block_activation: ``sigma`` of the blocks: ``"same"`` (default) for the
+            hidden ``activation`` of each stage (``activation[i]`` when a list is
+            given; the paper's tanh for a tanh network), or a DeepXDE activation
+            name or callable (e.g. ``"tanh"``, the paper's block in any network).
 
     Note:
         DeepXDE's ``"l2"`` regularization becomes Adam weight decay and so also
@@ -166,7 +170,7 @@ class LNN(MLP):
         *,
         alpha_init: float = 0.5,
         layout: str = "standard",
-        block_activation="tanh",
+        block_activation="same",
     ):
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
@@ -201,10 +205,16 @@ class LNN(MLP):
         return self.blocks[j](x)
 
     def extra_repr(self) -> str:
-        out = f"layout={self.layout!r}, alpha_init={self.alpha_init}"
-        if any(b.activation_name != "tanh" for b in self.blocks):
-            out += f", block_activation={_activation_name(self.block_activation)!r}"
-        return out
+        """Layout, ``alpha_init`` and the blocks' ``sigma`` as resolved (one name,
+        or one per block where they differ), e.g. ``block_activation='tanh'``."""
+        names = [b.activation_name for b in self.blocks]
+        if not names:  # no hidden layer, no block
+            names = [_activation_name(self.block_activation)]
+        shown = names[0] if len(set(names)) == 1 else names
+        return (
+            f"layout={self.layout!r}, alpha_init={self.alpha_init}, "
+            f"block_activation={shown!r}"
+        )
 
 
 # --- argument checks ---------------------------------------------------------------
@@ -280,9 +290,12 @@ def _is_same(identifier) -> bool:
 
 def _activation_name(identifier) -> str:
     """A name for ``extra_repr``: the string itself, or the callable's name
-    (``"tanh"`` whatever its case, ``"linear"`` for ``None``)."""
+    (``"tanh"`` whatever its case, ``"linear"`` for ``None``, ``"LAAF-n f"`` for
+    DeepXDE's L-LAAF wrapper)."""
     if identifier is None:
         return "linear"
+    if isinstance(identifier, dde_utils.LLAAF):
+        return f"LAAF-{identifier.n:g} {_activation_name(identifier.activation)}"
     name = identifier if isinstance(identifier, str) else None
     name = name or getattr(identifier, "__name__", None) or type(identifier).__name__
     return "tanh" if name.lower() == "tanh" else name

@@ -531,7 +531,8 @@ def _adam_text(opt, decay) -> str:
 
 
 def _describe(net) -> str:
-    """``LNN([2, 64, 1], layout='standard', alpha_init=0.5)``-style summary."""
+    """``LNN([2, 64, 1], layout='standard', alpha_init=0.5, block_activation='tanh')``
+    -style summary."""
     extra = net.extra_repr()
     sizes = getattr(net, "layer_sizes", None)
     args = ", ".join(a for a in (str(sizes) if sizes else "", extra) if a)

@@ -332,10 +332,11 @@ class _Layout:
         lo, hi = self.counts[k + 1], self.counts[k]
         if self.weights is None or rest is None or lo == hi:
             return None
-        w = self.weights[lo:hi]
+        w, rest = self.weights[lo:hi], _rows(rest, hi)
+        rest = rest if lo == 0 else rest[lo:]
         if hi - lo == 1:
-            return rest[lo:hi] * w.view(1, 1, 1)
-        return torch.tensordot(w, rest[lo:hi], dims=1).unsqueeze(0)
+            return rest * w.view(1, 1, 1)
+        return torch.tensordot(w, rest, dims=1).unsqueeze(0)
 
 
 class _Jet(NamedTuple):
@@ -347,7 +348,11 @@ class _Jet(NamedTuple):
 
 
 def _rows(a: Tensor | None, n: int) -> Tensor | None:
-    return None if a is None or n == 0 else a[:n]
+    """The first ``n`` rows of ``a``; ``a`` itself when that is all of them (a
+    slice's backward would fill a zero tensor and copy the gradient into it)."""
+    if a is None or n == 0:
+        return None
+    return a if n >= a.shape[0] else a[:n]
 
 
 def _map(jet: _Jet, fn) -> _Jet:

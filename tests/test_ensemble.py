@@ -89,9 +89,10 @@ def derivatives(y, x):
         lambda: MLP([2, 8, 8, 2], "tanh", TORCH_DEFAULT),
         lambda: LNN([2, 8, 8, 2], "tanh", TORCH_DEFAULT),
         lambda: LNN([2, 8, 8, 2], "sin", TORCH_DEFAULT, layout="reduced"),
-        lambda: LNN([2, 8, 8, 2], "sin", TORCH_DEFAULT, block_activation="same"),
+        lambda: LNN([2, 8, 8, 2], "sin", TORCH_DEFAULT),
+        lambda: LNN([2, 8, 8, 2], "sin", TORCH_DEFAULT, block_activation="tanh"),
     ],
-    ids=["mlp", "lnn", "lnn-reduced", "lnn-sin-blocks"],
+    ids=["mlp", "lnn", "lnn-reduced", "lnn-sin-blocks", "lnn-sin-tanh-blocks"],
 )
 def test_stacked_forward_and_derivatives_equal_single_nets(float64, make):
     def transform(x, y):
@@ -114,6 +115,27 @@ def test_stacked_forward_and_derivatives_equal_single_nets(float64, make):
         for a, b in zip(got, derivatives(net(xk), xk)):
             assert a.shape[0] == 21
             assert rel(a[7 * k : 7 * (k + 1)].detach(), b.detach()) <= 1e-12
+
+
+@pytest.mark.parametrize("layout", ["standard", "reduced"])
+def test_stacked_jets_follow_sin_blocks(float64, layout):
+    """Taylor-mode jets under ``per_run`` (vmap) of sin-block nets (the default
+    of a sin network) equal each single net's nested-autograd Laplacian."""
+    from deepxde_lnn import taylor
+
+    nets = []
+    for s in range(3):
+        torch.manual_seed(s)
+        nets.append(LNN([2, 8, 8, 1], "sin", TORCH_DEFAULT, layout=layout))
+    assert nets[0].blocks[0].activation_name == "sin"
+    stacked = StackedNet(nets)
+    x = torch.rand(3 * 7, 2, dtype=torch.float64)
+    lap = stacked.per_run(lambda xk, n: taylor.laplacian(n, xk)[1], x)
+    for k, net in enumerate(nets):
+        xk = x[7 * k : 7 * (k + 1)].clone().requires_grad_()
+        u = net(xk)
+        ref = d(d(u, xk, 0), xk, 0) + d(d(u, xk, 1), xk, 1)
+        assert rel(lap[7 * k : 7 * (k + 1)].detach(), ref.detach()) <= 1e-12
 
 
 # --- state dicts and Adam states ------------------------------------------------------

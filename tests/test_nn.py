@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import deepxde_lnn
-from deepxde_lnn import LNN, MLP, LiquidBlock
+from deepxde_lnn import LNN, MLP, LiquidBlock, runner
 
 import deepxde as dde
 
@@ -86,19 +86,38 @@ def _manual_forward_sigma(net, x, hidden, sigma):
     return h @ out.weight.T + out.bias
 
 
-def test_block_activation_default_is_tanh():
+def test_block_activation_defaults_to_the_network_activation():
     torch.manual_seed(4)
     sizes = [2, 10, 10, 1]
     net = LNN(sizes, "sin", "torch-default")
     x = torch.randn(6, 2)
     torch.testing.assert_close(
-        net(x), _manual_forward_sigma(net, x, torch.sin, torch.tanh)
+        net(x), _manual_forward_sigma(net, x, torch.sin, torch.sin)
     )
-    explicit = LNN(sizes, "sin", "torch-default", block_activation="tanh")
-    assert explicit.num_trainable_parameters() == net.num_trainable_parameters()
-    assert list(explicit.state_dict()) == list(net.state_dict())
-    assert "block_activation" not in repr(net)
-    assert "activation" not in LiquidBlock(4).extra_repr()
+    assert all(b.activation is a for b, a in zip(net.blocks, net.activation))
+    assert net.extra_repr().endswith("block_activation='sin'")
+    assert "activation" not in LiquidBlock(4).extra_repr()  # a lone block: tanh
+    # a tanh network (the paper's, every method's) has the paper's block, unchanged
+    torch.manual_seed(4)
+    tanh_net = LNN(sizes, "tanh", "torch-default")
+    torch.manual_seed(4)
+    paper = LNN(sizes, "tanh", "torch-default", block_activation="tanh")
+    for (k, a), (k2, b) in zip(
+        tanh_net.state_dict().items(), paper.state_dict().items()
+    ):
+        assert k == k2 and torch.equal(a, b)
+    assert torch.equal(tanh_net(x), paper(x))
+    assert torch.equal(tanh_net(x), _manual_forward_sigma(paper, x, *[torch.tanh] * 2))
+    assert repr(tanh_net) == repr(paper)
+    # the run record's "network" field names the blocks' sigma
+    assert runner._describe(tanh_net) == (
+        "LNN([2, 10, 10, 1], layout='standard', alpha_init=0.5, "
+        "block_activation='tanh')"
+    )
+    mixed = LNN([1, 4, 4, 1], ["sin", "tanh", None], "torch-default")
+    assert mixed.extra_repr().endswith("block_activation=['sin', 'tanh']")
+    laaf = LNN([1, 4, 4, 1], "LAAF-10 sin", "torch-default")
+    assert laaf.extra_repr().endswith("block_activation='LAAF-10 sin'")
 
 
 @pytest.mark.parametrize(
@@ -122,7 +141,7 @@ def test_block_activation_variants(block_activation, hidden, sigma):
     x = torch.randn(7, 3)
     torch.testing.assert_close(net(x), _manual_forward_sigma(net, x, hidden, sigma))
     assert net.num_trainable_parameters() == p_mlp(3, 2, 3, 12) + 3 * (144 + 24)
-    expected = block_activation if isinstance(block_activation, str) else "sigmoid"
+    expected = "sin" if sigma is torch.sin else "sigmoid"  # as resolved
     assert f"block_activation={expected!r}" in net.extra_repr()
     assert "activation=" in net.blocks[0].extra_repr()
 

@@ -169,11 +169,26 @@ def test_unsupported_block_activation_is_not_supported():
     assert not taylor.supported(net)
     with pytest.raises(ValueError, match="activation 'relu' has no Taylor-mode rule"):
         taylor.laplacian(net, points())
-    # "same" in the reduced layout makes the (otherwise unused) activation matter
-    assert taylor.supported(make_net("lnn", "reduced", "relu"))
-    assert not taylor.supported(
-        make_net("lnn", "reduced", "relu", block_activation="same")
-    )
+    # the default ("same") in the reduced layout makes the activation matter
+    assert taylor.supported(make_net("lnn", "reduced", "relu", block_activation="tanh"))
+    assert not taylor.supported(make_net("lnn", "reduced", "relu"))
+
+
+@pytest.mark.parametrize("layout", ["standard", "reduced"])
+def test_default_blocks_of_a_sin_network_are_sin(layout):
+    """The default block activation follows a sin network; jets follow the blocks."""
+    net = make_net("lnn", layout, "sin", sizes=(2, 10, 10, 10, 1))
+    assert {b.activation_name for b in net.blocks} == {"sin"}
+    x = points()
+    v = torch.tensor([0.8, -0.5], dtype=F64)
+    jets = taylor.directional_derivatives(net, x, v, 4)
+    ref = nested_directional(net, x, v, 4)
+    for k in range(5):
+        assert relerr(jets[k], ref[k]) <= 1e-10
+    _, lap = taylor.laplacian(net, x)
+    eye = torch.eye(2, dtype=F64)
+    ref = sum(nested_directional(net, x, eye[i], 2)[2] for i in range(2))
+    assert relerr(lap, ref) <= 1e-10
 
 
 def test_register_activation():
@@ -364,8 +379,8 @@ def test_unsupported_activation_raises():
         taylor.laplacian(net, points())
     with pytest.raises(ValueError, match="activation '<lambda>'"):
         taylor.laplacian(make_net("lnn", "standard", lambda z: z**3), points())
-    # the reduced layout does not use the activation: no error, right numbers
-    net = make_net("lnn", "reduced", "relu")
+    # the reduced layout with tanh blocks does not use the activation: no error
+    net = make_net("lnn", "reduced", "relu", block_activation="tanh")
     _, lap = taylor.laplacian(net, points())
     ref = sum(
         nested_directional(net, points(), e, 2)[2] for e in torch.eye(2, dtype=F64)
@@ -403,3 +418,26 @@ def test_bad_arguments_raise():
         taylor.pure_derivatives(net, x, [(0, 2)], strategy="loop")
     with pytest.raises(ValueError, match="pairs"):
         taylor.pure_derivatives(net, x, [0, 2])
+
+
+def test_laplacian_backward_copies_no_slices():
+    """Selecting every row of a coefficient is the tensor itself: no slice whose
+    backward fills a zero tensor and copies the gradient in (a speed regression
+    test; the values are checked above)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Ops(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names.append(func._opname)
+            return func(*args, **(kwargs or {}))
+
+    net = make_net("mlp", "standard", "tanh")
+    _, lap = taylor.laplacian(net, points())
+    with Ops() as ops:
+        lap.square().sum().backward()
+    assert "slice_backward" not in ops.names
+    assert "mm" in ops.names  # the mode saw the backward
