@@ -11,15 +11,17 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
 from .atomic import remove_orphans
 
-__all__ = ["RunFolder", "FolderError", "FolderLocked"]
+__all__ = ["RunFolder", "FolderError", "FolderLocked", "record_decay"]
 
 LOCK_NAME = ".lock"
 
@@ -80,6 +82,8 @@ class RunFolder:
         if not self.metrics.exists():
             return None
         record = self.read_record()
+        if "decay" in identity and "decay" not in record:  # an older record
+            record["decay"] = record_decay(record)
         missing = [k for k in identity if k not in record]
         if missing:
             raise FolderError(
@@ -119,3 +123,17 @@ class RunFolder:
             "loss.png",
         ):
             (self.path / name).unlink(missing_ok=True)
+
+
+def record_decay(record: dict) -> list | None:
+    """Adam's learning-rate schedule of a run record (None: constant): its
+    ``decay``, or, in records written before that key, the ``lr decay (...)`` its
+    ``optimizer`` text names."""
+    if "decay" in record:
+        return record["decay"]
+    found = re.search(r"lr decay (\([^)]*\))", str(record.get("optimizer", "")))
+    try:  # literals only: a record's text never runs as code
+        decay = ast.literal_eval(found.group(1)) if found else None
+    except (ValueError, SyntaxError):
+        return None
+    return list(decay) if isinstance(decay, tuple) else None
