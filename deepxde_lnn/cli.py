@@ -89,6 +89,28 @@ def _lr(text):
     return v
 
 
+def _margin(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"margin must be a number, got {text!r}")
+    if not 1 < v < float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"margin must be a finite number > 1, got {text}"
+        )
+    return v
+
+
+def add_margin(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--margin",
+        type=_margin,
+        default=2.0,
+        help="equivalence margin m: 'equivalent within xm' when the error ratio's "
+        "whole 95%% interval lies in [1/m, m] (default 2)",
+    )
+
+
 def _lrs(text):
     return [_lr(s.strip()) for s in text.split(",") if s.strip()] or _lr("")
 
@@ -184,8 +206,26 @@ def build_parser() -> argparse.ArgumentParser:
         "method's measured time for the profile's steps, kept in OUT/budget.json)",
     )
     p.add_argument("--methods", default="lnn,pinn")
-    p.add_argument("--seeds", type=_seeds, help="comma-separated (default: 3 seeds)")
+    p.add_argument(
+        "--seeds",
+        type=_seeds,
+        help="comma-separated (default: the profile's seeds; with --until-decided "
+        "the first look's)",
+    )
     p.add_argument("--out", help="result folder (default runs/compare-CASE-PROFILE)")
+    add_margin(p)
+    p.add_argument(
+        "--until-decided",
+        action="store_true",
+        help="add seeds in batches (as many as the first look's) to the comparisons "
+        "with pinn still undecided, until each decides or reaches --max-seeds; "
+        "the error rate is spread over the looks (docs/verdicts.md)",
+    )
+    p.add_argument(
+        "--max-seeds",
+        type=_positive_int("max-seeds"),
+        help="with --until-decided: at most this many seeds per method (default 15)",
+    )
 
     p = sub.add_parser("ablate", help="LNN/MLP variants, step- and time-matched")
     _common(p)
@@ -203,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seeds", type=_seeds, help="comma-separated (default: 3 seeds)")
     p.add_argument("--out", help="result folder (default runs/ablate-CASE-PROFILE)")
+    add_margin(p)
 
     p = sub.add_parser("sweep", help="learning-rate sweep: lrs x methods x seeds")
     _common(p)
@@ -215,6 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--seeds", type=_seeds, help="comma-separated (default: the profile seed)"
     )
     p.add_argument("--out", help="result folder (default runs/sweep-CASE-PROFILE)")
+    add_margin(p)
 
     p = sub.add_parser("reference", help="regenerate a FEM reference")
     p.add_argument("case", help="only 'heat'")
@@ -233,6 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="docs/REPRODUCTION.md",
         help="markdown file; figures go to the folder of its name without .md",
     )
+    add_margin(p)
     return parser
 
 
@@ -378,7 +421,12 @@ def cmd_compare(args) -> int:
         "-time" if args.budget == "time" else ""
     )
     root = Path(args.out or default)
-    _compare(args, case, _methods(args), seeds, root, args.budget)
+    if args.until_decided:
+        _until_decided(args, case, _methods(args), seeds, root)
+    else:
+        if args.max_seeds is not None:
+            raise ValueError("max-seeds: only with --until-decided")
+        _compare(args, case, _methods(args), seeds, root, args.budget)
     print((root / "summary.md").read_text())
     print(
         f"summary: {root / 'summary.md'}, {root / 'summary.csv'}, {root / 'summary.png'}"
@@ -389,7 +437,23 @@ def cmd_compare(args) -> int:
 def _compare(args, case, methods, seeds, root: Path, budget: str) -> None:
     """Train methods x seeds into ``root/METHOD/seed-S`` (same steps, or the same
     seconds with ``budget="time"``) and summarise them there."""
+    _train(args, case, methods, seeds, root, budget)
+    _summarize(args, case, root)
+
+
+def _summarize(args, case, root: Path) -> None:
     from .report import summarize
+
+    summarize(
+        root,
+        paper_seed=case.profile(args.profile).seed,
+        paper_table=case.paper_table,
+        margin=args.margin,
+    )
+
+
+def _train(args, case, methods, seeds, root: Path, budget: str) -> None:
+    """Train methods x seeds into ``root/METHOD/seed-S``."""
     from .runner import TIME_CAP
 
     prof = case.profile(args.profile)
@@ -410,7 +474,55 @@ def _compare(args, case, methods, seeds, root: Path, budget: str) -> None:
         for s in seeds
     ]  # all validated before anything runs
     _run_all(jobs, args)
-    summarize(root, paper_seed=prof.seed, paper_table=case.paper_table)
+
+
+MAX_SEEDS = 15  # --until-decided's default --max-seeds
+
+
+def _until_decided(args, case, methods, seeds, root: Path) -> None:
+    """``compare --until-decided``: batches of ``len(seeds)`` new seeds for the
+    comparisons with pinn still undecided (:func:`deepxde_lnn.sequential.until_decided`),
+    then the summary."""
+    from .folder import RunFolder
+    from .metrics import summary_field
+    from .runner import TrainingDiverged
+    from .sequential import Design, until_decided, write_design
+
+    if args.max_seeds is not None and args.max_seeds < len(seeds):
+        raise ValueError(f"max-seeds: at least the {len(seeds)} seeds of --seeds")
+    if "pinn" not in methods:
+        raise ValueError("methods: --until-decided compares with pinn; include it")
+    n = max(args.max_seeds or MAX_SEEDS, len(seeds))
+    design = Design(len(seeds), len(seeds), n, margin=args.margin)
+    all_seeds = [*seeds, *range(max(seeds) + 1, max(seeds) + 1 + n - len(seeds))]
+    if all_seeds[-1] > SEED_MAX:
+        raise ValueError(f"max-seeds: the seeds after {max(seeds)} pass 2**32 - 1")
+    for cfg_seed in all_seeds:  # every configuration checked before any training
+        for m in methods:
+            _config(args, m, cfg_seed).resolved(case)
+    write_design(root, design)
+
+    def train(ms, new):
+        _train(args, case, ms, new, root, args.budget)
+        out = {}
+        for m in ms:
+            out[m] = {}
+            for s in new:
+                folder = RunFolder(root / m / f"seed-{s}")
+                if not folder.metrics.exists():
+                    raise TrainingDiverged(f"{m} seed {s} did not finish; no verdict")
+                metrics = folder.read_record()["metrics"]
+                out[m][s] = metrics[summary_field(list(metrics))]["RMSE"]
+        return out
+
+    def on_look(n, cis):
+        said = "; ".join(f"{m}: {ci.verdict_text()}" for m, ci in cis.items())
+        print(
+            f"look {design.looks.index(n) + 1}/{len(design.looks)} at {n} seeds: {said}"
+        )
+
+    until_decided(train, methods, all_seeds, design, on_look=on_look)
+    _summarize(args, case, root)
 
 
 def cmd_ablate(args) -> int:
@@ -425,7 +537,7 @@ def cmd_ablate(args) -> int:
     budgets = ["steps", "time"] if args.budget == "both" else [args.budget]
     for budget in budgets:
         _compare(args, case, methods, seeds, root / budget, budget)
-    text = table(root, case)
+    text = table(root, case, args.margin)
     atomic.atomic_write_text(root / "ablation.md", text + "\n")
     print(text)
     print(f"ablation: {root / 'ablation.md'}")
@@ -482,9 +594,12 @@ def cmd_sweep(args) -> int:
     _run_all(jobs, args)
     for lr in args.lrs:
         summarize(
-            root / f"lr-{lr:g}", paper_seed=prof.seed, paper_table=case.paper_table
+            root / f"lr-{lr:g}",
+            paper_seed=prof.seed,
+            paper_table=case.paper_table,
+            margin=args.margin,
         )
-    print(sweep_table(root))
+    print(sweep_table(root, args.margin))
     return 0
 
 
@@ -502,7 +617,7 @@ def cmd_reference(args) -> int:
 def cmd_report(args) -> int:
     from .reproduction import build_report
 
-    out = build_report(args.runs_dirs, args.out)
+    out = build_report(args.runs_dirs, args.out, margin=args.margin)
     print(f"report: {out}, figures in {out.parent / out.stem}")
     return 0
 

@@ -18,9 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from . import atomic as aio
-from .folder import RunFolder
+from .folder import RunFolder, record_decay
 from .metrics import METRICS, summary_field
-from .stats import RatioCI, ratio_ci
+from .sequential import looks_of
+from .stats import LEVEL, MARGIN, RatioCI, holm, ratio_ci
 
 __all__ = ["run_figures", "summarize", "load_runs", "sweep_table", "verdicts"]
 
@@ -124,10 +125,16 @@ def load_runs(root: str | Path) -> list[dict]:
 
 
 def verdicts(
-    runs: list[dict], fields, baseline: str = "pinn", metric: str = "RMSE"
+    runs: list[dict],
+    fields,
+    baseline: str = "pinn",
+    metric: str = "RMSE",
+    margin: float = MARGIN,
+    looks: int = 1,
 ) -> list[tuple[str, str, RatioCI]]:
     """``(method, field, ratio CI)`` of every method against ``baseline``: the
-    geometric-mean ``metric`` ratio over seeds (paired by seed when possible)."""
+    geometric-mean ``metric`` ratio over seeds (paired by seed when possible),
+    judged with ``margin`` over a design of ``looks`` looks (:mod:`.stats`)."""
     methods = list(dict.fromkeys(r["method"] for r in runs))
     if baseline not in methods:
         return []
@@ -144,7 +151,22 @@ def verdicts(
                 }
                 for k in (m, baseline)
             }
-            out.append((m, fld, ratio_ci(err[m], err[baseline])))
+            ci = ratio_ci(err[m], err[baseline], LEVEL, margin, looks)
+            out.append((m, fld, ci))
+    return out
+
+
+def judged(cis: list[RatioCI | None]) -> list[str]:
+    """Each verdict of one table (a family), with Holm's adjusted verdict where it
+    differs, e.g. ``better (Holm: undecided)``; "—" for no comparison."""
+    adjusted = holm(cis, LEVEL)
+    out = []
+    for ci, adj in zip(cis, adjusted):
+        if ci is None:
+            out.append("—")
+            continue
+        raw = ci.verdict_text()
+        out.append(raw if adj == ci.verdict else f"{raw} (Holm: {adj})")
     return out
 
 
@@ -178,10 +200,14 @@ def _stats(values) -> dict:
 
 
 def summarize(
-    root: str | Path, paper_seed: int | None = None, paper_table: dict | None = None
+    root: str | Path,
+    paper_seed: int | None = None,
+    paper_table: dict | None = None,
+    margin: float = MARGIN,
 ) -> list[dict]:
     """Aggregate the runs below ``root`` into ``summary.csv``, ``summary.md`` and
-    ``summary.png``; returns the csv rows."""
+    ``summary.png``; returns the csv rows. Verdicts use ``margin`` and the looks
+    of a sequential design in ``root`` (:func:`deepxde_lnn.sequential.looks_of`)."""
     root = Path(root)
     runs = load_runs(root)
     if not runs:
@@ -236,8 +262,9 @@ def summarize(
     writer.writeheader()
     writer.writerows(rows)
     aio.atomic_write_text(root / "summary.csv", buf.getvalue())
+    found = verdicts(runs, fields, margin=margin, looks=looks_of(root))
     aio.atomic_write_text(
-        root / "summary.md", _markdown(runs, rows, methods, fields, paper_seed)
+        root / "summary.md", _markdown(runs, rows, methods, fields, paper_seed, found)
     )
     _summary_figure(root, runs, methods)
     return rows
@@ -247,16 +274,39 @@ def _fmt(x) -> str:
     return "—" if x is None else f"{x:.3e}"
 
 
-def _markdown(runs, rows, methods, fields, paper_seed) -> str:
+def verdict_rule(margin: float, looks: int = 1) -> str:
+    """How the verdicts were reached, in one paragraph (summaries, tables)."""
+    m = f"{margin:g}"
+    text = (
+        "Verdicts on the geometric-mean RMSE ratio to `pinn` over seeds, with a "
+        f"{LEVEL:.0%} Student-t interval on log errors (paired over common seeds, "
+        "otherwise Welch): 'better' / 'worse' when the whole interval lies below "
+        f"/ above 1, 'equivalent within ×{m}' when it lies inside [1/{m}, {m}] "
+        f"(margin ×{m}), otherwise 'undecided', with the seeds that would likely "
+        "decide it at the observed spread."
+    )
+    if looks > 1:
+        text += (
+            f" Seeds were added until decided over {looks} looks: each interval "
+            f"has level {1 - (1 - LEVEL) / looks:.4g} (Bonferroni over the looks)."
+        )
+    return text
+
+
+def _markdown(runs, rows, methods, fields, paper_seed, found) -> str:
     r0 = runs[0]
+    looks = found[0][2].looks if found else 1
     lines = [
         f"# {r0['case']}: " + " vs ".join(methods),
         "",
-        f"Profile `{r0['profile']}`, {r0['iterations']} iterations, lr {r0['lr']:g}, "
-        f"{r0['dtype']}, device {r0['device']} ({r0.get('device_name', '')}). "
+        f"Profile `{r0['profile']}`, {r0['iterations']} iterations, lr {r0['lr']:g}"
+        + _schedule(r0)
+        + f", {r0['dtype']}, device {r0['device']} ({r0.get('device_name', '')}). "
         "Mean ± sample std over seeds; metrics in float64 on "
         f"{r0['grid_points']} grid points. 'paper' = the paper's single-seed number "
         "(its own protocol, hardware and seed).",
+        "",
+        verdict_rule(found[0][2].margin if found else MARGIN, looks),
         "",
     ]
     get = {(r["method"], r["field"], r["metric"]): r for r in rows}
@@ -289,20 +339,19 @@ def _markdown(runs, rows, methods, fields, paper_seed) -> str:
                 ]
                 lines.append(f"| {m}, paper | 1 | " + " | ".join(cells) + " |")
         lines.append("")
-    found = verdicts(runs, fields)
     if found:
         lines += [
             "## Verdict",
-            "",
-            "Geometric-mean RMSE ratio of each method to `pinn` over seeds, with a "
-            "95 % Student-t interval on log errors (paired by seed when both "
-            "methods ran the same seeds); 'better' or 'worse' only when the whole "
-            "interval lies below or above 1.",
             "",
             *[f"- {line}" for line in verdict_lines(found)],
             "",
         ]
     return "\n".join(lines)
+
+
+def _schedule(record: dict) -> str:
+    decay = record_decay(record)
+    return "" if decay is None else " with decay (" + ", ".join(map(str, decay)) + ")"
 
 
 def _summary_figure(root: Path, runs, methods) -> None:
@@ -351,10 +400,11 @@ def _summary_figure(root: Path, runs, methods) -> None:
     plt.close(fig)
 
 
-def sweep_table(root: str | Path) -> str:
+def sweep_table(root: str | Path, margin: float = MARGIN) -> str:
     """``sweep.md`` for a learning-rate sweep folder (``lr-X/METHOD/seed-S``): per lr
     and method, mean ± std over seeds of the final loss J and the first field's
-    RMSE, relL2 and MaxErr (the 8-field average where there is one)."""
+    RMSE, relL2 and MaxErr (the 8-field average where there is one), and the
+    verdict against ``pinn`` at the same lr (where the sweep ran it)."""
     root = Path(root)
     runs = load_runs(root)
     if not runs:
@@ -363,8 +413,11 @@ def sweep_table(root: str | Path) -> str:
     lines = [
         f"# {runs[0]['case']}: learning-rate sweep ({key})",
         "",
-        "| lr | method | seeds | J(final) | RMSE | relL2 | MaxErr | train s |",
-        "|---|---|---|---|---|---|---|---|",
+        verdict_rule(margin),
+        "",
+        "| lr | method | seeds | J(final) | RMSE | relL2 | MaxErr | train s "
+        "| RMSE / pinn (95 % CI) | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     groups = {}
     for r in runs:
@@ -376,11 +429,23 @@ def sweep_table(root: str | Path) -> str:
             [r["train_seconds"] for r in rs],
         ]
         txt = [f"{_stats(c)['mean']:.3e} ± {_stats(c)['std']:.1e}" for c in cells]
+        txt += _versus(
+            rs, groups.get((lr, "pinn")) if m != "pinn" else None, key, margin
+        )
         lines.append(f"| {lr:g} | {m} | {len(rs)} | " + " | ".join(txt) + " |")
     text = "\n".join(lines) + "\n"
     aio.atomic_write_text(root / "sweep.md", text)
     sweep_figure(root, groups, key)
     return text
+
+
+def _versus(runs, base, key: str, margin: float) -> list[str]:
+    """The ratio cell and verdict of ``runs`` against ``base`` (None: "—")."""
+    if not base:
+        return ["—", "—"]
+    rmse = [{r["seed"]: r["metrics"][key]["RMSE"] for r in rs} for rs in (runs, base)]
+    ci = ratio_ci(*rmse, LEVEL, margin)
+    return [f"{ci.ratio:.3g} ({ci.low:.3g}–{ci.high:.3g})", ci.verdict_text()]
 
 
 def sweep_figure(root: Path, groups: dict, key: str) -> Path:

@@ -145,7 +145,9 @@ def test_batch_with_a_schedule_resumes_and_equals_separate_runs(separate, tmp_pa
     try:
         res = run_batched(cfgs, outs, case=case, figures=False)
         assert [o.status for o in res] == ["interrupted"] * 3
-        assert load_checkpoint(outs[0] / "checkpoint.pt")["scheduler"]["last_epoch"] == 10
+        assert (
+            load_checkpoint(outs[0] / "checkpoint.pt")["scheduler"]["last_epoch"] == 10
+        )
         batched.ensemble.train = real
         res = run_batched(cfgs, outs, case=case, figures=False)
     finally:
