@@ -209,3 +209,30 @@ def test_compare_until_decided_adds_stacked_seeds_to_the_undecided(
     assert "'equivalent within ×3' when it lies inside [1/3, 3]" in md
     assert "over 2 looks: each interval has level 0.975" in md
     assert "(97.5% CI " in md and "n=4/4, paired by seed" in md
+
+
+def test_a_finished_run_of_another_lr_schedule_is_not_reused(tmp_path):
+    """Records before the ``decay`` key: their optimizer text names the schedule.
+    A constant-lr record is another configuration than a decayed run; an older
+    accurate-profile record (inverse-time decay in its text) is the same."""
+    from deepxde_lnn.folder import FolderError, RunFolder, record_decay
+
+    adam = "Adam(betas=(0.9, 0.999), eps=1e-08, weight_decay=0)"
+    cfg = RunConfig("laplace", "lnn", seed=1, decay=("exponential", 0.99)).resolved()
+    ident = cfg.identity()
+    assert ident["decay"] == ["exponential", 0.99]
+    old = {**ident, "optimizer": f"{adam}, constant lr, final iterate"}
+    del old["decay"]
+    folder = RunFolder(tmp_path / "old")
+    folder.path.mkdir()
+    folder.metrics.write_text(json.dumps(old))
+    with pytest.raises(FolderError, match=r"decay=None \(asked \['exponential'"):
+        folder.finished(ident)
+    text = f"{adam}, lr decay ('inverse time', 1000, 0.5) for 2000 steps, then LBFGS"
+    assert record_decay({"optimizer": text}) == ["inverse time", 1000, 0.5]
+    acc = RunConfig("laplace", "lnn", seed=1, profile="accurate").resolved()
+    rec = {**acc.identity(), "optimizer": text}
+    del rec["decay"]
+    folder.metrics.write_text(json.dumps(rec))
+    assert folder.finished(acc.identity())["seed"] == 1
+    assert record_decay({"optimizer": "lr decay (__import__('os'))"}) is None
