@@ -85,10 +85,10 @@ def table(root: str | Path, case: Case, margin: float = MARGIN) -> str:
     root = Path(root)
     lines = [f"# Ablation: {case.name}", ""]
     lines += [
-        "Geometric-mean RMSE over seeds; ratio to `pinn` of the same budget with a "
-        "95 % interval on log errors (paired by seed) and its verdict. *steps*: "
-        "every variant the same number of steps; *time*: the same training "
-        "seconds (the `lnn` time for the profile's steps). "
+        "Geometric-mean RMSE over seeds, and the ratio to `pinn` of the same "
+        "budget with its interval and verdict. *steps*: every variant the same "
+        "number of steps; *time*: the same training seconds (the `lnn` time for "
+        "the profile's steps). "
         + verdict_rule(margin)
         + " Each column's verdicts are one family: where Holm's adjustment for "
         "their number changes a verdict, it follows in brackets.",

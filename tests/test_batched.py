@@ -126,7 +126,7 @@ COSINE = ("cosine", 30, 1e-5)
 def test_batch_with_a_schedule_resumes_and_equals_separate_runs(separate, tmp_path):
     """A decaying lr (one schedule for the stack, Adam elementwise): the batch,
     interrupted after 10 steps and resumed from its checkpoints, equals separate
-    runs with that schedule, which differ from the constant-lr runs."""
+    runs with that schedule, which differ from runs with the profile's schedule."""
     import deepxde_lnn.batched as batched
 
     case, cfgs = tiny_case(), _cfgs(checkpoint_every=10, decay=COSINE)
