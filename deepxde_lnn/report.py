@@ -171,7 +171,14 @@ def judged(cis: list[RatioCI | None]) -> list[str]:
 
 
 def verdict_lines(found, baseline: str = "pinn", metric: str = "RMSE") -> list[str]:
-    return [f"{fld} {metric}: {ci.describe(m, baseline)}" for m, fld, ci in found]
+    """One line per verdict of ``found`` (one family), with Holm's adjusted
+    verdict where it differs."""
+    adjusted = holm([ci for _, _, ci in found], LEVEL)
+    return [
+        f"{fld} {metric}: {ci.describe(m, baseline)}"
+        + ("" if adj == ci.verdict else f" (Holm over {len(found)}: {adj})")
+        for (m, fld, ci), adj in zip(found, adjusted)
+    ]
 
 
 def metric_sets(record: dict) -> dict:

@@ -187,3 +187,17 @@ def test_holm_keeps_the_family_wise_error_by_simulation():
         raw += any(ci.verdict in ("better", "worse") for ci in cis)
         adjusted += any(v in ("better", "worse") for v in holm(cis))
     assert adjusted / trials <= 0.05 < 0.15 < raw / trials
+
+
+def test_summary_lines_show_holm_where_it_differs():
+    from deepxde_lnn.report import verdict_lines
+
+    strong = ratio_ci(*_pair(_exact(-1.0, 0.2, 6)))
+    weak = ratio_ci(*_pair(_exact(-0.5, 0.45, 6)))
+    undecided = ratio_ci(*_pair(_exact(0.0, 3.0, 6)))
+    found = [("lnn", "u", strong), ("lnn", "v", weak), ("lnn", "Avg", undecided)]
+    lines = verdict_lines(found)
+    assert lines[0].endswith(": lnn better")
+    assert lines[1].endswith(": lnn better (Holm over 3: undecided)")
+    assert lines[2].startswith("Avg RMSE: lnn/pinn error ratio 1 (95% CI ")
+    assert lines[2].endswith("undecided (~75 seeds)")
