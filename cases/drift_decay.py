@@ -65,6 +65,7 @@ CASE = Case(
         lr=1e-3,
         seed=888888,
         counts={"pde": 500, "ic": 250, "inflow": 250},
+        decay=("exponential", 0.01 ** (1 / 1500)),
     ),
 )
 

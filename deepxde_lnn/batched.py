@@ -65,6 +65,7 @@ class _Batch:
     prior_rows: list
     prior_seconds: list
     datas: list  # each run's ResampledPDE (kept when a run leaves the stack)
+    schedule: object = None  # the learning-rate schedule (one for all runs)
 
 
 def run_batched(
@@ -91,7 +92,7 @@ def run_batched(
     if not stackable_protocol(case.profile(cfgs[0].profile), cfgs[0]):
         raise ValueError(
             f"profile {cfgs[0].profile!r}: seeds train as a batch only with "
-            "constant-lr Adam on resampled points (no decay, fixed pool or L-BFGS)"
+            "Adam on resampled points (no fixed pool or L-BFGS)"
         )
     folders = [RunFolder(o) for o in outs]
     for f in folders:
@@ -146,7 +147,9 @@ def _single(case, cfg, folder, progress, figures) -> Outcome:
 def _build(case, cfgs, folders, states) -> _Batch:
     cfg = cfgs[0]
     runner.quiet_float(cfg.dtype)
-    profile = replace(case.profile(cfg.profile), iterations=cfg.iterations)
+    profile = replace(
+        case.profile(cfg.profile), iterations=cfg.iterations, decay=cfg.decay
+    )
     seeds = [c.seed for c in cfgs]
     stacked, data, opt = ensemble.build_ensemble(
         case, cfg.method, seeds, profile, cfg.lr
@@ -155,6 +158,7 @@ def _build(case, cfgs, folders, states) -> _Batch:
     batch = _Batch(
         cfgs, folders, stacked, data, opt, 0, [None] * k, [0.0] * k, list(data.runs)
     )
+    batch.schedule = ensemble.make_schedule(opt, profile.decay)
     if states[0] is not None:
         single = stacked.nets()[0]
         for state, f in zip(states, folders):
@@ -178,6 +182,8 @@ def _restore(batch: _Batch, states: list[dict]) -> None:
     stacked.load_state_dict(net.state_dict())
     opt.load_state_dict(ensemble.stack_adam_states([s["opt"] for s in states]))
     data.set_rng_states([set_rng_state(s["rng"]) for s in states])
+    if batch.schedule is not None and states[0].get("scheduler") is not None:
+        batch.schedule.load_state_dict(states[0]["scheduler"])
     batch.start = int(states[0]["step"])
     batch.prior_rows = [s["loss"].numpy() for s in states]
     batch.prior_seconds = [float(s["seconds"]) for s in states]
@@ -196,13 +202,16 @@ def _checkpoint(batch: _Batch, log, step: int, seconds: float) -> None:
     nets = batch.stacked.state_dicts()
     opts = ensemble.split_adam_state(batch.opt.state_dict(), batch.stacked.num_runs)
     rngs = batch.data.rng_states()
+    sched = None if batch.schedule is None else batch.schedule.state_dict()
     for k, run in enumerate(batch.stacked.run_ids):
         cfg, folder = batch.cfgs[run], batch.folders[run]
         payload = {
             "config": asdict(cfg),
             "step": step,
             "net": nets[k],
+            "phase": "adam",
             "opt": opts[k],
+            "scheduler": sched,
             "rng": rng_state(rngs[k]),
             "loss": torch.from_numpy(_table(batch, run, log, run)),
             "seconds": batch.prior_seconds[run] + seconds,
@@ -225,7 +234,13 @@ def _train(batch: _Batch, signals: Signals, bar) -> tuple:
         sync()
         t0 = time.perf_counter()
         log = ensemble.train(
-            batch.stacked, batch.data, batch.opt, n, start=step, flush_every=n
+            batch.stacked,
+            batch.data,
+            batch.opt,
+            n,
+            start=step,
+            flush_every=n,
+            schedule=batch.schedule,
         )
         sync()
         seconds += time.perf_counter() - t0
@@ -297,7 +312,9 @@ def _finish(case, batch, run, net, log, seconds, step, figures) -> Outcome:
         return Outcome(
             cfg, folder.path, "interrupted", message=f"checkpoint at step {step}"
         )
-    profile = replace(case.profile(cfg.profile), iterations=cfg.iterations)
+    profile = replace(
+        case.profile(cfg.profile), iterations=cfg.iterations, decay=cfg.decay
+    )
     opt = _OptHolder(torch.optim.Adam(net.parameters(), lr=cfg.lr))  # its settings
     job = runner._Job(case, cfg, profile, batch.datas[run], net, opt)
     job.start, job.prior_rows = batch.start, batch.prior_rows[run]

@@ -14,8 +14,10 @@ from pathlib import Path
 
 from ._backend import ensure_pytorch_backend, quiet_deepxde
 from .signals import sigterm_as_interrupt
+from .stats import MARGIN
 from .options import (
     Parser,
+    margin,
     out,
     add_training_options,
     lrs,
@@ -109,6 +111,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--out", type=out, help="result folder (default runs/compare-CASE-PROFILE)"
     )
+    _margin(p)
+    p.add_argument(
+        "--until-decided",
+        action="store_true",
+        help="add seeds in batches (as many as the first look's) to the comparisons "
+        "with pinn still undecided, until each decides or reaches --max-seeds; "
+        "the error rate is spread over the looks (docs/verdicts.md)",
+    )
+    p.add_argument(
+        "--max-seeds",
+        type=positive_int("max-seeds"),
+        help="with --until-decided: at most this many seeds per method (default 15)",
+    )
 
     p = sub.add_parser("ablate", help="LNN/MLP variants, step- and time-matched")
     _common(p)
@@ -129,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--out", type=out, help="result folder (default runs/ablate-CASE-PROFILE)"
     )
+    _margin(p)
 
     p = sub.add_parser("sweep", help="learning-rate sweep: lrs x methods x seeds")
     _common(p)
@@ -143,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--out", type=out, help="result folder (default runs/sweep-CASE-PROFILE)"
     )
+    _margin(p)
 
     p = sub.add_parser("reference", help="regenerate a FEM reference")
     p.add_argument("case", help="only 'heat'")
@@ -177,7 +194,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="also rewrite the generated blocks of this README (the main job's "
         "output, the headline table) from the same records",
     )
+    _margin(p)
     return parser
+
+
+def _margin(p) -> None:
+    p.add_argument(
+        "--margin",
+        type=margin,
+        default=MARGIN,
+        help="equivalence margin m: 'equivalent within xm' when the error ratio's "
+        "whole 95%% interval lies in [1/m, m] (default 2)",
+    )
 
 
 def cmd_list(args) -> int:
@@ -219,7 +247,7 @@ def _settings(args) -> dict:
         progress=not args.no_progress,
         **{
             k: getattr(args, k)
-            for k in ("workers", "backend", "address", "batch")
+            for k in ("workers", "backend", "address", "batch", "margin")
             if hasattr(args, k)
         },
     )
@@ -247,6 +275,8 @@ def cmd_compare(args) -> int:
         methods=args.methods,
         seeds=args.seeds,
         budget=args.budget,
+        until_decided=args.until_decided,
+        max_seeds=args.max_seeds,
         out=args.out,
         **_settings(args),
     )
@@ -308,7 +338,9 @@ def cmd_reference(args) -> int:
 def cmd_report(args) -> int:
     from . import experiments
 
-    res = experiments.report(args.runs_dirs, args.out, readme=args.readme)
+    res = experiments.report(
+        args.runs_dirs, args.out, readme=args.readme, margin=args.margin
+    )
     print(f"report: {res.out}, figures in {res.figures}")
     if res.readme is not None:
         print(f"readme: {res.readme}")

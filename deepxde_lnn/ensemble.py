@@ -268,6 +268,23 @@ def make_adam(stacked: StackedNet, lr: float | Sequence[float]) -> torch.optim.A
     return opt
 
 
+def make_schedule(opt: torch.optim.Optimizer, decay: tuple | None):
+    """DeepXDE's learning-rate schedule ``decay`` (e.g. ``("cosine", 3000, 1e-5)``;
+    None: constant, returns None) for ``opt`` from :func:`make_adam`, to step after
+    each ``opt.step()`` as ``dde.Model`` does.
+
+    The schedule sets the one group's lr, the same value for every run at each
+    step, and Adam's update is elementwise, so run k follows exactly the lr
+    sequence ``lr_t`` of its separate run: ``p_k <- p_k - lr_t * mhat_k /
+    (sqrt(vhat_k) + eps)``. Per-run rates would need per-run factors: refused.
+    """
+    if decay is None:
+        return None
+    if len(set(opt.param_groups[0].get("run_lr") or [0.0])) > 1:
+        raise ValueError("decay: a schedule needs one learning rate for all runs")
+    return dde.optimizers.get(None, opt, decay=tuple(decay))[1]
+
+
 def _group_lr(lrs: Sequence[float]) -> float:
     return lrs[0] if len(set(lrs)) == 1 else 0.0
 
@@ -298,7 +315,9 @@ def split_adam_state(state: dict, num_runs: int) -> list[dict]:
     has, with the run's own ``lr``.
     """
     (group,) = state["param_groups"]
-    lrs = group.get("run_lr") or [group["lr"]] * num_runs
+    lrs = group.get("run_lr")
+    if not lrs or len(set(lrs)) == 1:  # one rate: the group's (a schedule moves it)
+        lrs = [group["lr"]] * num_runs
     out = []
     for k in range(num_runs):
         g = {key: v for key, v in group.items() if key != "run_lr"}
@@ -537,12 +556,13 @@ def train(
     *,
     start: int = 0,
     flush_every: int = 100,
+    schedule=None,
 ) -> TrainLog:
     """``steps`` Adam steps of all runs at once, like K ``dde.Model.train`` calls.
 
     As ``Model.train``, one batch is drawn (and discarded) before the first step;
     then each step draws, computes L (K, n_terms), backpropagates ``sum(L)`` and
-    steps ``opt``. ``on_step(step, L.detach())`` runs after each update. Losses
+    steps ``opt``, then ``schedule`` (:func:`make_schedule`) if given. ``on_step(step, L.detach())`` runs after each update. Losses
     stay on the device and reach the host every ``flush_every`` steps; a run with
     a non-finite loss there is recorded in ``log.diverged_at`` and removed from
     ``stacked``, ``data`` and ``opt`` (in place; ``stacked.run_ids`` says which runs
@@ -564,6 +584,8 @@ def train(
         losses = data.losses(stacked)
         losses.sum().backward()
         opt.step()
+        if schedule is not None:
+            schedule.step()
         pending.append(losses.detach())
         if on_step is not None:
             on_step(step, pending[-1])

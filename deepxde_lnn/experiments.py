@@ -42,14 +42,19 @@ from .report import load_runs, metric_sets, summarize, sweep_table, verdicts
 from .readme import rebuild as rebuild_readme
 from .records import read_budget
 from .reproduction import build_report
+from .checks import SEED_MAX
 from .runner import (
     TIME_CAP,
     RunConfig,
     RunInterrupted,
+    TrainingDiverged,
     missing_figures,
     step_seconds,
 )
-from .stats import RatioCI
+from .metrics import summary_field
+from .sequential import Design, looks_of, write_design
+from .sequential import until_decided as seq_decide
+from .stats import MARGIN, RatioCI, check_margin
 
 __all__ = [
     "run",
@@ -116,7 +121,7 @@ class Verdict:
 
     @property
     def verdict(self) -> str:
-        """better, worse, no significant difference, or too few seeds."""
+        """better, worse, equivalent within ×m, or undecided (:mod:`.stats`)."""
         return self.ci.verdict
 
     def __str__(self) -> str:
@@ -215,8 +220,10 @@ class Settings:
     batch: str = "auto"
     progress: bool = True
     verbose: bool = True
+    margin: float = MARGIN
 
     def __post_init__(self):
+        check_margin(self.margin)
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(
                 "optimizer: runs train with 'adam' (then lbfgs=N L-BFGS "
@@ -266,6 +273,11 @@ _DOC = """
         batch: "auto", "on" or "off": train a method's seeds as one stacked model
             (registered methods only).
         progress: progress bars or lines; verbose: print a line per run.
+
+    Verdicts (not for one run):
+        margin: the equivalence margin m (default 2): 'equivalent within ×m' when
+            the error ratio's whole 95 % interval lies in [1/m, m]
+            (docs/verdicts.md).
 
     Raises ``ValueError`` naming the argument (nothing trained),
     ``RunInterrupted`` (SIGINT/SIGTERM; rerun to resume) and, for one run,
@@ -440,6 +452,8 @@ def compare(
     seeds: Sequence[int] | None = None,
     baseline: str | None = None,
     budget: str = "steps",
+    until_decided: bool = False,
+    max_seeds: int | None = None,
     out: str | os.PathLike | None = None,
     profile: str | None = None,
     lr: float | None = None,
@@ -456,6 +470,7 @@ def compare(
     batch: str = "auto",
     progress: bool = True,
     verbose: bool = True,
+    margin: float = MARGIN,
 ) -> Comparison:
     """Train ``methods`` × ``seeds`` into ``out/METHOD/seed-S`` and summarise them
     there (``summary.md``, ``summary.csv``, ``summary.png``); returns the
@@ -463,8 +478,9 @@ def compare(
 
     Every method is judged against ``baseline`` (a case: ``pinn``; plain
     DeepXDE: the first network): the geometric-mean RMSE ratio over seeds with a
-    95 % Student-t interval on log errors, paired by seed, and "better", "worse"
-    or "no significant difference".
+    95 % Student-t interval on log errors, paired by seed, and one of four
+    verdicts: "better", "worse", "equivalent within ×m" (``margin``) or
+    "undecided" (with the seeds that would likely decide it).
 
     Args:
         methods: default ``lnn``, ``pinn`` (plain DeepXDE: every network).
@@ -473,6 +489,10 @@ def compare(
         budget: "steps" (every method the same steps) or "time" (the same
             seconds: ``seconds``, or the first method's measured time for the
             profile's steps, kept in ``out/budget.json``).
+        until_decided: add batches of ``len(seeds)`` new seeds, stacked where
+            possible, to the comparisons still undecided, until each decides or
+            has ``max_seeds`` seeds (default 15); the error rate is spread over
+            the planned looks (docs/verdicts.md).
         out: default ``runs/compare-CASE-PROFILE`` (``-time`` for a time budget).
     {shared}
     """
@@ -486,6 +506,12 @@ def compare(
         "-time" if budget == "time" else ""
     )
     root = _out(out, default)
+    if until_decided:
+        return _until_decided(
+            s, problem, methods, seeds, root, budget, baseline, max_seeds
+        )
+    if max_seeds is not None:
+        raise ValueError("max_seeds: only with until_decided (--until-decided)")
     return _compare(s, problem, methods, seeds, root, budget, baseline)
 
 
@@ -516,6 +542,7 @@ def sweep(
     batch: str = "auto",
     progress: bool = True,
     verbose: bool = True,
+    margin: float = MARGIN,
 ) -> Sweep:
     """Learning-rate sweep: ``lrs`` × ``methods`` × ``seeds`` into
     ``out/lr-X/METHOD/seed-S``, one compare-style summary per learning rate, then
@@ -562,10 +589,11 @@ def sweep(
             [r for r in runs if r.lr == lr],
             prof.seed,
             baseline,
+            s.margin,
         )
         for lr in lrs
     }
-    return Sweep(root, comparisons, sweep_table(root))
+    return Sweep(root, comparisons, sweep_table(root, s.margin))
 
 
 @_api
@@ -591,6 +619,7 @@ def ablate(
     batch: str = "auto",
     progress: bool = True,
     verbose: bool = True,
+    margin: float = MARGIN,
 ) -> Ablation:
     """LNN/MLP variants of a case, step-matched and time-matched: one
     :func:`compare` per budget into ``out/steps`` and ``out/time``, then the table
@@ -617,7 +646,7 @@ def ablate(
     comparisons = {
         b: _compare(s, problem, methods, seeds, root / b, b) for b in budgets
     }
-    text = table(root, problem)
+    text = table(root, problem, s.margin)
     atomic.atomic_write_text(root / "ablation.md", text + "\n")
     return Ablation(root, comparisons, text)
 
@@ -626,6 +655,7 @@ def report(
     runs_dirs: Sequence[str | os.PathLike] | str | os.PathLike,
     out: str | os.PathLike = "docs/REPRODUCTION.md",
     readme: str | os.PathLike | None = None,
+    margin: float = MARGIN,
 ) -> Report:
     """The reproduction report of every finished run below ``runs_dirs``: markdown
     to ``out``, one figure per case in ``out``'s name without ``.md``
@@ -637,7 +667,7 @@ def report(
     if isinstance(runs_dirs, (str, os.PathLike)):
         runs_dirs = [runs_dirs]
     text = None if readme is None else rebuild_readme(readme, list(runs_dirs))
-    path = build_report(list(runs_dirs), out)
+    path = build_report(list(runs_dirs), out, margin=check_margin(margin))
     if readme is not None:
         readme = atomic.atomic_write_text(Path(readme), text)
     return Report(path, path.parent / path.stem, readme)
@@ -774,7 +804,53 @@ def _compare(
         for seed in seeds
     ]  # all validated before anything runs
     runs = _run_all(jobs, s, case)
-    return _summarized(root, case, runs, prof.seed, baseline)
+    return _summarized(root, case, runs, prof.seed, baseline, s.margin)
+
+
+MAX_SEEDS = 15  # until_decided's default max_seeds
+
+
+def _until_decided(
+    s: Settings, case, methods, seeds, root: Path, budget, baseline, max_seeds
+) -> Comparison:
+    """Batches of ``len(seeds)`` new seeds for the comparisons with ``baseline``
+    still undecided (:func:`deepxde_lnn.sequential.until_decided`), then the
+    summary over every seed run."""
+    if max_seeds is not None:
+        check_int(max_seeds, "max_seeds", len(seeds))
+    if baseline not in methods:
+        raise ValueError(f"methods: until_decided compares with {baseline}; include it")
+    n = max(max_seeds or MAX_SEEDS, len(seeds))
+    design = Design(len(seeds), len(seeds), n, margin=s.margin)
+    extra = range(max(seeds) + 1, max(seeds) + 1 + n - len(seeds))
+    all_seeds = unique([*seeds, *extra], "seeds")
+    if all_seeds[-1] > SEED_MAX:
+        raise ValueError(f"max_seeds: the seeds after {max(seeds)} pass 2**32 - 1")
+    _check_configs(s, case, methods, all_seeds)  # before any training
+    claim(root)
+    write_design(root, design)
+    runs: list[RunResult] = []
+
+    def train(ms, new):
+        done = _compare(s, case, list(ms), list(new), root, budget, baseline).runs
+        runs.extend(r for r in done if r.method in ms and r.seed in new)
+        out = {m: {} for m in ms}
+        for r in done:
+            if r.method in ms and r.seed in new:
+                if r.record is None:
+                    raise TrainingDiverged(f"{r.method} seed {r.seed} did not finish")
+                metrics = r.record["metrics"]
+                out[r.method][r.seed] = metrics[summary_field(list(metrics))]["RMSE"]
+        return out
+
+    def on_look(n, cis):
+        said = "; ".join(f"{m}: {ci.verdict_text()}" for m, ci in cis.items())
+        look = design.looks.index(n) + 1
+        _say(s, f"look {look}/{len(design.looks)} at {n} seeds: {said}")
+
+    seq_decide(train, methods, all_seeds, design, baseline=baseline, on_look=on_look)
+    paper_seed = case.profile(s.profile).seed
+    return _summarized(root, case, runs, paper_seed, baseline, s.margin)
 
 
 def _check_configs(s: Settings, case: Problem, methods, seeds) -> None:
@@ -794,13 +870,16 @@ def _out(out, default: str) -> Path:
     return Path(out)
 
 
-def _summarized(root: Path, case, runs, paper_seed, baseline: str) -> Comparison:
+def _summarized(
+    root: Path, case, runs, paper_seed, baseline: str, margin: float = MARGIN
+) -> Comparison:
     """Summarise the runs below ``root`` there; the :class:`Comparison`."""
     rows = summarize(
         root,
         paper_seed=paper_seed if case.paper_table else None,  # its own row
         paper_table=case.paper_table,
         baseline=baseline,
+        margin=margin,
     )
     text = (root / "summary.md").read_text()
     return Comparison(
@@ -809,12 +888,12 @@ def _summarized(root: Path, case, runs, paper_seed, baseline: str) -> Comparison
         baseline,
         tuple(runs),
         tuple(rows),
-        _verdicts(root, baseline),
+        _verdicts(root, baseline, margin),
         text,
     )
 
 
-def _verdicts(root: Path, baseline: str) -> tuple[Verdict, ...]:
+def _verdicts(root: Path, baseline: str, margin: float) -> tuple[Verdict, ...]:
     """The verdicts of ``summary.md`` (every metric set of the records)."""
     runs = load_runs(root)
     for r in runs:
@@ -822,7 +901,9 @@ def _verdicts(root: Path, baseline: str) -> tuple[Verdict, ...]:
     fields_ = list(runs[0]["metrics"]) if runs else []
     return tuple(
         Verdict(m, baseline, f, "RMSE", ci)
-        for m, f, ci in verdicts(runs, fields_, baseline)
+        for m, f, ci in verdicts(
+            runs, fields_, baseline, margin=margin, looks=looks_of(root)
+        )
     )
 
 

@@ -22,8 +22,10 @@ deletes only files it writes itself (``RUN_FILES`` and their temporary files):
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -40,6 +42,7 @@ __all__ = [
     "mark",
     "claim",
     "RUN_FILES",
+    "record_decay",
 ]
 
 LOCK_NAME = ".lock"
@@ -238,6 +241,8 @@ class RunFolder:
         if _lstat(self.metrics) is None:
             return None
         record = self.read_record()
+        if "decay" in identity and "decay" not in record:  # an older record
+            record["decay"] = record_decay(record)
         missing = [k for k in identity if k not in record]
         if missing:
             raise FolderError(
@@ -264,3 +269,17 @@ class RunFolder:
         writes: the record first, so a half-cleared folder never looks finished."""
         for name in RUN_FILES:
             (self.path / name).unlink(missing_ok=True)
+
+
+def record_decay(record: dict) -> list | None:
+    """Adam's learning-rate schedule of a run record (None: constant): its
+    ``decay``, or, in records written before that key, the ``lr decay (...)`` its
+    ``optimizer`` text names."""
+    if "decay" in record:
+        return record["decay"]
+    found = re.search(r"lr decay (\([^)]*\))", str(record.get("optimizer", "")))
+    try:  # literals only: a record's text never runs as code
+        decay = ast.literal_eval(found.group(1)) if found else None
+    except (ValueError, SyntaxError):
+        return None
+    return list(decay) if isinstance(decay, tuple) else None

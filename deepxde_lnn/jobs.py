@@ -140,10 +140,10 @@ def iter_jobs(
 
 
 def stackable_protocol(profile, cfg) -> bool:
-    """Whether the training protocol allows stacking seeds: the stacked Adam has
-    a constant learning rate and redraws points every step; L-BFGS's line search
-    would couple the seeds."""
-    return profile.resample and profile.decay is None and not cfg.lbfgs
+    """Whether the training protocol allows stacking seeds: the stacked Adam
+    (with the profile's learning-rate schedule, one for all runs) redraws points
+    every step; L-BFGS's line search would couple the seeds."""
+    return profile.resample and not cfg.lbfgs
 
 
 def _units(jobs, batch: bool, case=None) -> list[list]:

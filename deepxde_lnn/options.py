@@ -20,6 +20,7 @@ __all__ = [
     "lrs",
     "names",
     "out",
+    "margin",
 ]
 
 
@@ -76,6 +77,9 @@ def _listed(item, name: str):
 
 seeds = _listed(parse_seed, "seeds")
 lrs = _listed(lr, "lrs")
+
+
+margin = _arg(parse_number, "margin", 1, None, above=True)
 
 
 def out(text: str) -> str:

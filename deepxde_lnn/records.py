@@ -175,6 +175,14 @@ _TYPES = {
     "steps": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
     "grid_points": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
     "batched_runs": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
+    "decay": (
+        lambda v: v is None
+        or isinstance(v, list)
+        and bool(v)
+        and _name(v[0])
+        and all(map(is_number, v[1:])),
+        "null or a list [name, numbers...]",
+    ),
     "device": (_name, "a device name"),
     "device_name": (_text, f"a string of at most {MAX_TEXT} characters"),
     "versions": (

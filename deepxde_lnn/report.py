@@ -27,11 +27,13 @@ import numpy as np
 
 from . import atomic as aio
 from .errors import FolderError
+from .folder import record_decay
 from .metrics import METRICS, summary_field
 from .names import lr_text
 from .records import MAX_ARTIFACT_BYTES, check, escape, load_runs, metric_sets
 from .records import read_bytes, read_record
-from .stats import RatioCI, ratio_ci
+from .sequential import looks_of
+from .stats import LEVEL, MARGIN, RatioCI, holm, ratio_ci
 
 __all__ = [
     "run_figures",
@@ -161,10 +163,16 @@ def one_case(runs: list[dict], case: str | None = None) -> str:
 
 
 def verdicts(
-    runs: list[dict], fields, baseline: str = "pinn", metric: str = "RMSE"
+    runs: list[dict],
+    fields,
+    baseline: str = "pinn",
+    metric: str = "RMSE",
+    margin: float = MARGIN,
+    looks: int = 1,
 ) -> list[tuple[str, str, RatioCI]]:
     """``(method, field, ratio CI)`` of every method against ``baseline``: the
-    geometric-mean ``metric`` ratio over seeds (paired by seed when possible)."""
+    geometric-mean ``metric`` ratio over seeds (paired by seed when possible),
+    judged with ``margin`` over a design of ``looks`` looks (:mod:`.stats`)."""
     methods = list(dict.fromkeys(r["method"] for r in runs))
     if baseline not in methods:
         return []
@@ -181,14 +189,33 @@ def verdicts(
                 }
                 for k in (m, baseline)
             }
-            out.append((m, fld, ratio_ci(err[m], err[baseline])))
+            ci = ratio_ci(err[m], err[baseline], LEVEL, margin, looks)
+            out.append((m, fld, ci))
+    return out
+
+
+def judged(cis: list[RatioCI | None]) -> list[str]:
+    """Each verdict of one table (a family), with Holm's adjusted verdict where it
+    differs, e.g. ``better (Holm: undecided)``; "—" for no comparison."""
+    adjusted = holm(cis, LEVEL)
+    out = []
+    for ci, adj in zip(cis, adjusted):
+        if ci is None:
+            out.append("—")
+            continue
+        raw = ci.verdict_text()
+        out.append(raw if adj == ci.verdict else f"{raw} (Holm: {adj})")
     return out
 
 
 def verdict_lines(found, baseline: str = "pinn", metric: str = "RMSE") -> list[str]:
+    """One line per verdict of ``found`` (one family), with Holm's adjusted
+    verdict where it differs."""
+    adjusted = holm([ci for _, _, ci in found], LEVEL)
     return [
         f"{escape(fld)} {metric}: {ci.describe(escape(m), escape(baseline))}"
-        for m, fld, ci in found
+        + ("" if adj == ci.verdict else f" (Holm over {len(found)}: {adj})")
+        for (m, fld, ci), adj in zip(found, adjusted)
     ]
 
 
@@ -209,15 +236,19 @@ def summarize(
     paper_seed: int | None = None,
     paper_table: dict | None = None,
     baseline: str = "pinn",
+    margin: float = MARGIN,
 ) -> list[dict]:
     """Aggregate the runs below ``root`` into ``summary.csv``, ``summary.md`` and
-    ``summary.png`` (verdicts against the method ``baseline``); returns the csv
-    rows."""
+    ``summary.png``; returns the csv rows. Verdicts against the method
+    ``baseline`` use ``margin`` and the looks of a sequential design in ``root``
+    (:func:`deepxde_lnn.sequential.looks_of`)."""
     root = Path(root)
     runs = load_runs(root)
     if not runs:
         raise ValueError(f"no finished runs (metrics.json) below {root}")
-    rows, text = summary(runs, paper_seed, paper_table, baseline)
+    rows, text = summary(
+        runs, paper_seed, paper_table, baseline, margin, looks_of(root)
+    )
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
     writer.writeheader()
@@ -233,10 +264,13 @@ def summary(
     paper_seed: int | None = None,
     paper_table: dict | None = None,
     baseline: str = "pinn",
+    margin: float = MARGIN,
+    looks: int = 1,
 ) -> tuple[list[dict], str]:
     """The rows of ``summary.csv`` and the text of ``summary.md`` (verdicts
-    against the method ``baseline``) for run records (their ``metrics`` are
-    extended by every metric set, :func:`metric_sets`)."""
+    against the method ``baseline`` with ``margin``, over a design of ``looks``
+    looks) for run records (their ``metrics`` are extended by every metric set,
+    :func:`metric_sets`)."""
     case = one_case(runs)
     methods = list(dict.fromkeys(r["method"] for r in runs))
     for r in runs:
@@ -283,23 +317,47 @@ def summary(
                         "paper": paper,
                     }
                 )
-    return rows, _markdown(runs, rows, methods, fields, paper_seed, baseline)
+    found = verdicts(runs, fields, baseline, margin=margin, looks=looks)
+    return rows, _markdown(runs, rows, methods, fields, paper_seed, found, baseline)
 
 
 def _fmt(x) -> str:
     return "—" if x is None else f"{x:.3e}"
 
 
-def _markdown(runs, rows, methods, fields, paper_seed, baseline="pinn") -> str:
+def verdict_rule(margin: float, looks: int = 1, baseline: str = "pinn") -> str:
+    """How the verdicts were reached, in one paragraph (summaries, tables)."""
+    m = f"{margin:g}"
+    text = (
+        f"Verdicts on the geometric-mean RMSE ratio to `{escape(baseline)}` over "
+        f"seeds, with a {LEVEL:.0%} Student-t interval on log errors (paired over "
+        "common seeds, otherwise Welch): 'better' / 'worse' when the whole interval "
+        f"lies below / above 1, 'equivalent within ×{m}' when it lies inside "
+        f"[1/{m}, {m}] (margin ×{m}), otherwise 'undecided', with the seeds that "
+        "would likely decide it at the observed spread."
+    )
+    if looks > 1:
+        text += (
+            f" Seeds were added until decided over {looks} looks: each interval "
+            f"has level {1 - (1 - LEVEL) / looks:.4g} (Bonferroni over the looks)."
+        )
+    return text
+
+
+def _markdown(runs, rows, methods, fields, paper_seed, found, baseline="pinn") -> str:
     r0 = {k: escape(v) if isinstance(v, str) else v for k, v in runs[0].items()}
+    looks = found[0][2].looks if found else 1
     lines = [
         f"# {r0['case']}: " + " vs ".join(map(escape, methods)),
         "",
-        f"Profile `{r0['profile']}`, {r0['iterations']} iterations, lr {r0['lr']:g}, "
-        f"{r0['dtype']}, device {r0['device']} ({r0.get('device_name', '')}). "
+        f"Profile `{r0['profile']}`, {r0['iterations']} iterations, lr {r0['lr']:g}"
+        + _schedule(r0)
+        + f", {r0['dtype']}, device {r0['device']} ({r0.get('device_name', '')}). "
         "Mean ± sample std over seeds; metrics in float64 on "
         f"{r0['grid_points']} grid points. 'paper' = the paper's single-seed number "
         "(its own protocol, hardware and seed).",
+        "",
+        verdict_rule(found[0][2].margin if found else MARGIN, looks, baseline),
         "",
     ]
     get = {(r["method"], r["field"], r["metric"]): r for r in rows}
@@ -336,20 +394,19 @@ def _markdown(runs, rows, methods, fields, paper_seed, baseline="pinn") -> str:
                 ]
                 lines.append(f"| {escape(m)}, paper | 1 | " + " | ".join(cells) + " |")
         lines.append("")
-    found = verdicts(runs, fields, baseline)
     if found:
         lines += [
             "## Verdict",
-            "",
-            f"Geometric-mean RMSE ratio of each method to `{escape(baseline)}` over seeds, "
-            "with a 95 % Student-t interval on log errors (paired by seed when both "
-            "methods ran the same seeds); 'better' or 'worse' only when the whole "
-            "interval lies below or above 1.",
             "",
             *[f"- {line}" for line in verdict_lines(found, baseline)],
             "",
         ]
     return "\n".join(lines)
+
+
+def _schedule(record: dict) -> str:
+    decay = record_decay(record)
+    return "" if decay is None else " with decay (" + ", ".join(map(str, decay)) + ")"
 
 
 def _summary_figure(root: Path, runs, methods) -> None:
@@ -424,10 +481,11 @@ def summary_figure(runs, methods):
     return fig
 
 
-def sweep_table(root: str | Path) -> str:
+def sweep_table(root: str | Path, margin: float = MARGIN) -> str:
     """``sweep.md`` for a learning-rate sweep folder (``lr-X/METHOD/seed-S``): per lr
     and method, mean ± std over seeds of the final loss J and the first field's
-    RMSE, relL2 and MaxErr (the 8-field average where there is one)."""
+    RMSE, relL2 and MaxErr (the 8-field average where there is one), and the
+    verdict against ``pinn`` at the same lr (where the sweep ran it)."""
     root = Path(root)
     runs = load_runs(root)
     if not runs:
@@ -436,8 +494,11 @@ def sweep_table(root: str | Path) -> str:
     lines = [
         f"# {escape(one_case(runs))}: learning-rate sweep ({escape(key)})",
         "",
-        "| lr | method | seeds | J(final) | RMSE | relL2 | MaxErr | train s |",
-        "|---|---|---|---|---|---|---|---|",
+        verdict_rule(margin),
+        "",
+        "| lr | method | seeds | J(final) | RMSE | relL2 | MaxErr | train s "
+        "| RMSE / pinn (95 % CI) | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     groups = {}
     for r in runs:
@@ -449,12 +510,25 @@ def sweep_table(root: str | Path) -> str:
             [r["train_seconds"] for r in rs],
         ]
         txt = [f"{_stats(c)['mean']:.3e} ± {_stats(c)['std']:.1e}" for c in cells]
-        row = f"| {lr_text(lr)} | {escape(m)} | {len(rs)} | "
-        lines.append(row + " | ".join(txt) + " |")
+        txt += _versus(
+            rs, groups.get((lr, "pinn")) if m != "pinn" else None, key, margin
+        )
+        lines.append(
+            f"| {lr_text(lr)} | {escape(m)} | {len(rs)} | " + " | ".join(txt) + " |"
+        )
     text = "\n".join(lines) + "\n"
     aio.atomic_write_text(root / "sweep.md", text)
     sweep_figure(root, groups, key)
     return text
+
+
+def _versus(runs, base, key: str, margin: float) -> list[str]:
+    """The ratio cell and verdict of ``runs`` against ``base`` (None: "—")."""
+    if not base:
+        return ["—", "—"]
+    rmse = [{r["seed"]: r["metrics"][key]["RMSE"] for r in rs} for rs in (runs, base)]
+    ci = ratio_ci(*rmse, LEVEL, margin)
+    return [f"{ci.ratio:.3g} ({ci.low:.3g}–{ci.high:.3g})", ci.verdict_text()]
 
 
 def sweep_figure(root: Path, groups: dict, key: str) -> Path:

@@ -26,11 +26,13 @@ import numpy as np
 from . import atomic as aio
 from . import cases
 from .errors import FolderError
+from .folder import record_decay
 from .metrics import METRICS, summary_field
 from .paper import paper_table
 from .records import escape, inside, load_runs, metric_sets
-from .report import _plt, _stats
-from .stats import RatioCI, ratio_ci
+from .report import _plt, _stats, judged
+from .sequential import looks_of
+from .stats import LEVEL, MARGIN, RatioCI, ratio_ci
 
 __all__ = [
     "Group",
@@ -68,9 +70,11 @@ class Group(NamedTuple):
     seconds: float | None = None  # the time budget per run, if any
     lbfgs: int = 0  # L-BFGS iterations (at most) after the Adam steps
     lbfgs_loss: str = ""  # "scaled" (to 1 at the switch) or "raw" (older records)
+    decay: str = ""  # Adam's learning-rate schedule ("": constant)
 
     @classmethod
     def of(cls, record: dict) -> Group:
+        decay = record_decay(record)
         return cls(
             record["profile"],
             record["iterations"],
@@ -80,7 +84,11 @@ class Group(NamedTuple):
             record.get("seconds"),
             int(record.get("lbfgs", 0)),
             _lbfgs_loss(record),
+            "" if decay is None else ", ".join(map(str, decay)),
         )
+
+    def _lr(self) -> str:
+        return f"lr {self.lr:g}" + (f" with decay ({self.decay})" if self.decay else "")
 
     def label(self) -> str:
         profile, dtype, budget = map(escape, (self.profile, self.dtype, self.budget))
@@ -91,7 +99,7 @@ class Group(NamedTuple):
         if self.seconds is not None:
             steps = f"{self.seconds:.4g} s per run (at most {self.iterations} steps)"
         return (
-            f"profile `{profile}`, {steps}, lr {self.lr:g}, "
+            f"profile `{profile}`, {steps}, {self._lr()}, "
             f"{dtype}, budget `{budget}`"
         )
 
@@ -102,7 +110,7 @@ class Group(NamedTuple):
             return f"{profile}, {self.seconds:.4g} s per run"
         if self.lbfgs:
             return f"{profile}, {self.iterations} Adam + ≤ {self.lbfgs} L-BFGS"
-        return f"{profile}, {self.iterations} steps, lr {self.lr:g}"
+        return f"{profile}, {self.iterations} steps, {self._lr()}"
 
     def sort_key(self) -> tuple:
         """The group's place in the report; a step budget (no ``seconds``) sorts
@@ -123,7 +131,7 @@ def _lbfgs_loss(record: dict) -> str:
 def load(roots: Sequence[str | Path]) -> list[dict]:
     """Every run below ``roots``, checked; each root must be a folder holding at
     least one ``metrics.json``, and a run reached through two roots counts once."""
-    runs, seen = [], set()
+    runs, seen, looks = [], set(), {}
     for root in map(Path, roots):
         if not root.is_dir():
             what = "not a folder" if root.exists() else "no such folder"
@@ -135,6 +143,10 @@ def load(roots: Sequence[str | Path]) -> list[dict]:
             key = Path(rec["_dir"]).resolve()
             if key not in seen:
                 seen.add(key)
+                design = Path(rec["_dir"]).parent.parent  # a compare's root
+                if design not in looks:
+                    looks[design] = looks_of(design)
+                rec["_looks"] = looks[design]
                 runs.append(rec)
     return runs
 
@@ -200,13 +212,18 @@ def _paper_value(table: dict | None, method: str, field: str) -> float | None:
     return ref["RMSE"] if isinstance(ref, dict) else None
 
 
-def method_rows(runs: list[dict], field: str, paper: dict | None = None) -> list[dict]:
+def method_rows(
+    runs: list[dict], field: str, paper: dict | None = None, margin: float = MARGIN
+) -> list[dict]:
     """One record per method for one field (or metric set) of one group's runs
     (from :func:`prepare`): seeds, parameters, mean s/step, statistics over seeds
     of each metric, the paper's RMSE (``paper``: the case's
     :func:`deepxde_lnn.paper.paper_table`, None when not comparable), our mean
-    RMSE over it, and the RMSE ratio to ``pinn`` with its confidence interval."""
+    RMSE over it, and the RMSE ratio to ``pinn`` with its confidence interval
+    (judged with ``margin``, over the looks of a sequential design if the runs
+    came from one)."""
     have = [r for r in runs if field in r["sets"]]
+    looks = max((r.get("_looks", 1) for r in have), default=1)
     base = {
         r["seed"]: r["sets"][field]["RMSE"] for r in have if r["method"] == BASELINE
     }
@@ -231,7 +248,11 @@ def method_rows(runs: list[dict], field: str, paper: dict | None = None) -> list
                 **stats,
                 "paper": ref,
                 "vs_paper": stats["RMSE"]["mean"] / ref if ref else None,
-                "vs_pinn": ratio_ci(rmse, base) if base and m != BASELINE else None,
+                "vs_pinn": (
+                    ratio_ci(rmse, base, LEVEL, margin, looks)
+                    if base and m != BASELINE
+                    else None
+                ),
             }
         )
     return rows
@@ -299,10 +320,8 @@ HOW_TO_READ = (
     "(`ra-gated` and `xpinn-authors` follow the authors' code), so those ratios "
     "compare implementations as much as methods; the other methods have no paper "
     "row. 'RMSE / pinn' is the geometric-mean RMSE ratio of the method to `pinn` "
-    "over seeds with a 95 % Student-t interval on log errors, paired by seed when "
-    "both ran the same seeds (otherwise Welch, marked); the verdict is 'better' or "
-    "'worse' only when the whole interval lies below or above 1 ('too few seeds' "
-    "with one seed). Figures show "
+    "over seeds with a 95 % Student-t interval on log errors, paired over the "
+    "seeds both ran (otherwise Welch, marked). {rule} Figures show "
     "every seed's RMSE (dots), the geometric mean over seeds (bar) and the paper's "
     "number (star) on a log scale; where a case has several configurations, "
     "their numbers [k] follow the method names."
@@ -315,23 +334,39 @@ TABLE_HEAD = (
 )
 
 
+VERDICTS = (
+    "The verdict is 'better' or 'worse' when the whole interval lies below or "
+    "above 1, 'equivalent within ×{m}' when it lies inside [1/{m}, {m}] (margin "
+    "×{m}), and otherwise 'undecided', followed by the seeds per method that "
+    "would likely decide it at the observed spread (docs/verdicts.md). Where seeds "
+    "were added until decided (`compare --until-decided`), the interval's level is "
+    "spread over the design's looks. Each table's verdicts are one family: the "
+    "table states their number, and where Holm's adjustment (family-wise error "
+    "5 % within the table) changes a verdict, the adjusted one follows in brackets."
+)
+
+
 def render(
-    runs: list[dict], roots: Sequence[str | Path], figures: str | None = "REPRODUCTION"
+    runs: list[dict],
+    roots: Sequence[str | Path],
+    figures: str | None = "REPRODUCTION",
+    margin: float = MARGIN,
 ) -> str:
     """The report's markdown for ``runs`` (records from :func:`load`) found below
     ``roots``; ``figures`` is the folder, relative to the markdown, holding
-    ``CASE.png`` (None: no figure links)."""
+    ``CASE.png`` (None: no figure links); verdicts judged with ``margin``."""
     kept, dropped = prepare(runs)
     by_case = _by_case(kept)
-    lines = _header(roots, kept, by_case) + _headline_section(by_case)
+    lines = _header(roots, kept, by_case, margin)
+    lines += _headline_section(by_case, margin)
     for case, groups in by_case.items():
-        lines += _case_section(case, groups, figures)
+        lines += _case_section(case, groups, figures, margin)
     lines += _missing_section(kept)
     lines += _duplicates_section(dropped)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _header(roots, runs, by_case) -> list[str]:
+def _header(roots, runs, by_case, margin: float) -> list[str]:
     paths = [escape(Path(r).as_posix()) for r in roots]
     folders = " ".join(paths)
     return [
@@ -343,7 +378,7 @@ def _header(roots, runs, by_case) -> list[str]:
         "Do not edit by hand; "
         f"rebuild with `deepxde-lnn report {folders}`.",
         "",
-        HOW_TO_READ,
+        HOW_TO_READ.format(rule=VERDICTS.format(m=f"{margin:g}")),
         "",
     ]
 
@@ -357,7 +392,8 @@ HEADLINE = (
     "(`Avg`, the mean over fields, where a case has several; otherwise its first "
     "field). Mean RMSE over seeds, and the geometric-mean RMSE ratio to `pinn` with "
     "its 95 % interval and verdict, as in the case's tables below ([k] is the "
-    "configuration's number there).",
+    "configuration's number there). The table's {n} verdicts are one family "
+    "(Holm's adjustment in brackets where it changes one).",
     "",
 )
 HEADLINE_TABLE = (
@@ -368,30 +404,45 @@ HEADLINE_TABLE = (
 )
 
 
-def _headline_section(by_case: dict) -> list[str]:
-    rows = _headline_rows(by_case)
-    return [*HEADLINE, *HEADLINE_TABLE, *rows, ""] if rows else []
+def _headline_section(by_case: dict, margin: float) -> list[str]:
+    lines, n = _headline_lines(by_case, margin)
+    if not lines:
+        return []
+    head = [h.replace("{n}", str(n)) for h in HEADLINE]
+    return [*head, *HEADLINE_TABLE, *lines, ""]
 
 
-def headline_table(runs: list[dict]) -> str:
+def headline_table(runs: list[dict], margin: float = MARGIN) -> str:
     """The report's headline table alone, for records from :func:`load` (the
     README shows it); empty when no case has both `lnn` and `pinn`."""
-    rows = _headline_rows(_by_case(prepare(runs)[0]))
-    return "\n".join([*HEADLINE_TABLE, *rows]) + "\n" if rows else ""
+    lines, _ = _headline_lines(_by_case(prepare(runs)[0]), margin)
+    return "\n".join([*HEADLINE_TABLE, *lines]) + "\n" if lines else ""
 
 
-def _headline_rows(by_case: dict) -> list[str]:
+def _headline_lines(by_case: dict, margin: float) -> tuple[list[str], int]:
+    """The headline's rows (one family of verdicts: Holm over the table) and the
+    number of verdicts in it."""
     rows = [
-        _headline_row(case, k, group, runs)
+        _headline_row(case, k, group, runs, margin)
         for case, groups in by_case.items()
         for k, (group, runs) in enumerate(groups.items(), start=1)
     ]
-    return [r for r in rows if r is not None]
+    rows = [r for r in rows if r is not None]
+    cis = [ci for cells, pair in rows for ci in pair]
+    texts = iter(judged(cis))
+    lines = []
+    for cells, (lnn, matched) in rows:
+        t_lnn, t_matched = next(texts), next(texts)
+        cells = [*cells[:7], t_lnn, _ci(matched), t_matched]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines, sum(ci is not None for ci in cis)
 
 
-def _headline_row(case: str, k: int, group: Group, runs: list[dict]) -> str | None:
+def _headline_row(case: str, k: int, group: Group, runs: list[dict], margin: float):
+    """The row's cells up to the `lnn` interval, and its two comparisons (`lnn`
+    and `pinn-matched` against `pinn`); None without `lnn` and `pinn`."""
     field = summary_field(_fields(runs))
-    rows = {row["method"]: row for row in method_rows(runs, field)}
+    rows = {row["method"]: row for row in method_rows(runs, field, None, margin)}
     lnn, pinn = rows.get("lnn"), rows.get(BASELINE)
     if lnn is None or pinn is None:
         return None
@@ -407,14 +458,13 @@ def _headline_row(case: str, k: int, group: Group, runs: list[dict]) -> str | No
         f"{lnn['RMSE']['mean']:.2e}",
         f"{pinn['RMSE']['mean']:.2e}",
         _ci(lnn["vs_pinn"]),
-        lnn["vs_pinn"].verdict if lnn["vs_pinn"] else "—",
-        _ci(matched),
-        matched.verdict if matched else "—",
     ]
-    return "| " + " | ".join(cells) + " |"
+    return cells, (lnn["vs_pinn"], matched)
 
 
-def _case_section(case: str, groups: dict, figures: str | None) -> list[str]:
+def _case_section(
+    case: str, groups: dict, figures: str | None, margin: float
+) -> list[str]:
     name = escape(case)
     lines = [f"## {name}", ""]
     if figures is not None:
@@ -423,9 +473,20 @@ def _case_section(case: str, groups: dict, figures: str | None) -> list[str]:
         paper = paper_table(case) if group.profile in WITH_PAPER else None
         lines += [f"### [{k}] {group.label()}", "", _group_line(runs), ""]
         for field in _fields(runs):
-            rows = method_rows(runs, field, paper)
-            lines += [f"#### {escape(field)}", "", TABLE_HEAD, "|---" * 12 + "|"]
-            lines += ["| " + " | ".join(_cells(row)) + " |" for row in rows]
+            rows = method_rows(runs, field, paper, margin)
+            texts = judged([row["vs_pinn"] for row in rows])
+            n = sum(row["vs_pinn"] is not None for row in rows)
+            lines += [
+                f"#### {escape(field)}",
+                "",
+                f"{_count(n, 'verdict')} in this table.",
+                "",
+            ]
+            lines += [TABLE_HEAD, "|---" * 12 + "|"]
+            lines += [
+                "| " + " | ".join(_cells(row, text)) + " |"
+                for row, text in zip(rows, texts)
+            ]
             lines.append("")
     return lines
 
@@ -474,13 +535,13 @@ def _pm(s: dict) -> str:
 def _ci(ci: RatioCI | None) -> str:
     if ci is None:
         return "—"
-    if ci.verdict == "too few seeds":
+    if not math.isfinite(ci.high):
         return f"{ci.ratio:.3g} (no interval)"
     how = "" if ci.paired else ", Welch"
     return f"{ci.ratio:.3g} ({ci.low:.3g}–{ci.high:.3g}{how})"
 
 
-def _cells(row: dict) -> list[str]:
+def _cells(row: dict, verdict: str) -> list[str]:
     ci = row["vs_pinn"]
     return [
         f"`{escape(row['method'])}`",
@@ -493,7 +554,7 @@ def _cells(row: dict) -> list[str]:
         _num(row["paper"], ".3e"),
         _num(row["vs_paper"], ".3g"),
         _ci(ci),
-        ci.verdict if ci is not None else "—",
+        verdict,
         _pm(row["relL2"]),
         _pm(row["MaxErr"]),
     ]
@@ -618,13 +679,15 @@ def _check_out(out: Path) -> Path:
     return figures
 
 
-def build_report(roots: Sequence[str | Path], out: str | Path) -> Path:
+def build_report(
+    roots: Sequence[str | Path], out: str | Path, margin: float = MARGIN
+) -> Path:
     """Write the report of the runs below ``roots`` to ``out`` (markdown) and its
     figures to ``out``'s name without ``.md`` (``REPRODUCTION/CASE.png``)."""
     out = Path(out)
     runs = load(roots)  # before anything is written
     figures = _check_out(out)
-    text = render(runs, roots, figures=out.stem)
+    text = render(runs, roots, figures=out.stem, margin=margin)
     plt = _plt()
     by_case = _by_case(prepare(runs)[0])
     # case names come from the registry; and every path stays in the folder

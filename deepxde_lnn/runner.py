@@ -38,7 +38,13 @@ import torch  # noqa: E402
 from . import atomic  # noqa: E402
 from .accurate import LBFGSConverged, iterations_done, make_lbfgs  # noqa: E402
 from .case import DTYPES, Profile  # noqa: E402
-from .checks import SEED_MAX, check_choice, check_int, check_positive  # noqa: E402
+from .checks import (  # noqa: E402
+    SEED_MAX,
+    check_choice,
+    check_int,
+    check_positive,
+    is_number,
+)
 from .checkpoint import (  # noqa: E402
     CheckpointError,
     check_fits,
@@ -82,6 +88,7 @@ class RunConfig:
     checkpoint_every: int = 1000
     seconds: float | None = None  # a wall-clock budget; iterations is then a cap
     lbfgs: int | None = None  # L-BFGS iterations after the Adam steps
+    decay: tuple | None = None  # Adam's learning-rate schedule (DeepXDE's format)
 
     def resolved(self, case: Problem | None = None) -> RunConfig:
         """Validate every field (ValueError naming it) and fill profile defaults
@@ -109,6 +116,7 @@ class RunConfig:
         check_int(self.checkpoint_every, "checkpoint_every", 1)
         check_positive(lr, "lr")
         seconds = None if self.seconds is None else float(self.seconds)
+        decay = _check_decay(prof.decay if self.decay is None else self.decay)
         return replace(
             self,
             seed=int(seed),
@@ -117,6 +125,7 @@ class RunConfig:
             dtype=dtype,
             seconds=seconds,
             lbfgs=int(lbfgs),
+            decay=decay,
         )
 
     def identity(self) -> dict:
@@ -127,12 +136,26 @@ class RunConfig:
             del out["seconds"]
         if not out["lbfgs"]:  # Adam only: as records before the accurate profile
             del out["lbfgs"]
+        if out["decay"] is None:  # constant lr: as records before schedules
+            del out["decay"]
+        else:  # as JSON reads it back
+            out["decay"] = list(out["decay"])
         return out
 
     @property
     def total_steps(self) -> int:
         """Adam steps plus L-BFGS iterations (of a resolved configuration)."""
         return self.iterations + (self.lbfgs or 0)
+
+
+def _check_decay(decay) -> tuple | None:
+    """``decay`` as a tuple ``(name, *numbers)`` (DeepXDE's format), or None."""
+    if decay is None:
+        return None
+    ok = isinstance(decay, (tuple, list)) and decay and isinstance(decay[0], str)
+    if not ok or not all(is_number(v) for v in decay[1:]):
+        raise ValueError(f"decay must be (name, numbers...) or None; got {decay!r}")
+    return tuple(decay)
 
 
 def _check_lbfgs(lbfgs: int, method: str, seconds, case: Problem) -> None:
@@ -253,7 +276,7 @@ def _resume(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: bool):
     state = load_checkpoint(folder.checkpoint)
     saved = state.get("config", {}) if isinstance(state, dict) else {}
     want = cfg.identity()
-    differ = [k for k in want if saved.get(k) != want[k]]
+    differ = [k for k in want if _plain(saved.get(k)) != want[k]]
     if differ:
         detail = ", ".join(f"{k}: {saved.get(k)!r} vs {want[k]!r}" for k in differ)
         raise FolderError(
@@ -263,6 +286,11 @@ def _resume(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: bool):
     return None, state
 
 
+def _plain(value):
+    """A checkpoint's configuration value as a record holds it (tuples as lists)."""
+    return list(value) if isinstance(value, tuple) else value
+
+
 def _build(
     case: Problem, cfg: RunConfig, state: dict | None, source: Path | None = None
 ) -> _Job:
@@ -270,7 +298,9 @@ def _build(
     given (the optimizer is made and restored per phase by :func:`_compile`)."""
     quiet_float(cfg.dtype)
     dde.config.set_random_seed(cfg.seed)
-    profile = replace(case.profile(cfg.profile), iterations=cfg.iterations)
+    profile = replace(
+        case.profile(cfg.profile), iterations=cfg.iterations, decay=cfg.decay
+    )
     data = case.build_data(cfg.method, profile, cfg.seed)
     net = case.build_net(cfg.method)
     model = dde.Model(data, net)

@@ -1,30 +1,78 @@
-"""Is one method's error smaller than another's, over seeds?
+"""Is one method's error smaller than another's, over seeds? And what if we do not
+know yet?
 
 Errors span orders of magnitude and multiply rather than add, so methods are
 compared on log errors: the geometric-mean ratio
 
     ratio = exp(mean(log e_A) - mean(log e_B))
 
-with a Student-t confidence interval on the log scale. When both methods ran the
-same seeds the differences are paired by seed (the same seed draws the same points
-for both, so pairing removes that shared noise); otherwise Welch's unequal-variance
-interval is used. The verdict says "better" only if the whole interval is below 1.
+with a Student-t confidence interval on the log scale. When both methods ran at
+least two common seeds the differences are paired over those seeds (the same seed
+draws the same points for both, so pairing removes that shared noise); otherwise
+Welch's unequal-variance interval is used. Four verdicts (``docs/verdicts.md``):
+
+* ``better`` / ``worse``: the whole interval below / above 1;
+* ``equivalent within ×m``: the whole interval inside ``[1/m, m]`` (the margin);
+* ``undecided``: anything else, with the number of seeds that would likely
+  decide it (:attr:`RatioCI.seeds_needed`).
+
+A sequential design (seeds added until a verdict is reached) spreads the error
+rate over its ``looks`` (Bonferroni): each look's interval has level
+``1 - (1 - level) / looks``. :func:`holm` controls the family-wise error of the
+verdicts of one table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import functools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
 
-__all__ = ["RatioCI", "ratio_ci"]
+__all__ = [
+    "RatioCI",
+    "ratio_ci",
+    "holm",
+    "check_margin",
+    "UNDECIDED",
+    "DECIDING",
+    "MARGIN",
+    "LEVEL",
+    "SEEDS_CAP",
+]
+
+MARGIN = 2.0  # default equivalence margin: within a factor 2
+LEVEL = 0.95  # default confidence level (of a table's family, with holm)
+UNDECIDED = "undecided"
+DECIDING = ("better", "worse")  # verdicts that say which method is better
+SEEDS_CAP = 1000  # seeds_needed searches up to this many seeds
+
+
+def check_margin(margin) -> float:
+    """``margin`` as a float, or ValueError naming it unless finite and > 1."""
+    ok = isinstance(margin, (int, float)) and not isinstance(margin, bool)
+    if not ok or not 1 < margin < math.inf:
+        raise ValueError(f"margin must be a finite number > 1; got {margin!r}")
+    return float(margin)
+
+
+@functools.lru_cache(maxsize=4096)
+def _t(q: float, dof: float) -> float:
+    return float(stats.t.ppf(q, dof))
 
 
 @dataclass(frozen=True)
 class RatioCI:
-    """Geometric-mean error ratio A/B with its confidence interval."""
+    """Geometric-mean error ratio A/B with its confidence interval.
+
+    ``level`` is the confidence level before the sequential adjustment; the
+    interval itself has :attr:`interval_level`. ``log_mean``, ``se`` and ``dof``
+    are the log-scale estimate, its standard error and degrees of freedom;
+    ``spread`` is one seed's standard deviation (so ``se = spread / sqrt(n)``).
+    """
 
     ratio: float
     low: float
@@ -33,57 +81,150 @@ class RatioCI:
     n_b: int
     paired: bool
     level: float
+    margin: float = MARGIN
+    looks: int = 1
+    log_mean: float = 0.0
+    se: float = math.inf
+    dof: float = 0.0
+    spread: float = math.nan
+
+    @property
+    def interval_level(self) -> float:
+        """The interval's own level: ``level`` spread over the looks."""
+        return 1 - (1 - self.level) / self.looks
 
     @property
     def verdict(self) -> str:
+        """``better``, ``worse``, ``equivalent within ×m`` or ``undecided``."""
         if not np.isfinite(self.low) or not np.isfinite(self.high):
-            return "too few seeds"
+            return UNDECIDED
         if self.high < 1:
             return "better"
         if self.low > 1:
             return "worse"
-        return "no significant difference"
+        if 1 / self.margin <= self.low and self.high <= self.margin:
+            return f"equivalent within ×{self.margin:g}"
+        return UNDECIDED
+
+    @property
+    def decided(self) -> bool:
+        return self.verdict != UNDECIDED
+
+    @property
+    def p_diff(self) -> float:
+        """Two-sided t-test p-value of ratio 1 (times the looks: Bonferroni):
+        below ``1 - level`` exactly when the interval excludes 1."""
+        return self._p(abs(self.log_mean))
+
+    @property
+    def p_equiv(self) -> float:
+        """Equivalence (TOST) p-value, twice the larger one-sided p-value of the
+        two margins (times the looks): below ``1 - level`` exactly when the
+        interval lies inside ``[1/m, m]``."""
+        return self._p(math.log(self.margin) - abs(self.log_mean))
+
+    def _p(self, distance: float) -> float:
+        if not self.dof > 0 or not np.isfinite(self.se):
+            return 1.0
+        if self.se == 0:  # identical differences: the interval is one point
+            return 0.0 if distance > 0 else 1.0
+        p = 2 * stats.t.sf(distance / self.se, self.dof)
+        return float(min(1.0, self.looks * p))
+
+    def at_level(self, level: float) -> RatioCI:
+        """The same estimate with the interval at another ``level``."""
+        if not self.dof > 0:
+            return replace(self, level=level)
+        q = 1 - (1 - level) / self.looks / 2
+        half = _t(q, self.dof) * self.se
+        return replace(
+            self,
+            level=level,
+            low=float(np.exp(self.log_mean - half)),
+            high=float(np.exp(self.log_mean + half)),
+        )
+
+    @property
+    def seeds_needed(self) -> int | None:
+        """Seeds (per method) at which this comparison would likely be decided:
+        the smallest ``n`` whose t-interval half-width ``t(n - 1) * spread /
+        sqrt(n)``, with the observed spread, is below ``max(|log_mean|, log m -
+        |log_mean|)`` (the interval around the observed mean then excludes 1 or
+        fits in ``[1/m, m]``). None without a spread (one seed); ``SEEDS_CAP + 1``
+        when even ``SEEDS_CAP`` seeds would not do."""
+        if not np.isfinite(self.spread) or self.spread <= 0:
+            return None
+        d = abs(self.log_mean)
+        target = max(d, math.log(self.margin) - d)
+        n = np.arange(2, SEEDS_CAP + 1)
+        q = 1 - (1 - self.level) / self.looks / 2
+        ok = stats.t.ppf(q, n - 1) * self.spread / np.sqrt(n) < target
+        return int(n[np.argmax(ok)]) if ok.any() else SEEDS_CAP + 1
+
+    def verdict_text(self) -> str:
+        """The verdict, and for an undecided one the seeds that would likely
+        decide it, e.g. ``undecided (~14 seeds)``."""
+        v = self.verdict
+        if v != UNDECIDED:
+            return v
+        need = self.seeds_needed
+        if need is None:
+            return f"{v} (one seed: no spread yet)"
+        if need > SEEDS_CAP:
+            return f"{v} (> {SEEDS_CAP} seeds)"
+        return f"{v} (~{need} seeds)"
 
     def describe(self, a: str = "A", b: str = "B") -> str:
         how = "paired by seed" if self.paired else "Welch"
-        verdict = self.verdict
-        if verdict in ("better", "worse"):
+        verdict = self.verdict_text()
+        if self.verdict in DECIDING:
             verdict = f"{a} {verdict}"
         return (
             f"{a}/{b} error ratio {self.ratio:.3g} "
-            f"({self.level:.0%} CI {self.low:.3g}–{self.high:.3g}, "
+            f"({_pct(self.interval_level)} CI {self.low:.3g}–{self.high:.3g}, "
             f"n={self.n_a}/{self.n_b}, {how}): {verdict}"
         )
 
 
+def _pct(level: float) -> str:
+    return f"{100 * level:.3g}%"
+
+
 def ratio_ci(
-    a: Mapping[int, float], b: Mapping[int, float], level: float = 0.95
+    a: Mapping[int, float],
+    b: Mapping[int, float],
+    level: float = LEVEL,
+    margin: float = MARGIN,
+    looks: int = 1,
 ) -> RatioCI:
     """Geometric-mean ratio of errors ``a`` to ``b`` (each ``{seed: error}``, all
-    > 0), paired over the common seeds when both have the same seeds."""
+    > 0), paired over their common seeds when there are at least two; the
+    interval at level ``1 - (1 - level) / looks``."""
     la = {s: float(np.log(v)) for s, v in a.items()}
     lb = {s: float(np.log(v)) for s, v in b.items()}
     if not la or not lb:
         raise ValueError("ratio_ci needs at least one error per method")
-    paired = set(la) == set(lb) and len(la) > 1
-    q = 0.5 + level / 2
+    margin = check_margin(margin)
+    common = sorted(set(la) & set(lb))
+    paired = len(common) > 1
     if paired:
-        d = np.array([la[s] - lb[s] for s in sorted(la)])
-        mean, se, dof = d.mean(), d.std(ddof=1) / np.sqrt(len(d)), len(d) - 1
+        d = np.array([la[s] - lb[s] for s in common])
+        n_a = n_b = len(d)
+        sd = float(d.std(ddof=1))
+        mean, se, dof = d.mean(), sd / np.sqrt(len(d)), len(d) - 1
     else:
         xa, xb = np.array(list(la.values())), np.array(list(lb.values()))
+        n_a, n_b = len(xa), len(xb)
         mean = xa.mean() - xb.mean()
         se, dof = _welch(xa, xb)
-    half = stats.t.ppf(q, dof) * se if dof > 0 else np.inf
-    return RatioCI(
-        ratio=float(np.exp(mean)),
-        low=float(np.exp(mean - half)),
-        high=float(np.exp(mean + half)),
-        n_a=len(la),
-        n_b=len(lb),
-        paired=paired,
-        level=level,
-    )
+        sd = float(np.sqrt(xa.var(ddof=1) + xb.var(ddof=1))) if dof > 0 else math.nan
+    out = RatioCI(
+        float(np.exp(mean)), math.nan, math.nan, n_a, n_b, paired, level, margin,
+        int(looks), float(mean), float(se), float(dof), sd,
+    )  # fmt: skip
+    if dof > 0:
+        return out.at_level(level)
+    return replace(out, low=0.0, high=math.inf)
 
 
 def _welch(xa: np.ndarray, xb: np.ndarray) -> tuple[float, float]:
@@ -96,3 +237,41 @@ def _welch(xa: np.ndarray, xb: np.ndarray) -> tuple[float, float]:
         return 0.0, float(len(xa) + len(xb) - 2)
     dof = (va + vb) ** 2 / (va**2 / (len(xa) - 1) + vb**2 / (len(xb) - 1))
     return float(se), float(dof)
+
+
+def holm(cis: Sequence[RatioCI | None], level: float = LEVEL) -> list[str | None]:
+    """Holm's step-down adjustment of one table's verdicts (None: no comparison),
+    with Shaffer's logical constraint.
+
+    Each comparison tests two hypotheses: ratio 1 (rejected: better or worse, by
+    :attr:`RatioCI.p_diff`) and ratio outside the margin (rejected: equivalent,
+    :attr:`RatioCI.p_equiv`); at most one of them is true. The p-values, in
+    increasing order, are rejected while ``p <= (1 - level) / t``, ``t`` the
+    number of comparisons not yet rejected on both counts (the most hypotheses
+    that can still be true); the first failure stops. This keeps the chance of
+    any false verdict in the table at most ``1 - level`` (Holm 1979; Shaffer
+    1986). The verdict: better/worse if ratio 1 was rejected, else equivalent if
+    the margin was, else undecided.
+    """
+    alpha = 1 - level
+    tests = sorted(
+        (p, i, kind)
+        for i, ci in enumerate(cis)
+        if ci is not None
+        for kind, p in (("diff", ci.p_diff), ("equiv", ci.p_equiv))
+    )
+    rejected: dict[int, set] = {i: set() for i, ci in enumerate(cis) if ci is not None}
+    for p, i, kind in tests:
+        t = sum(len(r) < 2 for r in rejected.values())
+        if p > alpha / t:
+            break
+        rejected[i].add(kind)
+    out: list[str | None] = [None] * len(cis)
+    for i, done in rejected.items():
+        if "diff" in done:
+            out[i] = "better" if cis[i].log_mean < 0 else "worse"
+        elif "equiv" in done:
+            out[i] = f"equivalent within ×{cis[i].margin:g}"
+        else:
+            out[i] = UNDECIDED
+    return out

@@ -118,3 +118,42 @@ def test_interrupted_batch_resumes_exactly(separate, tmp_path):
         assert o.record["resumed"]
         _close(o.record["metrics"]["phi"]["RMSE"], ref["metrics"]["phi"]["RMSE"])
         _close(_loss(out), _loss(ref["_dir"]))
+
+
+COSINE = ("cosine", 30, 1e-5)
+
+
+def test_batch_with_a_schedule_resumes_and_equals_separate_runs(separate, tmp_path):
+    """A decaying lr (one schedule for the stack, Adam elementwise): the batch,
+    interrupted after 10 steps and resumed from its checkpoints, equals separate
+    runs with that schedule, which differ from runs with the profile's schedule."""
+    import deepxde_lnn.batched as batched
+
+    case, cfgs = tiny_case(), _cfgs(checkpoint_every=10, decay=COSINE)
+    refs = [run(c, tmp_path / f"s{c.seed}", case=case, figures=False) for c in cfgs]
+    assert refs[0]["decay"] == list(COSINE)
+    assert "lr decay ('cosine', 30, 1e-05)" in refs[0]["optimizer"]
+    const = separate[0]["metrics"]["phi"]["RMSE"]
+    assert abs(refs[0]["metrics"]["phi"]["RMSE"] / const - 1) > 1e-3
+
+    def sigint(stacked):
+        os.kill(os.getpid(), signal.SIGINT)
+
+    outs = [tmp_path / f"b{s}" for s in SEEDS]
+    real, batched.ensemble.train = _patched_train(batched, sigint)
+    batched.CHUNK, old = 10, batched.CHUNK
+    try:
+        res = run_batched(cfgs, outs, case=case, figures=False)
+        assert [o.status for o in res] == ["interrupted"] * 3
+        assert (
+            load_checkpoint(outs[0] / "checkpoint.pt")["scheduler"]["last_epoch"] == 10
+        )
+        batched.ensemble.train = real
+        res = run_batched(cfgs, outs, case=case, figures=False)
+    finally:
+        batched.ensemble.train, batched.CHUNK = real, old
+    for o, ref, out in zip(res, refs, outs):
+        assert o.status == "done" and o.record["resumed"]
+        assert o.record["optimizer"] == ref["optimizer"]
+        _close(o.record["metrics"]["phi"]["RMSE"], ref["metrics"]["phi"]["RMSE"])
+        _close(_loss(out), _loss(tmp_path / f"s{ref['seed']}"))

@@ -12,6 +12,7 @@ from scipy import stats
 
 from deepxde_lnn import cli, readme, reproduction
 from deepxde_lnn.folder import FolderError
+from deepxde_lnn.sequential import Design, write_design
 
 SEEDS = (888888, 888889, 888890)
 # RMSE per seed; laplace lnn/pinn differ by a seed-dependent factor around 0.5
@@ -105,7 +106,7 @@ def test_table_numbers_and_verdicts(runs_dir):
     pinn = _row(md, "laplace", 1, "phi", "pinn")
     assert pinn[6] == "1.367e-02" and pinn[8:10] == ["—", "—"]
     matched = _row(md, "laplace", 1, "phi", "pinn-matched")
-    assert matched[6:8] == ["—", "—"] and matched[9] == "no significant difference"
+    assert matched[6:8] == ["—", "—"] and matched[9] == "undecided (~12 seeds)"
 
 
 def test_groups_extra_sets_and_paper_column(runs_dir):
@@ -117,9 +118,11 @@ def test_groups_extra_sets_and_paper_column(runs_dir):
     assert "### [3] profile `quick`, 100 steps, lr 0.001, float32" in md
     assert _row(md, "laplace", 2, "phi", "pinn")[1] == "1"  # never pooled
     assert _row(md, "laplace", 3, "phi", "rba")[6] == "—"  # no paper value: quick
-    # beam: lnn has 2 seeds, so its ratio to pinn is Welch's; extra grid is a field
+    # beam: lnn has 2 of pinn's 3 seeds, paired over those; extra grid is a field
     lnn = _row(md, "beam", 1, "u", "lnn")
-    assert lnn[1] == "2" and lnn[8].endswith(", Welch)")
+    d = np.log(BEAM["lnn"]) - np.log(BEAM["pinn"][:2])
+    assert lnn[1] == "2" and lnn[8].startswith(f"{np.exp(d.mean()):.3g} (")
+    assert not lnn[8].endswith(", Welch)")
     assert _row(md, "beam", 1, "u@150x150", "pinn")[6] == "9.643e-04"
     assert "hardware: Test CPU (cpu); software: torch 2.11.0, deepxde 1.15.0" in md
     assert md.index("## laplace") < md.index("## beam")  # the package's case order
@@ -277,7 +280,67 @@ def test_one_seed_gets_a_ratio_but_no_interval(runs_dir):
     row = _row(_render(runs_dir), "laplace", 1, "phi", "xpinn")
     ratio = 4e-3 / stats.gmean(LAPLACE["pinn"])  # unpaired: one seed
     assert row[1] == "1" and row[8] == f"{ratio:.3g} (no interval)"
-    assert row[9] == "too few seeds"
+    assert row[9] == "undecided (one seed: no spread yet)"
+
+
+def test_welch_is_marked_where_fewer_than_two_seeds_are_common(runs_dir):
+    for seed, rmse in ((777, 1e-3), (778, 3e-3)):  # seeds pinn never ran
+        _write(runs_dir, "beam", "rba", seed, rmse)
+    row = _row(_render(runs_dir), "beam", 1, "u", "rba")
+    assert row[8].endswith(", Welch)")
+
+
+def _verdict_rows(md, case, group, field):
+    section = md.split(f"\n## {case}\n")[1].split(f"\n### [{group}] ")[1]
+    return section.split(f"\n#### {field}\n")[1].split("\n\n####")[0]
+
+
+def test_holm_within_a_table_shows_raw_and_adjusted(runs_dir):
+    """Three more methods: one clearly better, one undecided, one barely better
+    at 95 % (p ~ 0.04), which Holm over the table's 5 verdicts undoes."""
+    pinn = LAPLACE["pinn"]
+    for method, logs in (
+        ("rba", (-2.0, -2.1, -1.9)),
+        ("xpinn", (1.0, -1.0, 0.3)),
+        ("ra-gated", (-0.4, -0.25, -0.55)),
+    ):
+        for seed, p, x in zip(SEEDS, pinn, logs):
+            _write(runs_dir, "laplace", method, seed, p * np.exp(x))
+    md = _render(runs_dir)
+    assert "5 verdicts in this table." in _verdict_rows(md, "laplace", 1, "phi")
+    assert _row(md, "laplace", 1, "phi", "rba")[9] == "better"
+    assert _row(md, "laplace", 1, "phi", "xpinn")[9].startswith("undecided (~")
+    assert _row(md, "laplace", 1, "phi", "ra-gated")[9] == "better (Holm: undecided)"
+    wide = reproduction.render(reproduction.load([runs_dir]), [runs_dir], margin=3)
+    assert "'equivalent within ×3' when it lies inside [1/3, 3]" in wide
+
+
+def test_a_sequential_design_widens_its_intervals(runs_dir):
+    plain = _row(_render(runs_dir), "laplace", 1, "phi", "lnn")
+    design = Design(first=3, batch=3, max_seeds=15)  # 5 looks: each at 99 %
+    write_design(runs_dir / "laplace", design)
+    lnn = _row(_render(runs_dir), "laplace", 1, "phi", "lnn")
+    d = np.log(LAPLACE["lnn"]) - np.log(LAPLACE["pinn"])
+    half = stats.t.ppf(1 - 0.05 / 5 / 2, 2) * d.std(ddof=1) / np.sqrt(3)
+    low, high = np.exp([d.mean() - half, d.mean() + half])
+    assert lnn[8].endswith(f"({low:.3g}–{high:.3g})") and lnn[8] != plain[8]
+
+
+def test_records_of_another_lr_schedule_are_never_pooled(runs_dir):
+    """Quick runs with a cosine decay, quick runs at constant lr, and an older
+    record whose schedule only its optimizer text names: three configurations."""
+    adam = "Adam(betas=(0.9, 0.999), eps=1e-08, weight_decay=0)"
+    for seed in SEEDS:
+        _write(runs_dir, "laplace", "rba", seed, 4e-3, profile="quick",
+               iterations=100, decay=["cosine", 100, 1e-05])  # fmt: skip
+        _write(runs_dir, "laplace", "rba", seed, 4e-3, profile="quick",
+               iterations=100, optimizer=f"{adam}, lr decay ('step', 50, 0.5), "
+               "final iterate")  # fmt: skip
+    md = _render(runs_dir)
+    for k, lr in ((3, "lr 0.001"), (4, "lr 0.001 with decay (cosine, 100, 1e-05)"),
+                  (5, "lr 0.001 with decay (step, 50, 0.5)")):  # fmt: skip
+        assert f"### [{k}] profile `quick`, 100 steps, {lr}, float32" in md
+        assert _row(md, "laplace", k, "phi", "rba")[1] == "3"
 
 
 def test_committed_report_is_rebuilt_from_the_committed_records(monkeypatch):

@@ -103,6 +103,12 @@ def test_nan_loss_stops_and_keeps_last_good_checkpoint(tmp_path):
         (["compare", "laplace", "--seeds", "1,x"], "seed"),
         (["compare", "laplace", "--methods", "lnn,bogus"], "method"),
         (["sweep", "laplace", "--lrs", "1e-3,-1"], "lr"),
+        (["compare", "laplace", "--margin", "1"], "margin"),
+        (["ablate", "laplace", "--margin", "x"], "margin"),
+        (["compare", "laplace", "--max-seeds", "9"], "max-seeds"),
+        (["compare", "laplace", "--until-decided", "--methods", "lnn"], "methods"),
+        (["compare", "laplace", "--until-decided", "--seeds", "1,2,3",
+          "--max-seeds", "2"], "max-seeds"),  # fmt: skip
     ],
 )
 def test_cli_errors_exit_2_and_write_nothing(
@@ -174,3 +180,59 @@ def test_cli_sweep(tmp_path, capsys):
     # a second call reuses the finished runs
     assert cli.main([*argv, "--no-progress", "--out", str(out)]) == 0
     assert "done, reused" in capsys.readouterr().out
+
+
+def test_compare_until_decided_adds_stacked_seeds_to_the_undecided(
+    tmp_path, monkeypatch, capsys
+):
+    """Two seeds first (one degree of freedom at 97.5 %: undecided here),
+    then one more look at four, trained as stacked batches; the summary's intervals
+    are the design's (two looks) and its header names the margin."""
+    from deepxde_lnn import cases
+
+    tiny = tiny_case("laplace", n=8, grid_n=9)
+    monkeypatch.setattr(cases, "get", lambda name: tiny)
+    out = tmp_path / "seq"
+    argv = ["compare", "laplace", "--until-decided", "--seeds", "1,2"]
+    argv += ["--max-seeds", "4", "--iterations", "20", "--margin", "3"]
+    argv += ["--workers", "1", "--batch", "on", "--no-progress", "--out", str(out)]
+    assert cli.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "look 1/2 at 2 seeds: lnn: undecided (~" in printed
+    assert "look 2/2 at 4 seeds: lnn: " in printed
+    design = json.loads((out / "until-decided.json").read_text())
+    assert design["looks"] == [2, 4] and design["margin"] == 3
+    for m in ("lnn", "pinn"):
+        rec = json.loads((out / m / "seed-4" / "metrics.json").read_text())
+        assert rec["batched_runs"] == 2  # seeds 3 and 4, one stacked model
+    md = (out / "summary.md").read_text()
+    assert "'equivalent within ×3' when it lies inside [1/3, 3]" in md
+    assert "over 2 looks: each interval has level 0.975" in md
+    assert "(97.5% CI " in md and "n=4/4, paired by seed" in md
+
+
+def test_a_finished_run_of_another_lr_schedule_is_not_reused(tmp_path):
+    """Records before the ``decay`` key: their optimizer text names the schedule.
+    A constant-lr record is another configuration than a decayed run; an older
+    accurate-profile record (inverse-time decay in its text) is the same."""
+    from deepxde_lnn.folder import FolderError, RunFolder, record_decay
+
+    adam = "Adam(betas=(0.9, 0.999), eps=1e-08, weight_decay=0)"
+    cfg = RunConfig("laplace", "lnn", seed=1, decay=("exponential", 0.99)).resolved()
+    ident = cfg.identity()
+    assert ident["decay"] == ["exponential", 0.99]
+    old = {**ident, "optimizer": f"{adam}, constant lr, final iterate"}
+    del old["decay"]
+    folder = RunFolder(tmp_path / "old")
+    folder.path.mkdir()
+    folder.metrics.write_text(json.dumps(old))
+    with pytest.raises(FolderError, match=r"decay=None \(asked \['exponential'"):
+        folder.finished(ident)
+    text = f"{adam}, lr decay ('inverse time', 1000, 0.5) for 2000 steps, then LBFGS"
+    assert record_decay({"optimizer": text}) == ["inverse time", 1000, 0.5]
+    acc = RunConfig("laplace", "lnn", seed=1, profile="accurate").resolved()
+    rec = {**acc.identity(), "optimizer": text}
+    del rec["decay"]
+    folder.metrics.write_text(json.dumps(rec))
+    assert folder.finished(acc.identity())["seed"] == 1
+    assert record_decay({"optimizer": "lr decay (__import__('os'))"}) is None
