@@ -85,7 +85,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="deepxde-lnn", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     sub.add_parser("list", help="cases, methods, profiles and parameter counts")
+    _add_run(sub)
+    _add_compare(sub)
+    _add_ablate(sub)
+    _add_sweep(sub)
+    _add_reference(sub)
+    _add_report(sub)
+    return parser
 
+
+def _add_run(sub) -> None:
     p = sub.add_parser("run", help="train one case with one method and seed")
     _common(p)
     p.add_argument("--method", default="lnn")
@@ -95,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--resume", action="store_true", help="continue from checkpoint")
 
+
+def _add_compare(sub) -> None:
     p = sub.add_parser("compare", help="methods x seeds, then a summary")
     _common(p)
     _parallel(p)
@@ -125,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --until-decided: at most this many seeds per method (default 15)",
     )
 
+
+def _add_ablate(sub) -> None:
     p = sub.add_parser("ablate", help="LNN/MLP variants, step- and time-matched")
     _common(p)
     _parallel(p)
@@ -146,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _margin(p)
 
+
+def _add_sweep(sub) -> None:
     p = sub.add_parser("sweep", help="learning-rate sweep: lrs x methods x seeds")
     _common(p)
     _parallel(p)
@@ -161,6 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _margin(p)
 
+
+def _add_reference(sub) -> None:
     p = sub.add_parser("reference", help="regenerate a FEM reference")
     p.add_argument("case", help="only 'heat'")
     p.add_argument("--levels", type=positive_int("levels"), default=6)
@@ -175,6 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--overwrite", action="store_true", help="replace a reference already there"
     )
 
+
+def _add_report(sub) -> None:
     p = sub.add_parser("report", help="reproduction report from result folders")
     p.add_argument(
         "runs_dirs",
@@ -195,7 +214,6 @@ def build_parser() -> argparse.ArgumentParser:
         "output, the headline table) from the same records",
     )
     _margin(p)
-    return parser
 
 
 def _margin(p) -> None:

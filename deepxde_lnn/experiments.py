@@ -511,7 +511,9 @@ def compare(
             s, problem, methods, seeds, root, budget, baseline, max_seeds
         )
     if max_seeds is not None:
-        raise ValueError("max_seeds: only with until_decided (--until-decided)")
+        raise ValueError(
+            "max_seeds (--max-seeds): only with until_decided (--until-decided)"
+        )
     return _compare(s, problem, methods, seeds, root, budget, baseline)
 
 
@@ -817,7 +819,7 @@ def _until_decided(
     still undecided (:func:`deepxde_lnn.sequential.until_decided`), then the
     summary over every seed run."""
     if max_seeds is not None:
-        check_int(max_seeds, "max_seeds", len(seeds))
+        check_int(max_seeds, "max_seeds (--max-seeds)", len(seeds))
     if baseline not in methods:
         raise ValueError(f"methods: until_decided compares with {baseline}; include it")
     n = max(max_seeds or MAX_SEEDS, len(seeds))

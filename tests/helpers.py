@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import deepxde_lnn  # noqa: F401
 import deepxde as dde
-from deepxde_lnn import cases
+from deepxde_lnn import cases, cli
 
 TINY = dict(iterations=40, checkpoint_every=10)
 
@@ -29,3 +29,12 @@ class SignalAt(dde.callbacks.Callback):
         self.seen += 1
         if self.seen == self.step:
             os.kill(os.getpid(), signal.SIGINT)
+
+
+def run_cli(argv, capsys):
+    """``deepxde-lnn ARGV`` in this process: its exit status and captured output."""
+    try:
+        code = cli.main(argv)
+    except SystemExit as e:  # argparse-level errors
+        code = e.code
+    return code, capsys.readouterr()

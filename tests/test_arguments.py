@@ -17,18 +17,14 @@ from deepxde_lnn.data import ResampledPDE, Term
 from deepxde_lnn.folder import FolderLocked, RunFolder
 from deepxde_lnn.runner import RunConfig
 from deepxde_lnn.sampling import Box
-from helpers import tiny_case
+from helpers import run_cli, tiny_case
 
 ENV = {**os.environ, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
 CLI = [sys.executable, "-m", "deepxde_lnn.cli"]
 
 
 def _cli(argv, capsys):
-    try:
-        code = cli.main(argv)
-    except SystemExit as e:  # argparse-level errors
-        code = e.code
-    return code, capsys.readouterr()
+    return run_cli(argv, capsys)
 
 
 def _one_error(io, *words):

@@ -21,18 +21,14 @@ from deepxde_lnn.fem import InvalidReferenceError
 from deepxde_lnn.folder import FolderLocked, RunFolder, WriteFailed, check_ours, mark
 from deepxde_lnn.report import load_runs
 from deepxde_lnn.runner import RunConfig, RunInterrupted, run
-from helpers import TINY, SignalAt, tiny_case
+from helpers import SignalAt, TINY, run_cli, tiny_case
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = REPO / "reference" / "circular_heat"
 
 
 def _cli(argv, capsys):
-    try:
-        code = cli.main(argv)
-    except SystemExit as e:  # argparse-level errors
-        code = e.code
-    return code, capsys.readouterr()
+    return run_cli(argv, capsys)
 
 
 def _one_error_line(io):

@@ -363,7 +363,8 @@ def _write_main_job(root) -> None:
     """Records of every run of the main job (`make demo`), lnn ahead of pinn."""
     for cfg in readme.main_job_configs():
         rmse = (2e-3 if cfg.method == "lnn" else 4e-3) * (1 + cfg.seed % 3)
-        over = dict(profile=cfg.profile, iterations=cfg.iterations, lr=cfg.lr)
+        over = {k: v for k, v in cfg.identity().items() if k in ("profile", "decay")}
+        over.update(iterations=cfg.iterations, lr=cfg.lr)
         _write(root, cfg.case, cfg.method, cfg.seed, rmse, grid_points=9, **over)
 
 
@@ -392,7 +393,7 @@ def test_readme_blocks_are_rebuilt_from_the_records(runs_dir, tmp_path):
     main = text.split("main-job (rebuild: make docs) -->\n")[1].split("<!-- END")[0]
     # what compare prints: its summary, over every seed of the main job
     assert main.startswith("```text\n# laplace: lnn vs pinn\n")
-    assert "- phi RMSE: lnn/pinn error ratio 0.5 (95% CI 0.5–0.5, n=6/6" in main
+    assert "- phi RMSE: lnn/pinn error ratio 0.5 (95% CI 0.5–0.5, n=8/8" in main
     assert f"{(runs_dir / 'laplace' / 'lnn').as_posix()}/" in main
     headline = text.split("generated: headline -->\n")[1].split("<!-- END")[0]
     assert headline == reproduction.headline_table(runs)

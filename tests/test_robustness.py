@@ -21,7 +21,7 @@ from deepxde_lnn.data import ResampledPDE, Term
 from deepxde_lnn.folder import FolderLocked, RunFolder, mark
 from deepxde_lnn.runner import RunConfig, RunInterrupted, run
 from deepxde_lnn.sampling import Box
-from helpers import TINY, SignalAt, tiny_case
+from helpers import SignalAt, TINY, run_cli, tiny_case
 
 
 class Planted:
@@ -35,11 +35,7 @@ class Planted:
 
 
 def _cli(argv, capsys):
-    try:
-        code = cli.main(argv)
-    except SystemExit as e:  # argparse-level errors
-        code = e.code
-    return code, capsys.readouterr()
+    return run_cli(argv, capsys)
 
 
 def _interrupted(tmp_path, name="cut"):

@@ -265,8 +265,8 @@ def finished(tmp_path_factory):
 
 
 def _identity_only(rec: dict) -> dict:
-    keys = ("case", "method", "seed", "lr", "iterations", "profile", "dtype")
-    return {k: rec[k] for k in keys}
+    keys = ("case", "method", "seed", "lr", "iterations", "profile", "dtype", "decay")
+    return {k: rec[k] for k in keys if k in rec}
 
 
 @pytest.mark.parametrize(
