@@ -50,15 +50,8 @@ def _geomean_ratio(a, b) -> float:
 
 
 def test_plain_deepxde_compare_writes_records_summary_and_verdict(tmp_path):
-    res = deepxde_lnn.compare(
-        data=EX.poisson_1d,
-        nets=EX.NETS,
-        baseline="fnn",
-        seeds=[0, 1],
-        iterations=15,
-        out=tmp_path / "cmp",
-        **QUIET,
-    )
+    kw = dict(data=EX.poisson_1d, nets=EX.NETS, baseline="fnn", seeds=[0, 1])
+    res = deepxde_lnn.compare(**kw, iterations=15, out=tmp_path / "cmp", **QUIET)
     recs = {
         (m, s): _record(tmp_path / "cmp" / m / f"seed-{s}")
         for m in ("lnn", "fnn")
@@ -101,15 +94,7 @@ def test_plain_deepxde_compare_writes_records_summary_and_verdict(tmp_path):
     assert text.startswith("Comparison('poisson_1d'") and str(v) in text
     assert "relL2" in repr(res.runs[0]) and "seed" in repr(res.runs[0])
     # repeated: the finished runs are reused, the verdict is the same
-    again = deepxde_lnn.compare(
-        data=EX.poisson_1d,
-        nets=EX.NETS,
-        baseline="fnn",
-        seeds=[0, 1],
-        iterations=15,
-        out=tmp_path / "cmp",
-        **QUIET,
-    )
+    again = deepxde_lnn.compare(**kw, iterations=15, out=tmp_path / "cmp", **QUIET)
     assert {r.status for r in again.runs} == {"reused"}
     assert again.verdicts[0].ci == v.ci
 
