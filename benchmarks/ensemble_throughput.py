@@ -2,7 +2,8 @@
 
 Separate runs take the reference path (``dde.Model`` + ``ResampledPDE``, as
 ``runner.run``); K of them in sequence take K times one run's time. The ensemble
-(``deepxde_lnn.ensemble``) trains K seeds per step. Printed per K: seconds per
+(``deepxde_lnn.ensemble``, trained by the same ``dde.Model`` loop) trains K
+seeds per step. Printed per K: seconds per
 step, run-steps per second (K / t), runs per hour at the profile's iteration count
 and the speedup ``K * t_single / t_ensemble`` over K sequential separate runs.
 Timings cover ``--steps`` steps after ``--warmup`` steps (sampling included, the
@@ -66,11 +67,19 @@ class Clock:
         return (self.t[self.stop] - self.t[self.start]) / (self.stop - self.start)
 
 
-def time_separate(case, method, prof, steps, warmup, derivatives, seed=0) -> float:
-    """s/step of one run on the reference path."""
-    dde.config.set_random_seed(seed)
-    data = ResampledPDE(case.make_terms(prof), seed=seed, derivatives=derivatives)
-    model = dde.Model(data, build_net(method, case))
+def time_model(case, method, prof, seeds, steps, warmup, derivatives) -> float:
+    """s/step of the runs ``seeds`` trained by one ``dde.Model`` (the runner's
+    loop): one run's own data and net, or K seeds stacked."""
+    datas, nets = [], []
+    for seed in seeds:
+        dde.config.set_random_seed(seed)
+        terms = case.make_terms(prof)
+        datas.append(ResampledPDE(terms, seed=seed, derivatives=derivatives))
+        nets.append(build_net(method, case))
+    if len(seeds) == 1:
+        model = dde.Model(datas[0], nets[0])
+    else:
+        model = dde.Model(ensemble.EnsembleData(datas), ensemble.StackedNet(nets))
     model.compile("adam", lr=prof.lr, verbose=0)
     # ticks at the start of iterations warmup+1 and warmup+steps+1: the last
     # iteration (with DeepXDE's final evaluation) is not timed
@@ -85,14 +94,14 @@ def time_separate(case, method, prof, steps, warmup, derivatives, seed=0) -> flo
     return clock.per_step()
 
 
+def time_separate(case, method, prof, steps, warmup, derivatives, seed=0) -> float:
+    """s/step of one run on the reference path."""
+    return time_model(case, method, prof, [seed], steps, warmup, derivatives)
+
+
 def time_ensemble(case, method, prof, k, steps, warmup, derivatives) -> float:
-    """s/step of K seeds as one ensemble."""
-    stacked, data, opt = ensemble.build_ensemble(
-        case, method, range(k), prof, derivatives=derivatives
-    )
-    clock = Clock(warmup, warmup + steps)
-    ensemble.train(stacked, data, opt, warmup + steps, lambda s, L: clock.tick())
-    return clock.per_step()
+    """s/step of K seeds as one stacked model."""
+    return time_model(case, method, prof, list(range(k)), steps, warmup, derivatives)
 
 
 def throughput_table(args, case, prof) -> None:

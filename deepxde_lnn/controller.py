@@ -43,12 +43,17 @@ class Signals:
 
 
 class Controller(dde.callbacks.Callback):
-    """Logs every step's per-term losses (moved to host every ``FLUSH`` steps),
-    stops on the first non-finite loss, checkpoints every ``checkpoint_every``
-    steps through ``save(step, rows, seconds)``, stops with a checkpoint when a
-    signal arrived, stops when a time ``budget`` (training seconds) is spent, and
-    reports progress (a tqdm bar, or a line every ``log_every`` steps, or nothing)
-    out of ``shown_total`` steps (default ``total``, the step this phase ends at).
+    """Logs every step's per-term losses of each run (moved to host every
+    ``FLUSH`` steps), takes a run with a non-finite loss out (``drop(positions)``,
+    while others remain; training stops when none does), checkpoints every
+    ``checkpoint_every`` steps through ``save(step, tables, seconds)``, stops with
+    a checkpoint when a signal arrived, stops when a time ``budget`` (training
+    seconds) is spent, and reports progress (a tqdm bar, or a line every
+    ``log_every`` steps, or nothing) out of ``shown_total`` steps (default
+    ``total``, the step this phase ends at).
+
+    ``runs``: the labels of the runs in the data's order; ``data.last_losses`` is
+    (T,) for one run, (K, T) for K runs trained together.
     """
 
     FLUSH = 100
@@ -65,14 +70,18 @@ class Controller(dde.callbacks.Callback):
         progress,
         budget: float | None = None,
         shown_total: int | None = None,
+        runs=(0,),
+        drop=None,
     ):
         super().__init__()
         self.budget, self.out_of_time = budget, False
         self.data, self.step, self.total = data, start, total
         self.checkpoint_every, self.save, self.signals = checkpoint_every, save, signals
-        self.rows: list[np.ndarray] = []
+        self.live = list(runs)
+        self.rows: dict = {r: [] for r in runs}
+        self.diverged: dict = {}  # run -> first step with a non-finite loss
+        self.drop = drop
         self._pending: list[torch.Tensor] = []
-        self.diverged_at: int | None = None
         self.io_seconds = 0.0
         self.t0 = self.t1 = None
         self.progress = progress
@@ -82,6 +91,11 @@ class Controller(dde.callbacks.Callback):
     @property
     def interrupted(self) -> bool:
         return self.signals.received
+
+    @property
+    def diverged_at(self) -> int | None:
+        """The first divergence, if a run diverged."""
+        return min(self.diverged.values(), default=None)
 
     def on_train_begin(self):
         sync()
@@ -113,35 +127,47 @@ class Controller(dde.callbacks.Callback):
                 self._checkpoint()
 
     def flush(self) -> bool:
-        """Move pending losses to host; stop on the first non-finite one."""
+        """Move pending losses to host; a run whose loss is not finite stops there
+        and leaves. Whether any run is left."""
         if not self._pending:
-            return self.diverged_at is None
+            return bool(self.live)
         losses = torch.stack(self._pending).cpu().numpy().astype(np.float64)
+        losses = losses.reshape(len(losses), len(self.live), -1)  # (S, K, T)
         first = self.step - len(losses) + 1
         self._pending = []
-        bad = ~np.isfinite(losses).all(axis=1)
-        if bad.any():
-            k = int(np.argmax(bad))
-            losses = losses[:k]
-            self.diverged_at = first + k
-            self.model.stop_training = True
         steps = np.arange(first, first + len(losses))
-        self.rows.append(np.column_stack([steps, losses.sum(1), losses]))
-        if self.bar is not None and len(losses):
-            self.bar.update(int(steps[-1]), float(losses[-1].sum()), self.elapsed())
-        return self.diverged_at is None
+        bad = []
+        for pos, run in enumerate(self.live):
+            ok = np.isfinite(losses[:, pos]).all(axis=1)
+            n = len(ok) if ok.all() else int(np.argmin(ok))
+            good = losses[:n, pos]
+            self.rows[run].append(np.column_stack([steps[:n], good.sum(1), good]))
+            if n < len(ok):
+                self.diverged[run] = first + n
+                bad.append(pos)
+        if len(bad) == len(self.live):
+            self.model.stop_training = True
+        elif bad:
+            self.drop(bad)
+        last = [losses[-1, p].sum() for p in range(len(self.live)) if p not in bad]
+        self.live = [r for p, r in enumerate(self.live) if p not in bad]
+        if self.bar is not None and last:
+            self.bar.update(int(steps[-1]), float(np.mean(last)), self.elapsed())
+        return bool(self.live)
 
     def _checkpoint(self):
         t = time.perf_counter()
-        self.save(self.step, self.table(), self.elapsed())
+        self.save(self.step, {r: self.table(r) for r in self.live}, self.elapsed())
         self.io_seconds += time.perf_counter() - t
 
     def elapsed(self) -> float:
         end = self.t1 if self.t1 is not None else time.perf_counter()
         return end - self.t0 - self.io_seconds
 
-    def table(self) -> np.ndarray:
-        return np.vstack(self.rows) if self.rows else np.zeros((0, 0))
+    def table(self, run=0) -> np.ndarray:
+        """Run ``run``'s rows ``[step, total, *terms]`` logged so far."""
+        rows = self.rows.get(run)
+        return np.vstack(rows) if rows else np.zeros((0, 0))
 
 
 class Progress:

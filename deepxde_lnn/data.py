@@ -316,56 +316,80 @@ class ResampledPDE(Data):
             self.weights.load_state_dict(state["weights"])
 
     def _losses(self, X, outputs, inputs, model, training=False):
-        has_jets = any(t.jet is not None and t.kind != "value" for t in self.terms)
-        jets = self._jet_residuals(X, inputs, model.net) if has_jets else {}
+        net = None if model is None else model.net  # value terms need no net
+        return self.block_losses([X], inputs, outputs, net, training)
+
+    def block_losses(
+        self, Xs, inputs, outputs, net, training: bool = False, stacked=None
+    ) -> list:
+        """Per-term losses of ``K = len(Xs)`` runs' point sets (each laid out as
+        ``train_x``), the runs' rows in K consecutive blocks::
+
+            L[t] = w_t * mean_{x in S_t} |r_t(x)|^2      (a scalar; (K,) for K > 1)
+
+        ``inputs``/``outputs``: the shared forward over the runs' value rows (K
+        blocks); ``net`` runs the other terms' own forwards. With K > 1, ``stacked``
+        (a :class:`~deepxde_lnn.ensemble.StackedNet`, also ``net``) applies the jet
+        residuals to each run's block (a weights hook needs K = 1)."""
+        K = len(Xs)
+        jets = self._jet_residuals(Xs, inputs, net, stacked)
         losses = []
         for i, (term, sl, vsl) in enumerate(
             zip(self.terms, self.slices, self.value_slices)
         ):
+            rows = Xs[0][sl] if K == 1 else np.vstack([X[sl] for X in Xs])
             if i in jets:
                 r = jets[i]
             else:
-                r = self._residual(term, X[sl], inputs[vsl], outputs[vsl], model)
-            _check_residual(term, r)
+                x, y = _blocks(inputs, K, vsl), _blocks(outputs, K, vsl)
+                r = self._residual(term, rows, x, y, net)
+            _check_residual(term, r, K)
             update = training and self.update_weights
-            omega = self.weights(i, term, X[sl], r, update) if self.weights else None
-            losses.append(_weighted(term, _mean_square(r, omega)))
+            omega = self.weights(i, term, rows, r, update) if self.weights else None
+            losses.append(_weighted(term, _mean_square(r, omega, K)))
         return losses
 
-    def _residual(self, term, rows, value_x, value_y, model):
+    def _residual(self, term, rows, value_x, value_y, net):
         if term.kind == "value":
             x, y = value_x, value_y
         else:  # own forward: derivatives on this term's rows only
             x = torch.as_tensor(rows, dtype=value_x.dtype, device=value_x.device)
             x.requires_grad_()
             if term.kind == "net":
-                return term.residual(x, model.net)
-            y = model.net(x)
+                return term.residual(x, net)
+            y = net(x)
         if isinstance(term.residual, _CONDITIONS):
-            return term.residual.error(rows, x, y, 0, term.n)
+            return term.residual.error(rows, x, y, 0, len(rows))
         return term.residual(x, y)
 
-    def _jet_residuals(self, X, inputs, net) -> dict:
+    def _jet_residuals(self, Xs, inputs, net, stacked=None) -> dict:
         """Residuals of the terms computed with jets, by term index. Terms sharing
         one jet function (e.g. the same operator on two edges) are evaluated in
-        one pass over their stacked rows: jets act row by row."""
-        if not self.uses_jets(net):
+        one pass over their stacked rows (jets act row by row), run by run."""
+        if not any(t.jet is not None and t.kind != "value" for t in self.terms):
+            return {}
+        if not self.uses_jets(net if stacked is None else stacked.template):
             return {}
         groups: dict = {}
         for i, t in enumerate(self.terms):
             if t.jet is not None and t.kind != "value":
                 groups.setdefault(t.jet, []).append(i)
-        out = {}
-        if self.compile_jets and torch.is_grad_enabled():
+        out, K = {}, len(Xs)
+        if self.compile_jets and stacked is None and torch.is_grad_enabled():
             from . import compiled
 
             compiled.begin_step(inputs.device)
         for jet, idx in groups.items():
-            rows = np.concatenate([X[self.slices[i]] for i in idx])
+            rows = np.concatenate([X[self.slices[i]] for X in Xs for i in idx])
             x = torch.as_tensor(rows, dtype=inputs.dtype, device=inputs.device)
-            r = self._jet_function(jet)(x, net)
-            parts = torch.split(r, [self.terms[i].n for i in idx])
-            out.update(zip(idx, parts))
+            if stacked is None:
+                r = self._jet_function(jet)(x, net)
+            else:
+                r = stacked.per_run(jet, x)
+            parts = torch.split(
+                r.reshape(K, -1, *r.shape[1:]), [self.terms[i].n for i in idx], 1
+            )
+            out.update((i, p.reshape(-1, *p.shape[2:])) for i, p in zip(idx, parts))
         return out
 
     def _jet_function(self, jet):
@@ -430,17 +454,19 @@ def _checked_points(term: Term, x) -> np.ndarray:
     return x
 
 
-def _check_residual(term: Term, r) -> None:
+def _check_residual(term: Term, r, runs: int = 1) -> None:
     """ValueError naming ``term`` unless ``r`` is an (n,) or (n, k >= 1) tensor or
-    a non-empty list of (n,) / (n, 1) tensors, ``n`` the term's row count."""
+    a non-empty list of (n,) / (n, 1) tensors, ``n`` the term's row count (times
+    ``runs``, for that many runs' row blocks)."""
+    n = term.n * runs
     if isinstance(r, (list, tuple)):
-        good = len(r) > 0 and all(_rows(p, term.n, column=True) for p in r)
+        good = len(r) > 0 and all(_rows(p, n, column=True) for p in r)
         got = f"[{', '.join(_shape(p) for p in r)}]"
     else:
-        good, got = _rows(r, term.n), _shape(r)
+        good, got = _rows(r, n), _shape(r)
     if not good:
         raise ValueError(
-            f"Term {term.name!r}: the residual must be a tensor of {term.n} rows, "
+            f"Term {term.name!r}: the residual must be a tensor of {n} rows, "
             f"(N,) or (N, k), or a list of (N, 1) tensors; got {got}"
         )
 
@@ -455,9 +481,21 @@ def _shape(p) -> str:
     return str(tuple(p.shape)) if isinstance(p, torch.Tensor) else type(p).__name__
 
 
-def _mean_square(r, omega=None) -> torch.Tensor:
+def _blocks(t: torch.Tensor, K: int, sl: slice) -> torch.Tensor:
+    """Rows ``sl`` of each of the K row blocks of ``t``."""
+    if K == 1:
+        return t[sl]
+    return t.reshape(K, -1, *t.shape[1:])[:, sl].reshape(-1, *t.shape[1:])
+
+
+def _mean_square(r, omega=None, runs: int = 1) -> torch.Tensor:
     """Sum over channels of per-channel mean squares (a list or an (N, k) tensor),
-    each row's square multiplied by ``omega`` ((N, 1) or (N, k)) when given."""
+    each row's square multiplied by ``omega`` ((N, 1) or (N, k)) when given; with
+    ``runs = K > 1``, one value per row block: shape (K,)."""
+    if runs > 1:
+        if omega is not None:
+            raise ValueError("weights: a weights hook needs one run per model")
+        return _block_mean_square(r, runs)
     if omega is not None:
         r = as_columns(r)
         return torch.sum(torch.mean(omega * torch.square(r), dim=0))
@@ -466,6 +504,16 @@ def _mean_square(r, omega=None) -> torch.Tensor:
     if r.ndim == 2:
         return torch.sum(torch.mean(torch.square(r), dim=0))
     return torch.mean(torch.square(r))
+
+
+def _block_mean_square(r, K: int) -> torch.Tensor:
+    """:func:`_mean_square` of each of K row blocks of a residual: (K,)."""
+    if isinstance(r, (list, tuple)):
+        return sum(torch.square(ri).reshape(K, -1).mean(1) for ri in r)
+    sq = torch.square(r)
+    if r.ndim == 2:
+        return sq.reshape(K, -1, r.shape[1]).mean(1).sum(1)
+    return sq.reshape(K, -1).mean(1)
 
 
 def as_columns(r) -> torch.Tensor:

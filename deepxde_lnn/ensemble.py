@@ -18,17 +18,19 @@ a single run's ``ResampledPDE`` would use them. Sampling follows ``ResampledPDE`
 per run (own generator, DeepXDE's extra draw before the first step), so run k
 reproduces the run ``runner.run`` makes with seed k, up to floating-point rounding.
 
-    stacked, data, opt = build_ensemble(case, "lnn", seeds, case.paper)
-    log = train(stacked, data, opt, case.paper.iterations)
-    log.table(k)              # run k's loss.csv rows; log.diverged_at: {run: step}
-    stacked.state_dicts()     # per-run model.pt contents
+    model = dde.Model(EnsembleData(datas), StackedNet(nets))  # K runs' own
+    model.compile("adam", lr=1e-3)                            # data and nets
+    model.train(iterations=1000)  # = K runs of the same, up to rounding
+    model.net.state_dicts()       # per-run model.pt contents
+
+:func:`deepxde_lnn.runner.run_batched` trains K seeds this way through the one
+training loop of :mod:`deepxde_lnn.runner` (checkpoints, NaN, signals per run).
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,24 +40,19 @@ ensure_pytorch_backend()
 
 import deepxde as dde  # noqa: E402
 import torch  # noqa: E402
-from deepxde import icbc  # noqa: E402
 
-from .case import Case, Profile  # noqa: E402
-from .data import ResampledPDE  # noqa: E402
+from deepxde.data.data import Data  # noqa: E402
+
+from .data import ResampledPDE, is_training_pass  # noqa: E402
 from .nn import LNN, MLP  # noqa: E402
 
 __all__ = [
     "StackedNet",
     "EnsembleData",
-    "TrainLog",
-    "build_ensemble",
-    "make_adam",
+    "select_adam_",
     "split_adam_state",
     "stack_adam_states",
-    "train",
 ]
-
-_CONDITIONS = (icbc.BC, icbc.IC)
 
 
 def _linear(h: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -83,6 +80,8 @@ class StackedNet(torch.nn.Module):
     Parameter ``i`` of ``self.parameters()`` is parameter ``i`` of a single net,
     stacked: shape ``(K, *shape)``.
     """
+
+    regularizer = None  # what dde.Model reads of a network
 
     def __init__(self, nets: Sequence[MLP], run_ids: Sequence[int] | None = None):
         super().__init__()
@@ -250,64 +249,6 @@ def _check_same_architecture(nets: Sequence[MLP]) -> None:
 # --- Adam ---------------------------------------------------------------------------
 
 
-def make_adam(stacked: StackedNet, lr: float | Sequence[float]) -> torch.optim.Adam:
-    """One ``torch.optim.Adam`` (library defaults) over the stacked parameters.
-
-    ``lr``: one rate, or one per run. Equal rates use Adam's own update. Different
-    rates set the group's ``lr`` to 0 (Adam then only updates its moments) and a
-    step post-hook applies ``p_k <- p_k + (-lr_k / (1 - b1^t)) m_k / (sqrt(v_k) /
-    sqrt(1 - b2^t) + eps)``, Adam's formula, per run. The rates live in the
-    param group under ``"run_lr"`` (so they are saved with ``state_dict()``).
-    """
-    lrs = [float(lr)] * stacked.num_runs if np.isscalar(lr) else [float(v) for v in lr]
-    if len(lrs) != stacked.num_runs or not all(np.isfinite(lrs)) or min(lrs) < 0:
-        raise ValueError(f"lr: one finite rate >= 0 or one per run, got {lr!r}")
-    opt = torch.optim.Adam(stacked.parameters(), lr=_group_lr(lrs))
-    opt.param_groups[0]["run_lr"] = lrs
-    opt.register_step_post_hook(_per_run_lr_step)
-    return opt
-
-
-def make_schedule(opt: torch.optim.Optimizer, decay: tuple | None):
-    """DeepXDE's learning-rate schedule ``decay`` (e.g. ``("cosine", 3000, 1e-5)``;
-    None: constant, returns None) for ``opt`` from :func:`make_adam`, to step after
-    each ``opt.step()`` as ``dde.Model`` does.
-
-    The schedule sets the one group's lr, the same value for every run at each
-    step, and Adam's update is elementwise, so run k follows exactly the lr
-    sequence ``lr_t`` of its separate run: ``p_k <- p_k - lr_t * mhat_k /
-    (sqrt(vhat_k) + eps)``. Per-run rates would need per-run factors: refused.
-    """
-    if decay is None:
-        return None
-    if len(set(opt.param_groups[0].get("run_lr") or [0.0])) > 1:
-        raise ValueError("decay: a schedule needs one learning rate for all runs")
-    return dde.optimizers.get(None, opt, decay=tuple(decay))[1]
-
-
-def _group_lr(lrs: Sequence[float]) -> float:
-    return lrs[0] if len(set(lrs)) == 1 else 0.0
-
-
-@torch.no_grad()
-def _per_run_lr_step(opt: torch.optim.Optimizer, args, kwargs) -> None:
-    for group in opt.param_groups:
-        lrs = group.get("run_lr")
-        if lrs is None or group["lr"] != 0.0 or len(set(lrs)) == 1:
-            continue
-        beta1, beta2 = group["betas"]
-        for p in group["params"]:
-            st = opt.state.get(p)
-            if not st:
-                continue
-            t = float(st["step"])
-            shape = (-1,) + (1,) * (p.ndim - 1)
-            neg = torch.tensor([-v / (1 - beta1**t) for v in lrs], dtype=p.dtype)
-            neg = neg.to(p.device).view(shape)
-            denom = (st["exp_avg_sq"].sqrt() / (1 - beta2**t) ** 0.5).add_(group["eps"])
-            p.add_(neg * st["exp_avg"] / denom)  # addcdiv's order: (value * m) / d
-
-
 def split_adam_state(state: dict, num_runs: int) -> list[dict]:
     """Stacked ``opt.state_dict()`` -> K single-net Adam ``state_dict()``s.
 
@@ -315,14 +256,9 @@ def split_adam_state(state: dict, num_runs: int) -> list[dict]:
     has, with the run's own ``lr``.
     """
     (group,) = state["param_groups"]
-    lrs = group.get("run_lr")
-    if not lrs or len(set(lrs)) == 1:  # one rate: the group's (a schedule moves it)
-        lrs = [group["lr"]] * num_runs
     out = []
     for k in range(num_runs):
-        g = {key: v for key, v in group.items() if key != "run_lr"}
-        g["lr"] = lrs[k]
-        g["params"] = list(group["params"])
+        g = dict(group, params=list(group["params"]))
         per = {
             i: {
                 key: (v.clone() if key == "step" else v[k].clone())
@@ -335,18 +271,16 @@ def split_adam_state(state: dict, num_runs: int) -> list[dict]:
 
 
 def stack_adam_states(states: Sequence[dict]) -> dict:
-    """K single-net Adam ``state_dict()``s (same step) -> a stacked state dict,
-    for ``make_adam(stacked, ...).load_state_dict``."""
+    """K single-net Adam ``state_dict()``s (same step, same settings) -> the state
+    dict of one Adam over the stacked parameters."""
     groups = [s["param_groups"][0] for s in states]
-    rest = [{k: v for k, v in g.items() if k not in ("lr", "params")} for g in groups]
+    rest = [{k: v for k, v in g.items() if k != "params"} for g in groups]
     if any(r != rest[0] for r in rest):
-        raise ValueError("Adam states: the runs differ in more than the lr")
+        raise ValueError("Adam states: the runs differ in their settings")
     steps = {tuple(float(v["step"]) for v in s["state"].values()) for s in states}
     if len(steps) != 1:
         raise ValueError("Adam states: the runs are at different steps")
-    lrs = [g["lr"] for g in groups]
-    group = dict(groups[0], lr=_group_lr(lrs), run_lr=lrs)
-    group["params"] = list(groups[0]["params"])
+    group = dict(groups[0], params=list(groups[0]["params"]))
     first = states[0]["state"]
     stacked = {
         i: {
@@ -365,260 +299,85 @@ def stack_adam_states(states: Sequence[dict]) -> dict:
 # --- data ---------------------------------------------------------------------------
 
 
-class EnsembleData:
-    """K runs' :class:`ResampledPDE` (one per seed) as K row blocks per term.
+class EnsembleData(Data):
+    """K runs' :class:`ResampledPDE` (one per seed) as one DeepXDE ``Data`` whose
+    losses come in K row blocks, for ``dde.Model(EnsembleData(runs), StackedNet)``.
 
-    Each :meth:`draw` lets every run draw its own fresh sets with its own generator
-    (exactly a single run's ``train_next_batch``). :meth:`losses` returns
+    ``train_next_batch`` lets every run draw its own fresh sets with its own
+    generator (exactly a single run's ``train_next_batch``) and hands DeepXDE the K
+    runs' value rows as K blocks; ``losses_train`` returns, per term,
 
-        L[k, t] = w_t * mean_{x in S_kt} |r_t(x)|^2        (K, n_terms)
+        L[t] = w_t * mean_{x in S_kt} |r_t(x)|^2     (K,), one value per run
 
-    where value terms share one stacked forward (as DeepXDE's batch) and pde/operator
-    terms run the stacked net on their own K·n rows.
+    computed by the runs' own :meth:`ResampledPDE.block_losses` (the single run's
+    code, in blocks); DeepXDE's total ``sum_t sum_k L[t]_k`` gives each run the
+    gradient of its own loss. ``last_losses``: the latest training pass's (K, T).
     """
 
     def __init__(self, runs: Sequence[ResampledPDE]):
         self.runs = list(runs)
         if not self.runs:
             raise ValueError("runs must hold at least one ResampledPDE")
-        ref = [(t.name, t.n, t.kind, t.weight) for t in self.runs[0].terms]
+        first = self.runs[0]
+        ref = [(t.name, t.n, t.kind, t.weight) for t in first.terms]
         for i, d in enumerate(self.runs):
             if [(t.name, t.n, t.kind, t.weight) for t in d.terms] != ref:
                 raise ValueError(f"runs[{i}] has other terms than runs[0]")
-            if d.derivatives != self.runs[0].derivatives:
+            if d.derivatives != first.derivatives:
                 raise ValueError(f"runs[{i}] takes derivatives another way")
-        self.terms = self.runs[0].terms
-        self.names = list(self.runs[0].names)
-        self._values: list[np.ndarray] | None = None
+            if d.weights is not None:
+                raise ValueError(f"runs[{i}]: a weights hook needs one run per model")
+        if any(t.kind == "net" for t in first.terms):
+            raise ValueError("runs: terms of kind 'net' need one run per model")
+        self.terms, self.names = first.terms, list(first.names)
+        self.resample, self.update_weights = first.resample, True
+        self.last_losses: torch.Tensor | None = None
 
     @property
     def num_runs(self) -> int:
         return len(self.runs)
 
-    def draw(self) -> None:
-        """One ``train_next_batch`` per run (value rows and ``train_x``)."""
-        self._values = [d.train_next_batch()[0] for d in self.runs]
-
-    def rng_states(self) -> list[dict]:
-        """Per run, the sampling state before its latest draw (as a single run's
-        checkpoint stores it: a resumed run redraws that batch first)."""
-        return [d.rng_state_before_draw for d in self.runs]
-
-    def set_rng_states(self, states: Sequence[dict]) -> None:
-        for d, s in zip(self.runs, states, strict=True):
-            d.rng.bit_generator.state = s
-
     def select_(self, keep: Sequence[int]) -> None:
         self.runs = [self.runs[i] for i in keep]
-        if self._values is not None:
-            self._values = [self._values[i] for i in keep]
 
-    def losses(self, net: StackedNet) -> torch.Tensor:
-        """(K, n_terms) per-run per-term losses on the current draw."""
-        if self._values is None:
-            raise RuntimeError("EnsembleData.losses before the first draw()")
-        p = net.params[0]
-        K, as_t = self.num_runs, dict(dtype=p.dtype, device=p.device)
-        dde.grad.clear()
-        values = None
-        if len(self._values[0]):
-            xv = torch.as_tensor(np.vstack(self._values), **as_t).requires_grad_()
-            yv = net(xv)
-            values = xv.reshape(K, -1, xv.shape[1]), yv.reshape(K, -1, yv.shape[1])
-        jets = self._jet_residuals(net, as_t)
-        cols = []
-        for i, (t, sl, vsl) in enumerate(
-            zip(self.terms, self.runs[0].slices, self.runs[0].value_slices)
-        ):
-            if i in jets:
-                cols.append(_weighted(t, _block_mean_square(jets[i], K)))
-                continue
-            X = np.vstack([d.train_x[sl] for d in self.runs])
-            if t.kind == "value":
-                x, y = (v[:, vsl].reshape(-1, v.shape[2]) for v in values)
-            else:  # own forward: derivatives on this term's rows only
-                x = torch.as_tensor(X, **as_t).requires_grad_()
-                y = net(x)
-            if isinstance(t.residual, _CONDITIONS):
-                r = t.residual.error(X, x, y, 0, len(X))
-            else:
-                r = t.residual(x, y)
-            cols.append(_weighted(t, _block_mean_square(r, K)))
-        dde.grad.clear()
-        return torch.stack(cols, dim=1)
+    def train_next_batch(self, batch_size=None):
+        return np.vstack([d.train_next_batch()[0] for d in self.runs]), None, None
 
-    def _jet_residuals(self, net: StackedNet, as_t: dict) -> dict:
-        """Taylor-mode residuals by term index, as ``ResampledPDE`` takes them:
-        terms sharing one ``jet`` in one pass, here over K blocks of their rows
-        (:meth:`StackedNet.per_run`)."""
-        if not self.runs[0].uses_jets(net.template):
-            return {}
-        groups: dict = {}
-        for i, t in enumerate(self.terms):
-            if t.jet is not None and t.kind != "value":
-                groups.setdefault(t.jet, []).append(i)
-        sl, K, out = self.runs[0].slices, self.num_runs, {}
-        for jet, idx in groups.items():
-            rows = np.concatenate([d.train_x[sl[i]] for d in self.runs for i in idx])
-            r = net.per_run(jet, torch.as_tensor(rows, **as_t))
-            r = r.reshape(K, -1, *r.shape[1:])
-            parts = torch.split(r, [self.terms[i].n for i in idx], dim=1)
-            out.update((i, p.reshape(-1, *p.shape[2:])) for i, p in zip(idx, parts))
-        return out
+    def test(self):
+        return np.vstack([d.test()[0] for d in self.runs]), None, None
+
+    def losses_train(self, targets, outputs, loss_fn, inputs, model, aux=None):
+        losses = self._losses([d.train_x for d in self.runs], inputs, outputs, model)
+        if is_training_pass(model):
+            self.last_losses = torch.stack(losses, dim=1).detach()
+        return losses
+
+    def losses_test(self, targets, outputs, loss_fn, inputs, model, aux=None):
+        return self._losses([d.test_x for d in self.runs], inputs, outputs, model)
+
+    def _losses(self, Xs, inputs, outputs, model) -> list:
+        net = model.net
+        if net.num_runs != self.num_runs:
+            raise ValueError("the stacked net and the data hold different runs")
+        return self.runs[0].block_losses(Xs, inputs, outputs, net, stacked=net)
+
+    def uses_jets(self, net: StackedNet) -> bool:
+        return self.runs[0].uses_jets(net.template)
 
     def describe_derivatives(self, net: StackedNet) -> str:
         """How input derivatives are taken (as a single run's metadata says)."""
         return self.runs[0].describe_derivatives(net.template)
 
 
-def _weighted(term, loss: torch.Tensor) -> torch.Tensor:
-    return loss if term.weight == 1 else term.weight * loss
+# --- per-run views of the stacked optimizer ------------------------------------------
 
 
-def _block_mean_square(r, K: int) -> torch.Tensor:
-    """Per-block ``_mean_square``: (K,) from K row blocks of a residual."""
-    if isinstance(r, (list, tuple)):
-        return sum(torch.square(ri).reshape(K, -1).mean(1) for ri in r)
-    sq = torch.square(r)
-    if r.ndim == 2:
-        return sq.reshape(K, -1, r.shape[1]).mean(1).sum(1)
-    return sq.reshape(K, -1).mean(1)
-
-
-def build_ensemble(
-    case: Case,
-    method: str,
-    seeds: Sequence[int],
-    profile: Profile,
-    lr: float | Sequence[float] | None = None,
-    derivatives: str = "taylor",
-) -> tuple[StackedNet, EnsembleData, torch.optim.Adam]:
-    """What ``runner.run`` builds, once per seed, stacked.
-
-    Per seed: ``dde.config.set_random_seed(seed)``, ``ResampledPDE(terms, seed)``,
-    ``build_net(method, case)``. ``lr`` defaults to the profile's; ``derivatives``
-    as ``ResampledPDE``'s. Set the float type (``dde.config.set_default_float``)
-    first.
-    """
-    from .methods import build_net, get
-
-    if not get(method).stackable:
-        raise ValueError(f"method: {method!r} cannot train its seeds as one stack")
-    datas, nets = [], []
-    for s in seeds:
-        dde.config.set_random_seed(s)
-        terms = case.make_terms(profile)
-        datas.append(ResampledPDE(terms, seed=s, derivatives=derivatives))
-        nets.append(build_net(method, case))
-    stacked = StackedNet(nets)
-    return (
-        stacked,
-        EnsembleData(datas),
-        make_adam(stacked, profile.lr if lr is None else lr),
-    )
-
-
-# --- training -----------------------------------------------------------------------
-
-
-@dataclass
-class TrainLog:
-    """Losses logged by :func:`train`, per run id; ``diverged_at[run]`` is the
-    first step with a non-finite loss (that step's losses are not logged)."""
-
-    names: list[str]
-    rows: dict[int, list[np.ndarray]] = field(default_factory=dict)
-    diverged_at: dict[int, int] = field(default_factory=dict)
-
-    def _rows(self, run: int) -> np.ndarray:
-        chunks = self.rows[run]
-        return np.vstack(chunks) if chunks else np.zeros((0, 1 + len(self.names)))
-
-    def steps(self, run: int) -> np.ndarray:
-        return self._rows(run)[:, 0].astype(int)
-
-    def losses(self, run: int) -> np.ndarray:
-        """(steps, n_terms) float64."""
-        return self._rows(run)[:, 1:]
-
-    def table(self, run: int) -> np.ndarray:
-        """``[step, total, *terms]`` rows, the columns of a run's ``loss.csv``."""
-        r = self._rows(run)
-        return np.column_stack([r[:, 0], r[:, 1:].sum(1), r[:, 1:]])
-
-
-def train(
-    stacked: StackedNet,
-    data: EnsembleData,
-    opt: torch.optim.Optimizer,
-    steps: int,
-    on_step: Callable[[int, torch.Tensor], None] | None = None,
-    *,
-    start: int = 0,
-    flush_every: int = 100,
-    schedule=None,
-) -> TrainLog:
-    """``steps`` Adam steps of all runs at once, like K ``dde.Model.train`` calls.
-
-    As ``Model.train``, one batch is drawn (and discarded) before the first step;
-    then each step draws, computes L (K, n_terms), backpropagates ``sum(L)`` and
-    steps ``opt``, then ``schedule`` (:func:`make_schedule`) if given. ``on_step(step, L.detach())`` runs after each update. Losses
-    stay on the device and reach the host every ``flush_every`` steps; a run with
-    a non-finite loss there is recorded in ``log.diverged_at`` and removed from
-    ``stacked``, ``data`` and ``opt`` (in place; ``stacked.run_ids`` says which runs
-    remain). Until then its NaNs cannot reach the other runs: every operation is
-    per block or elementwise, and ``d sum(L) / d L_kt = 1`` whatever L holds. If
-    every run diverged the objects are left as they are and training stops.
-    """
-    if stacked.num_runs != data.num_runs:
-        raise ValueError("stacked and data hold different numbers of runs")
-    if steps < 0 or flush_every < 1:
-        raise ValueError("steps must be >= 0 and flush_every >= 1")
-    log = TrainLog(list(data.names), {r: [] for r in stacked.run_ids})
-    data.draw()  # dde.Model.train draws once before its first step
-    pending: list[torch.Tensor] = []
-    for i in range(steps):
-        step = start + i + 1
-        data.draw()
-        opt.zero_grad()
-        losses = data.losses(stacked)
-        losses.sum().backward()
-        opt.step()
-        if schedule is not None:
-            schedule.step()
-        pending.append(losses.detach())
-        if on_step is not None:
-            on_step(step, pending[-1])
-        if step % flush_every == 0 or i + 1 == steps:
-            bad = _flush(log, stacked.run_ids, pending, step)
-            pending = []
-            if len(bad) == stacked.num_runs:
-                break
-            if bad:
-                _drop(stacked, data, opt, bad)
-    return log
-
-
-def _flush(log: TrainLog, run_ids, pending: list[torch.Tensor], last: int) -> list:
-    """Move pending (K, T) losses to the host; positions of diverged runs."""
-    L = torch.stack(pending).cpu().numpy().astype(np.float64)  # (S, K, T)
-    steps = np.arange(last - len(L) + 1, last + 1)
-    bad = []
-    for pos, run in enumerate(run_ids):
-        ok = np.isfinite(L[:, pos]).all(1)
-        n = len(ok) if ok.all() else int(np.argmin(ok))
-        log.rows[run].append(np.column_stack([steps[:n], L[:n, pos]]))
-        if n < len(ok):
-            log.diverged_at[run] = int(steps[n])
-            bad.append(pos)
-    return bad
-
-
-def _drop(stacked: StackedNet, data: EnsembleData, opt, bad: Sequence[int]) -> None:
-    """Remove the runs at positions ``bad``; the others' values are copied."""
-    keep = [i for i in range(stacked.num_runs) if i not in bad]
-    states = split_adam_state(opt.state_dict(), stacked.num_runs)
-    stacked.select_(keep)
-    data.select_(keep)
+def select_adam_(opt: torch.optim.Optimizer, stacked: StackedNet, keep) -> None:
+    """Keep the Adam state of the runs at positions ``keep`` after
+    ``stacked.select_(keep)`` replaced the parameters (the others' state is copied)."""
+    state = opt.state_dict()
     opt.param_groups[0]["params"] = list(stacked.parameters())
-    opt.load_state_dict(stack_adam_states([states[i] for i in keep]))
+    if state["state"]:
+        runs = len(next(iter(state["state"].values()))["exp_avg"])
+        states = split_adam_state(state, runs)
+        opt.load_state_dict(stack_adam_states([states[i] for i in keep]))

@@ -28,7 +28,6 @@ from pathlib import Path
 
 from . import atomic, cases, runner
 from .ablation import table, variants
-from .batched import batch_pays
 from .case import Case, load_file
 from .checks import check_choice, check_int, check_positive, unique
 from .controller import Progress
@@ -45,6 +44,7 @@ from .reproduction import build_report
 from .checks import SEED_MAX
 from .runner import (
     TIME_CAP,
+    batch_pays,
     RunConfig,
     RunInterrupted,
     TrainingDiverged,

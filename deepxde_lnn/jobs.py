@@ -18,12 +18,12 @@ import signal
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 from .checks import check_int
 from .names import lr_text
-from .runner import RunConfig
+from .outcome import Outcome
+from .runner import RunConfig, stackable_protocol
 from .signals import handling
 
 __all__ = [
@@ -38,17 +38,6 @@ __all__ = [
 
 BACKENDS = ("loky", "dask", "ray")
 CONNECT_SECONDS = 5  # how long a cluster's scheduler may take to answer at start
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What became of one job: ``status`` is done, diverged or interrupted."""
-
-    config: RunConfig
-    out: Path
-    status: str
-    record: dict | None = None
-    message: str = ""
 
 
 def default_workers(n_jobs: int) -> int:
@@ -114,7 +103,7 @@ def iter_jobs(
 ):
     """Run ``(config, folder)`` jobs, ``workers`` at a time, yielding each outcome
     (in job order) as soon as it is known. ``batch=True`` trains the jobs that
-    differ only by seed as one stacked model (:mod:`deepxde_lnn.batched`).
+    differ only by seed as one stacked model (:func:`~deepxde_lnn.runner.run_batched`).
 
     ``progress(label) -> Progress`` makes each job's progress reporter (workers
     report in lines). ``case`` overrides the registered case (tests).
@@ -137,13 +126,6 @@ def iter_jobs(
             for u in units
         ):
             yield from outcomes
-
-
-def stackable_protocol(profile, cfg) -> bool:
-    """Whether the training protocol allows stacking seeds: the stacked Adam
-    (with the profile's learning-rate schedule, one for all runs) redraws points
-    every step; L-BFGS's line search would couple the seeds."""
-    return profile.resample and not cfg.lbfgs
 
 
 def _units(jobs, batch: bool, case=None) -> list[list]:
@@ -216,7 +198,7 @@ def _train_unit(unit, overwrite, threads, progress, case) -> list[Outcome]:
         return [_one(*unit[0], overwrite, threads, progress, case)]
     import torch
 
-    from .batched import run_batched
+    from .runner import run_batched
 
     if threads:
         torch.set_num_threads(threads)

@@ -55,13 +55,28 @@ from .checkpoint import (  # noqa: E402
     set_rng_state,
 )
 from .controller import Controller, Progress, Signals, sync  # noqa: E402
-from .data import ResampledPDE  # noqa: E402
+from .ensemble import (  # noqa: E402
+    EnsembleData,
+    StackedNet,
+    select_adam_,
+    split_adam_state,
+    stack_adam_states,
+)
 from .folder import FolderError, RunFolder  # noqa: E402
 from .metrics import all_fields  # noqa: E402
+from .outcome import Outcome  # noqa: E402
 from .problem import Problem  # noqa: E402
 from .provenance import device_info, versions  # noqa: E402
 
-__all__ = ["RunConfig", "run", "RunInterrupted", "TrainingDiverged", "predict"]
+__all__ = [
+    "RunConfig",
+    "run",
+    "run_batched",
+    "Outcome",
+    "RunInterrupted",
+    "TrainingDiverged",
+    "predict",
+]
 
 TIME_CAP = 20  # with a time budget, at most this many times the profile's steps
 
@@ -174,25 +189,46 @@ def _check_lbfgs(lbfgs: int, method: str, seconds, case: Problem) -> None:
 
 
 @dataclass
+class _Run:
+    """One of the runs a job trains, with what is its own: configuration, folder,
+    data (its sampler), network (its values after training) and loss log."""
+
+    cfg: RunConfig
+    folder: RunFolder
+    data: object  # a ResampledPDE, or a user's data (TrackedData)
+    net: torch.nn.Module
+    prior_rows: np.ndarray | None = None  # loss rows of earlier phases/sessions
+    prior_seconds: float = 0.0
+    diverged_at: int | None = None
+    fields: dict | None = None  # evaluation grid, exact and predicted values
+
+
+@dataclass
 class _Job:
-    """Everything one training run holds in memory."""
+    """K runs equal but for the seed, trained by one ``dde.Model``: K = 1 trains
+    the run's own data and net; K > 1 stacks them (:class:`EnsembleData`,
+    :class:`StackedNet`: one Adam over the stacked parameters is K Adams)."""
 
     case: Problem
-    cfg: RunConfig
+    cfg: RunConfig  # the runs' configuration (the first run's seed)
     profile: Profile
-    data: ResampledPDE
+    runs: list[_Run]
     net: torch.nn.Module
+    data: object
     model: dde.Model
+    live: list[int]  # the runs still trained, in the stack's order
     start: int = 0
-    prior_rows: np.ndarray | None = None
-    prior_seconds: float = 0.0
-    loss: np.ndarray | None = None  # the whole run's loss table, once trained
-    fields: dict | None = None  # evaluation grid, exact and predicted values
+    resumed: bool = False
     torch_rng: dict | None = None  # a checkpoint's random states, set at step 1
-    saved_opt: dict | None = None  # a checkpoint's phase, optimizer, scheduler
+    saved_opt: dict | None = None  # a checkpoint's phase, optimizers, scheduler
     phase: str = "adam"
     adam_text: str = ""  # the Adam phase's description, for the record
     converged: bool = False  # L-BFGS stopped before its iteration cap
+    wall_seconds: float = 0.0  # this session's training time (all runs)
+
+    @property
+    def stacked(self) -> bool:
+        return len(self.runs) > 1
 
 
 def quiet_float(dtype: str) -> None:
@@ -221,37 +257,173 @@ def run(
     ``RunInterrupted`` (checkpoint saved, or results completed first) or
     ``TrainingDiverged`` (last good checkpoint kept).
     """
-    if case is None:
-        from . import cases
-
-        case = cases.get(config.case)
-    cfg = config.resolved(case)
     if resume and overwrite:
         raise ValueError(
             "--overwrite and --resume contradict each other: --resume continues the "
             "checkpoint in --out, --overwrite discards it; pass one of them"
         )
-    folder = RunFolder(out)
-    folder.prepare()
+    (outcome,) = _run_many(
+        [config],
+        [out],
+        resume,
+        overwrite,
+        lambda label: progress,
+        case,
+        callbacks,
+        figures,
+    )
+    if outcome.status == "diverged":
+        raise TrainingDiverged(outcome.message)
+    if outcome.status == "interrupted":
+        raise RunInterrupted(outcome.message)
+    return outcome.record
+
+
+def run_batched(
+    configs: list[RunConfig],
+    outs: list[str | Path],
+    *,
+    overwrite: bool = False,
+    progress=None,
+    case: Problem | None = None,
+    callbacks=(),
+    figures: bool = True,
+) -> list[Outcome]:
+    """Train the runs ``configs`` (equal but for the seed) into ``outs`` as one
+    stacked model; outcomes in order. Finished runs are reused; unfinished ones
+    resume from their checkpoints when all stand at the same step (otherwise
+    they run one by one). ``progress(label) -> Progress``.
+
+    Each run keeps its own initialisation, point draws and Adam state, so its
+    folder is what :func:`run` writes (tested), with ``batched_runs`` (K) and
+    ``batch_wall_seconds`` added to ``metrics.json``; ``train_seconds`` is the
+    batch's training time divided by K (the cost per run). Checkpoints are the
+    single-run format, one per folder. A diverging run leaves the stack and keeps
+    its last good checkpoint; the others go on."""
+    return _run_many(configs, outs, None, overwrite, progress, case, callbacks, figures)
+
+
+def _run_many(
+    configs, outs, resume, overwrite, progress, case, callbacks, figures
+) -> list[Outcome]:
+    """The one training path: K = 1 (``resume`` True/False: as asked) or K runs
+    stacked (``resume=None``: continue whatever checkpoints there are)."""
+    if case is None:
+        from . import cases
+
+        case = cases.get(configs[0].case)
+    cfgs = [c.resolved(case) for c in configs]
+    if len(cfgs) > 1:
+        _check_stackable(case, cfgs)
+    folders = [RunFolder(o) for o in outs]
+    for f in folders:
+        f.prepare()
     signals = Signals()
-    with folder.locked(), folder.writing():
-        finished, state = _resume(folder, cfg, resume, overwrite)
-        if finished is not None:
-            if figures:
-                draw_missing_figures(folder, case)
-            return finished
-        job = _build(case, cfg, state, folder.checkpoint)
-        with signals.deferred():
-            ctl = _train(job, folder, signals, progress, callbacks)
-            _stop_if_unfinished(job, ctl, folder)
-            record = _evaluate(job, ctl)
-            _write(folder, job, record, figures)
-    if signals.received:
-        raise RunInterrupted(
-            f"interrupted after training finished; the results in {folder.path} "
-            "are complete"
+    with contextlib.ExitStack() as stack:
+        for f in folders:
+            stack.enter_context(f.locked())
+            stack.enter_context(f.writing())
+        outcomes = _train_folders(
+            case,
+            cfgs,
+            folders,
+            resume,
+            overwrite,
+            progress,
+            signals,
+            callbacks,
+            figures,
         )
-    return record
+    if signals.received:
+        done = "interrupted after training finished; the results in {} are complete"
+        outcomes = [
+            (
+                replace(o, status="interrupted", message=done.format(o.out))
+                if o.status == "done"
+                else o
+            )
+            for o in outcomes
+        ]
+    return outcomes
+
+
+def _check_stackable(case: Problem, cfgs: list[RunConfig]) -> None:
+    ref = {k: v for k, v in asdict(cfgs[0]).items() if k != "seed"}
+    for c in cfgs[1:]:
+        if {k: v for k, v in asdict(c).items() if k != "seed"} != ref:
+            raise ValueError("configs: a batch must differ only by seed")
+    if len({c.seed for c in cfgs}) != len(cfgs):
+        raise ValueError("configs: seeds in a batch must be distinct")
+    if cfgs[0].seconds is not None:
+        raise ValueError("seconds: a time budget needs one run per process")
+    if not stackable_protocol(case.profile(cfgs[0].profile), cfgs[0]):
+        raise ValueError(
+            f"profile {cfgs[0].profile!r}: seeds train as a batch only with "
+            "Adam on resampled points (no fixed pool or L-BFGS)"
+        )
+    if not case.stackable(cfgs[0].method):
+        raise ValueError(
+            f"method: {cfgs[0].method!r} cannot train its seeds as one stack"
+        )
+
+
+def stackable_protocol(profile, cfg) -> bool:
+    """Whether the training protocol allows stacking seeds: the stacked Adam
+    (with the profile's learning-rate schedule, one for all runs) redraws points
+    every step; L-BFGS's line search would couple the seeds."""
+    return profile.resample and not cfg.lbfgs
+
+
+def batch_pays(case, profile_name: str) -> bool:
+    """Whether stacking seeds is faster here: always on a GPU; on a CPU only for
+    small point sets (measured: about 1.3-1.6x for 3-5 seeds at the quick
+    profile's ~650 points per step, no gain at the paper's thousands)."""
+    if torch.cuda.is_available():
+        return True
+    prof = case.profile(profile_name)
+    return sum(t.n for t in case.make_terms(prof)) <= 2000
+
+
+def _train_folders(
+    case, cfgs, folders, resume, overwrite, progress, signals, callbacks, figures
+) -> list[Outcome]:
+    """Reuse finished runs, then train the rest (together where their
+    checkpoints stand at one step, else one by one)."""
+    outcomes: dict[int, Outcome] = {}
+    todo, states = [], []
+    for i, (cfg, f) in enumerate(zip(cfgs, folders)):
+        want = f.checkpoint.exists() if resume is None else resume
+        done, state = _resume(f, cfg, want, overwrite)
+        if done is not None:
+            if figures:
+                draw_missing_figures(f, case)
+            outcomes[i] = Outcome(cfg, f.path, "done", done)
+        else:
+            todo.append(i)
+            states.append(state)
+    steps = {0 if s is None else int(s["step"]) for s in states}
+    groups = [todo] if len(steps) <= 1 else [[i] for i in todo]
+    for group in filter(None, groups):  # checkpoints at different steps: one by one
+        job = _build(
+            case,
+            [cfgs[i] for i in group],
+            [folders[i] for i in group],
+            [states[todo.index(i)] for i in group],
+        )
+        label = _label(job)
+        with signals.deferred():
+            ctl = _train(job, signals, progress(label) if progress else None, callbacks)
+            results = _finish(job, ctl, figures)
+        outcomes.update(zip(group, results))
+    return [outcomes[i] for i in range(len(cfgs))]
+
+
+def _label(job: _Job) -> str:
+    from .names import lr_text
+
+    seeds = ",".join(str(r.cfg.seed) for r in job.runs)
+    word = "seed" if len(job.runs) == 1 else "seeds"
+    return f"{job.cfg.case} {job.cfg.method} {word} {seeds} lr {lr_text(job.cfg.lr)}"
 
 
 def _resume(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: bool):
@@ -291,49 +463,67 @@ def _plain(value):
     return list(value) if isinstance(value, tuple) else value
 
 
-def _build(
-    case: Problem, cfg: RunConfig, state: dict | None, source: Path | None = None
-) -> _Job:
-    """Data, network and model; restored from ``state`` (read from ``source``) if
-    given (the optimizer is made and restored per phase by :func:`_compile`)."""
+def _build(case: Problem, cfgs, folders, states) -> _Job:
+    """Each run's data and network (seeded by its own seed, in this order), the
+    model that trains them (stacked when K > 1), restored from the runs'
+    checkpoint ``states`` if given (the optimizer per phase, by :func:`_compile`)."""
+    cfg = cfgs[0]
     quiet_float(cfg.dtype)
-    dde.config.set_random_seed(cfg.seed)
     profile = replace(
         case.profile(cfg.profile), iterations=cfg.iterations, decay=cfg.decay
     )
-    data = case.build_data(cfg.method, profile, cfg.seed)
-    net = case.build_net(cfg.method)
-    model = dde.Model(data, net)
-    job = _Job(case, cfg, profile, data, net, model)
-    if state is not None:
-        # a user's DeepXDE data names its terms once it has evaluated its losses
-        check_fits(state, source, net, len(data.names) or None, cfg.total_steps)
-        try:
-            _restore(job, state)
-            _compile(job, "adam")
-            if job.saved_opt["phase"] != "adam":  # its optimizer state, checked now
-                _compile(job, job.saved_opt["phase"])
-        except (RuntimeError, ValueError, TypeError, KeyError, IndexError) as err:
-            raise CheckpointError(
-                f"checkpoint {source} does not fit this run ({short_error(err)}); "
-                "delete it to "
-                "restart the run from scratch"
-            ) from None
+    runs = []
+    for c, folder in zip(cfgs, folders):
+        dde.config.set_random_seed(c.seed)
+        data = case.build_data(c.method, profile, c.seed)
+        runs.append(_Run(c, folder, data, case.build_net(c.method)))
+    if len(runs) == 1:
+        net, data = runs[0].net, runs[0].data
     else:
+        net = StackedNet([r.net for r in runs])
+        data = EnsembleData([r.data for r in runs])
+    live = list(range(len(runs)))
+    job = _Job(case, cfg, profile, runs, net, data, dde.Model(data, net), live)
+    if states[0] is None:
         _compile(job, "adam")
+        return job
+    for r, state in zip(runs, states):
+        # a user's DeepXDE data names its terms once it has evaluated its losses
+        n_terms = len(r.data.names) or None
+        check_fits(state, r.folder.checkpoint, r.net, n_terms, cfg.total_steps)
+    try:
+        _restore(job, states)
+        _compile(job, "adam")
+        if job.saved_opt["phase"] != "adam":  # its optimizer state, checked now
+            _compile(job, job.saved_opt["phase"])
+    except (RuntimeError, ValueError, TypeError, KeyError, IndexError) as err:
+        where = ", ".join(str(r.folder.checkpoint) for r in runs)
+        raise CheckpointError(
+            f"checkpoint {where} does not fit this run ({short_error(err)}); "
+            "delete it to restart the run from scratch"
+        ) from None
     return job
 
 
-def _restore(job: _Job, state: dict) -> None:
-    """Network, random states, loss log and training clock from a checkpoint."""
-    job.net.load_state_dict(state["net"])
-    job.data.rng.bit_generator.state = set_rng_state(state["rng"])
-    job.start, job.prior_seconds = int(state["step"]), float(state["seconds"])
-    job.prior_rows = state["loss"].numpy()
-    job.data.load_state_dict(state.get("data", {}))
-    job.torch_rng = state["rng"]
-    job.saved_opt = {k: state.get(k) for k in ("phase", "opt", "scheduler")}
-    job.saved_opt["phase"] = job.saved_opt["phase"] or "adam"
+def _restore(job: _Job, states: list[dict]) -> None:
+    """Networks, random states, loss logs and training clocks from checkpoints."""
+    if job.stacked:
+        nets = StackedNet.from_state_dicts(job.runs[0].net, [s["net"] for s in states])
+        job.net.load_state_dict(nets.state_dict())
+    else:
+        job.net.load_state_dict(states[0]["net"])
+    for r, state in zip(job.runs, states):
+        r.data.rng.bit_generator.state = set_rng_state(state["rng"])
+        r.prior_seconds = float(state["seconds"])
+        r.prior_rows = state["loss"].numpy()
+        r.data.load_state_dict(state.get("data", {}))
+    first = states[0]
+    job.start, job.resumed, job.torch_rng = int(first["step"]), True, first["rng"]
+    job.saved_opt = {
+        "phase": first.get("phase") or "adam",
+        "opt": [s["opt"] for s in states],
+        "scheduler": first.get("scheduler"),
+    }
 
 
 def _phases(cfg: RunConfig) -> list[tuple[str, int]]:
@@ -345,7 +535,7 @@ def _phases(cfg: RunConfig) -> list[tuple[str, int]]:
 def _compile(job: _Job, phase: str) -> None:
     """Compile the model for ``phase`` (Adam with the profile's decay, or
     L-BFGS with a frozen weights hook), restoring a checkpoint's optimizer state
-    saved in the same phase."""
+    saved in the same phase (the runs' states stacked when K > 1)."""
     if phase == "adam":
         decay = job.profile.decay
         job.model.compile("adam", lr=job.cfg.lr, decay=decay, verbose=0)
@@ -355,77 +545,117 @@ def _compile(job: _Job, phase: str) -> None:
         job.data.update_weights = False
     saved = job.saved_opt
     if saved is not None and saved["phase"] == phase:
-        job.model.opt.load_state_dict(saved["opt"])
+        opts = saved["opt"]
+        job.model.opt.load_state_dict(
+            stack_adam_states(opts) if job.stacked else opts[0]
+        )
         if job.model.lr_scheduler is not None and saved["scheduler"] is not None:
             job.model.lr_scheduler.load_state_dict(saved["scheduler"])
     job.phase = phase
 
 
-def _loss_table(job: _Job, rows: np.ndarray) -> np.ndarray:
-    if job.prior_rows is None or not job.prior_rows.size:
+def _loss_table(run: _Run, rows: np.ndarray) -> np.ndarray:
+    prior = run.prior_rows
+    if prior is None or not prior.size:
         return rows
-    return np.vstack([job.prior_rows, rows]) if rows.size else job.prior_rows
+    return np.vstack([prior, rows]) if rows.size else prior
 
 
-def _train(job: _Job, folder: RunFolder, signals, progress, callbacks) -> Controller:
+def _train(job: _Job, signals, progress, callbacks) -> Controller:
     """Train phase after phase (Adam, then L-BFGS if asked) from ``job.start``;
-    returns the last phase's controller (earlier phases are folded into
-    ``job.prior_rows``/``job.prior_seconds``)."""
+    returns the last phase's controller (every phase's rows and seconds are
+    folded into the runs' ``prior_rows``/``prior_seconds``)."""
     todo = [(p, end) for p, end in _phases(job.cfg) if end > job.start]
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     for k, (phase, end) in enumerate(todo):
         if phase != job.phase:
             _compile(job, phase)
-        ctl = _train_phase(job, folder, signals, progress, callbacks, end)
-        stopped = ctl.diverged_at is not None or ctl.interrupted or ctl.out_of_time
+        ctl = _train_phase(job, signals, progress, callbacks, end)
+        _fold(job, ctl)
+        stopped = not ctl.live or ctl.interrupted or ctl.out_of_time
         if k == len(todo) - 1 or ctl.step < end or stopped:
             return ctl
-        job.prior_rows = _loss_table(job, ctl.table())
-        job.prior_seconds += ctl.elapsed()
-        job.start = ctl.step
-        job.torch_rng = None
-    raise AssertionError("no phase left to train")  # run() returns finished runs
+        job.start, job.torch_rng = ctl.step, None
+    raise AssertionError("no phase left to train")  # finished runs are reused
 
 
-def _saver(job: _Job, folder: RunFolder):
-    """``save(step, rows, seconds)`` for the controller: a checkpoint with
-    everything a resumed run needs."""
-    cfg = job.cfg
+def _fold(job: _Job, ctl: Controller) -> None:
+    """A finished phase's loss rows and seconds into its runs; the runs that
+    diverged leave the job."""
+    share = ctl.elapsed() / len(job.runs)
+    for i in ctl.rows:
+        r = job.runs[i]
+        r.prior_rows = _loss_table(r, ctl.table(i))
+        r.prior_seconds += share
+        r.diverged_at = ctl.diverged.get(i)
+    job.wall_seconds += ctl.elapsed()
+    job.live = list(ctl.live)
 
-    def save(step, rows, seconds):
+
+def _net_states(job: _Job) -> list[dict]:
+    """The live runs' network state dicts, in stack order."""
+    return job.net.state_dicts() if job.stacked else [job.net.state_dict()]
+
+
+def _opt_states(job: _Job) -> list[dict]:
+    state = job.model.opt.state_dict()
+    return split_adam_state(state, len(job.live)) if job.stacked else [state]
+
+
+def _saver(job: _Job):
+    """``save(step, tables, seconds)`` for the controller: each live run's
+    checkpoint, with everything a resumed run needs (the single-run format)."""
+
+    def save(step, tables, seconds):
         sched = job.model.lr_scheduler
-        payload = {
-            "config": asdict(cfg),
-            "step": step,
-            "net": job.net.state_dict(),
-            "phase": job.phase,
-            "opt": job.model.opt.state_dict(),
-            "scheduler": None if sched is None else sched.state_dict(),
-            # the sampler's state *before* its latest draw: dde.Model.train draws
-            # once before its first step, so a resumed run redraws that batch
-            "rng": rng_state(job.data.rng_state_before_draw),
-            "loss": torch.from_numpy(_loss_table(job, rows)),
-            "seconds": job.prior_seconds + seconds,
-            "data": job.data.state_dict(),  # e.g. RBA's multipliers
-        }
-        save_checkpoint(folder.checkpoint, payload)
+        nets, opts = _net_states(job), _opt_states(job)
+        for pos, i in enumerate(job.live):
+            r = job.runs[i]
+            payload = {
+                "config": asdict(r.cfg),
+                "step": step,
+                "net": nets[pos],
+                "phase": job.phase,
+                "opt": opts[pos],
+                "scheduler": None if sched is None else sched.state_dict(),
+                # the sampler's state *before* its latest draw: dde.Model.train
+                # draws once before its first step, so a resumed run redraws it
+                "rng": rng_state(r.data.rng_state_before_draw),
+                "loss": torch.from_numpy(_loss_table(r, tables[i])),
+                "seconds": r.prior_seconds + seconds / len(job.runs),
+                "data": r.data.state_dict(),  # e.g. RBA's multipliers
+            }
+            save_checkpoint(r.folder.checkpoint, payload)
 
     return save
 
 
-def _train_phase(job, folder, signals, progress, callbacks, end) -> Controller:
+def _drop(job: _Job, positions: list[int]) -> None:
+    """Take the runs at stack ``positions`` (diverged) out of the stacked model,
+    its data and its Adam state; the others go on unchanged."""
+    keep = [p for p in range(len(job.live)) if p not in positions]
+    job.live = [job.live[p] for p in keep]
+    job.net.select_(keep)
+    job.data.select_(keep)
+    select_adam_(job.model.opt, job.net, keep)
+
+
+def _train_phase(job, signals, progress, callbacks, end) -> Controller:
     cfg = job.cfg
+    prior = min(job.runs[i].prior_seconds for i in job.live)
     ctl = Controller(
         job.data,
         job.start,
         end,
         cfg.checkpoint_every,
-        _saver(job, folder),
+        _saver(job),
         signals,
         progress,
-        budget=None if cfg.seconds is None else cfg.seconds - job.prior_seconds,
+        budget=None if cfg.seconds is None else cfg.seconds - prior,
         shown_total=cfg.total_steps,
+        runs=job.live,
+        drop=lambda positions: _drop(job, positions),
     )
     converged = LBFGSConverged() if job.phase == "lbfgs" else None
     # DeepXDE evaluates the losses in training mode before the first step and
@@ -456,21 +686,37 @@ class _TorchRNG(dde.callbacks.Callback):
             set_rng_state(self.state)
 
 
-def _stop_if_unfinished(job: _Job, ctl: Controller, folder: RunFolder) -> None:
-    """Write the loss log of an unfinished run and raise why it stopped."""
+def _finish(job: _Job, ctl: Controller, figures: bool) -> list[Outcome]:
+    """Each run's outcome: its folder written if it finished, else its loss log
+    and why it stopped (its last good checkpoint is kept)."""
     done = ctl.step >= job.cfg.total_steps or ctl.out_of_time or job.converged
-    if ctl.diverged_at is None and done:
-        return
-    write_loss(folder.path / "loss.csv", _loss_table(job, ctl.table()), job.data.names)
-    if ctl.diverged_at is not None:
-        raise TrainingDiverged(
-            f"non-finite loss at step {ctl.diverged_at}; stopped. The last good "
-            f"checkpoint (if any) is kept in {folder.checkpoint}"
-        )
-    raise RunInterrupted(
-        f"interrupted at step {ctl.step}; checkpoint saved in {folder.checkpoint}. "
-        "Rerun the same command to continue it (`deepxde-lnn run` with --resume)."
-    )
+    if job.stacked and job.live:
+        for i, state in zip(job.live, job.net.state_dicts()):
+            job.runs[i].net.load_state_dict(state)
+    out = []
+    for r in job.runs:
+        path = r.folder.path
+        table = r.prior_rows if r.prior_rows is not None else np.zeros((0, 0))
+        if r.diverged_at is not None:
+            write_loss(path / "loss.csv", table, r.data.names)
+            msg = (
+                f"non-finite loss at step {r.diverged_at}; stopped. The last good "
+                f"checkpoint (if any) is kept in {r.folder.checkpoint}"
+            )
+            out.append(Outcome(r.cfg, path, "diverged", message=msg))
+        elif not done:
+            write_loss(path / "loss.csv", table, r.data.names)
+            msg = (
+                f"interrupted at step {ctl.step}; checkpoint saved in "
+                f"{r.folder.checkpoint}. Rerun the same command to continue it "
+                "(`deepxde-lnn run` with --resume)."
+            )
+            out.append(Outcome(r.cfg, path, "interrupted", message=msg))
+        else:
+            record = _evaluate(job, r)
+            _write(r, job.case, record, figures)
+            out.append(Outcome(r.cfg, path, "done", record))
+    return out
 
 
 def predict(net, x: np.ndarray, chunk: int = 65536) -> np.ndarray:
@@ -486,18 +732,17 @@ def predict(net, x: np.ndarray, chunk: int = 65536) -> np.ndarray:
     return np.vstack(outs)
 
 
-def _evaluate(job: _Job, ctl: Controller) -> dict:
-    """The ``metrics.json`` record: configuration, provenance and metrics."""
-    case, cfg, data = job.case, job.cfg, job.data
+def _evaluate(job: _Job, r: _Run) -> dict:
+    """Run ``r``'s ``metrics.json`` record: configuration, provenance, metrics."""
+    case, cfg, data = job.case, r.cfg, r.data
     ev = case.evaluation(job.profile, data)
-    x, exact, pred = ev.x, ev.exact, predict(job.net, ev.x)
-    job.fields = dict(x=x, exact=exact, pred=pred, mask=ev.mask, axes=ev.axes)
-    seconds = job.prior_seconds + ctl.elapsed()
-    job.loss = loss = _loss_table(job, ctl.table())
+    x, exact, pred = ev.x, ev.exact, predict(r.net, ev.x)
+    r.fields = dict(x=x, exact=exact, pred=pred, mask=ev.mask, axes=ev.axes)
+    seconds, loss = r.prior_seconds, r.prior_rows
     record = {
         **cfg.identity(),
         **device_info(),
-        "parameters": job.net.num_trainable_parameters(),
+        "parameters": r.net.num_trainable_parameters(),
         "budget": "steps" if cfg.seconds is None else "time",
         "steps": int(loss[-1, 0]) if len(loss) else 0,
         "train_seconds": seconds,
@@ -505,9 +750,9 @@ def _evaluate(job: _Job, ctl: Controller) -> dict:
         "peak_gpu_memory_bytes": (
             torch.cuda.max_memory_allocated() if torch.cuda.is_available() else None
         ),
-        "resumed": job.start > 0,
+        "resumed": job.resumed,
         "counts": data.counts,
-        **_protocol(job),
+        **_protocol(job, r),
         "final_loss": dict(zip(["total", *data.names], map(float, loss[-1, 1:]))),
         "grid_points": int(len(x)),
         "fields": list(case.fields),
@@ -515,21 +760,24 @@ def _evaluate(job: _Job, ctl: Controller) -> dict:
         "versions": versions(),
         "command": shlex.join(sys.argv),
     }
-    record.update(_extra_metrics(case, job, x, pred, exact))
+    record.update(_extra_metrics(case, job, r, x, pred, exact))
+    if job.stacked:
+        record["batched_runs"] = len(job.runs)
+        record["batch_wall_seconds"] = job.wall_seconds
     return record
 
 
-def _protocol(job: _Job) -> dict:
+def _protocol(job: _Job, r: _Run) -> dict:
     """How the run was trained, read off the objects that trained it."""
     adam = job.adam_text or _adam_text(job.model.opt, job.profile.decay)
     out = {
-        "initialization": str(getattr(job.net, "kernel_initializer", "unknown")),
-        "network": _describe(job.net),
+        "initialization": str(getattr(r.net, "kernel_initializer", "unknown")),
+        "network": _describe(r.net),
         "optimizer": adam + ", final iterate",
         "derivatives": job.data.describe_derivatives(job.net),
         "resampling": (
             "every term's point set redrawn every step (i.i.d. uniform)"
-            if job.data.resample
+            if r.data.resample
             else "one fixed point set per term"
         ),
     }
@@ -569,7 +817,7 @@ def _describe(net) -> str:
     return f"{type(net).__name__}({args})"
 
 
-def _extra_metrics(case: Problem, job: _Job, x, pred, exact) -> dict:
+def _extra_metrics(case: Problem, job: _Job, r: _Run, x, pred, exact) -> dict:
     """Case-specific metric sets; their warnings go to stderr and the record."""
     out: dict = {}
     with warnings.catch_warnings(record=True) as caught:
@@ -577,9 +825,9 @@ def _extra_metrics(case: Problem, job: _Job, x, pred, exact) -> dict:
         if case.extra_metrics is not None:
             out["extra_metrics"] = case.extra_metrics(x, pred, exact)
         for label, n in case.extra_grids.items():  # e.g. the paper's other grids
-            ev = case.evaluation(replace(job.profile, grid_n=n), job.data)
+            ev = case.evaluation(replace(job.profile, grid_n=n), r.data)
             out.setdefault("extra_grid_metrics", {})[label] = all_fields(
-                predict(job.net, ev.x), ev.exact, case.fields
+                predict(r.net, ev.x), ev.exact, case.fields
             )
     if caught:
         out["warnings"] = [str(w.message) for w in caught]
@@ -588,11 +836,11 @@ def _extra_metrics(case: Problem, job: _Job, x, pred, exact) -> dict:
     return out
 
 
-def _write(folder: RunFolder, job: _Job, record: dict, figures: bool) -> None:
+def _write(r: _Run, case: Problem, record: dict, figures: bool) -> None:
     """Artifacts first, ``metrics.json`` last (it marks the run finished), then
     the checkpoint goes and the figures are drawn from the folder."""
-    f, case = job.fields, job.case
-    write_loss(folder.path / "loss.csv", job.loss, job.data.names)
+    f, folder = r.fields, r.folder
+    write_loss(folder.path / "loss.csv", r.prior_rows, r.data.names)
     atomic.save_npz(
         folder.path / "fields.npz",
         x=f["x"],
@@ -605,7 +853,7 @@ def _write(folder: RunFolder, job: _Job, record: dict, figures: bool) -> None:
         fields=np.array(case.fields),
     )
     buf = io.BytesIO()
-    torch.save(job.net.state_dict(), buf)
+    torch.save(r.net.state_dict(), buf)
     atomic.atomic_write_bytes(folder.path / "model.pt", buf.getvalue())
     atomic.write_json(folder.metrics, record)
     folder.checkpoint.unlink(missing_ok=True)
@@ -656,7 +904,7 @@ def step_seconds(
 
         case = cases.get(config.case)
     cfg = config.resolved(case)
-    job = _build(case, cfg, None)
+    job = _build(case, [cfg], [None], [None])
     marks = []
 
     class Clock(dde.callbacks.Callback):

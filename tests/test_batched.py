@@ -7,9 +7,11 @@ import signal
 import numpy as np
 import pytest
 
-from deepxde_lnn.batched import run_batched
+import deepxde as dde
+import torch
+
 from deepxde_lnn.checkpoint import load_checkpoint
-from deepxde_lnn.runner import RunConfig, run
+from deepxde_lnn.runner import RunConfig, run, run_batched
 from helpers import tiny_case
 
 SEEDS = (3, 4, 5)
@@ -54,65 +56,56 @@ def test_batch_equals_separate_runs(separate, tmp_path):
         assert not (out / "checkpoint.pt").exists()
 
 
-def _patched_train(batched, after_first):
-    real = batched.ensemble.train
-    calls = {"n": 0}
+class _AtStep(dde.callbacks.Callback):
+    """Calls ``action(model)`` as training step ``step`` begins."""
 
-    def train(stacked, *a, **k):
-        log = real(stacked, *a, **k)
-        calls["n"] += 1
-        if calls["n"] == 1:
-            after_first(stacked)
-        return log
+    def __init__(self, step, action):
+        super().__init__()
+        self.n, self.step, self.action = 0, step, action
 
-    return real, train
+    def on_batch_begin(self):
+        self.n += 1
+        if self.n == self.step:
+            self.action(self.model)
+
+
+def _poison_run_1(model):
+    with torch.no_grad():
+        for p in model.net.parameters():
+            p[1] = float("nan")  # run 1 only
+
+
+def _sigint(model):  # a real SIGINT
+    os.kill(os.getpid(), signal.SIGINT)
 
 
 def test_one_diverging_run_does_not_stop_the_others(separate, tmp_path):
-    import torch
-
-    import deepxde_lnn.batched as batched
-
-    def poison(stacked):
-        with torch.no_grad():
-            for p in stacked.parameters():
-                p[1] = float("nan")  # run 1 only
-
-    real, batched.ensemble.train = _patched_train(batched, poison)
-    batched.CHUNK, old = 10, batched.CHUNK
     outs = [tmp_path / f"b{s}" for s in SEEDS]
-    try:
-        res = run_batched(_cfgs(checkpoint_every=10), outs, case=tiny_case())
-    finally:
-        batched.ensemble.train, batched.CHUNK = real, old
+    res = run_batched(
+        _cfgs(checkpoint_every=10),
+        outs,
+        case=tiny_case(),
+        callbacks=[_AtStep(11, _poison_run_1)],
+    )
     assert [o.status for o in res] == ["done", "diverged", "done"]
     assert "non-finite loss at step 11" in res[1].message
     assert load_checkpoint(outs[1] / "checkpoint.pt")["step"] == 10
     assert not (outs[1] / "metrics.json").exists() and len(_loss(outs[1])) == 10
     for k in (0, 2):
         _close(_loss(outs[k]), _loss(separate[k]["_dir"]))
+        rec = json.loads((outs[k] / "metrics.json").read_text())
+        _close(rec["metrics"]["phi"]["RMSE"], separate[k]["metrics"]["phi"]["RMSE"])
 
 
 def test_interrupted_batch_resumes_exactly(separate, tmp_path):
-    cfgs = _cfgs(checkpoint_every=10)
+    cfgs = _cfgs(checkpoint_every=1000)
     outs = [tmp_path / f"b{s}" for s in SEEDS]
-    import deepxde_lnn.batched as batched
-
-    def sigint(stacked):  # a real SIGINT after the first chunk's steps
-        os.kill(os.getpid(), signal.SIGINT)
-
-    real, batched.ensemble.train = _patched_train(batched, sigint)
-    batched.CHUNK, old = 10, batched.CHUNK
-    try:
-        res = run_batched(cfgs, outs, case=tiny_case(), figures=False)
-    finally:
-        batched.ensemble.train = real
+    res = run_batched(
+        cfgs, outs, case=tiny_case(), figures=False, callbacks=[_AtStep(10, _sigint)]
+    )
     assert [o.status for o in res] == ["interrupted"] * 3
     assert load_checkpoint(outs[0] / "checkpoint.pt")["step"] == 10
-    try:
-        res = run_batched(cfgs, outs, case=tiny_case(), figures=False)
-    finally:
-        batched.CHUNK = old
+    res = run_batched(cfgs, outs, case=tiny_case(), figures=False)
     assert [o.status for o in res] == ["done"] * 3
     for o, ref, out in zip(res, separate, outs):
         assert o.record["resumed"]
@@ -127,8 +120,6 @@ def test_batch_with_a_schedule_resumes_and_equals_separate_runs(separate, tmp_pa
     """A decaying lr (one schedule for the stack, Adam elementwise): the batch,
     interrupted after 10 steps and resumed from its checkpoints, equals separate
     runs with that schedule, which differ from runs with the profile's schedule."""
-    import deepxde_lnn.batched as batched
-
     case, cfgs = tiny_case(), _cfgs(checkpoint_every=10, decay=COSINE)
     refs = [run(c, tmp_path / f"s{c.seed}", case=case, figures=False) for c in cfgs]
     assert refs[0]["decay"] == list(COSINE)
@@ -136,22 +127,13 @@ def test_batch_with_a_schedule_resumes_and_equals_separate_runs(separate, tmp_pa
     const = separate[0]["metrics"]["phi"]["RMSE"]
     assert abs(refs[0]["metrics"]["phi"]["RMSE"] / const - 1) > 1e-3
 
-    def sigint(stacked):
-        os.kill(os.getpid(), signal.SIGINT)
-
     outs = [tmp_path / f"b{s}" for s in SEEDS]
-    real, batched.ensemble.train = _patched_train(batched, sigint)
-    batched.CHUNK, old = 10, batched.CHUNK
-    try:
-        res = run_batched(cfgs, outs, case=case, figures=False)
-        assert [o.status for o in res] == ["interrupted"] * 3
-        assert (
-            load_checkpoint(outs[0] / "checkpoint.pt")["scheduler"]["last_epoch"] == 10
-        )
-        batched.ensemble.train = real
-        res = run_batched(cfgs, outs, case=case, figures=False)
-    finally:
-        batched.ensemble.train, batched.CHUNK = real, old
+    res = run_batched(
+        cfgs, outs, case=case, figures=False, callbacks=[_AtStep(10, _sigint)]
+    )
+    assert [o.status for o in res] == ["interrupted"] * 3
+    assert load_checkpoint(outs[0] / "checkpoint.pt")["scheduler"]["last_epoch"] == 10
+    res = run_batched(cfgs, outs, case=case, figures=False)
     for o, ref, out in zip(res, refs, outs):
         assert o.status == "done" and o.record["resumed"]
         assert o.record["optimizer"] == ref["optimizer"]

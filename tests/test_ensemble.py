@@ -11,11 +11,8 @@ from deepxde_lnn.data import ResampledPDE
 from deepxde_lnn.ensemble import (
     EnsembleData,
     StackedNet,
-    build_ensemble,
-    make_adam,
     split_adam_state,
     stack_adam_states,
-    train,
 )
 from deepxde_lnn.methods import build_net
 from deepxde_lnn.nn import LNN, MLP, TORCH_DEFAULT
@@ -54,6 +51,31 @@ def separate_run(case, method, seed, prof, steps, lr, init=None, derivs="taylor"
 
     model.train(iterations=steps, display_every=1000, callbacks=[Log()], verbose=0)
     return torch.stack(log).double().numpy(), net, model.opt
+
+
+def stacked_model(case, method, prof, derivs="taylor") -> dde.Model:
+    """SEEDS as one ``dde.Model``: each seed's data and net built as the runner
+    builds them (seeded in turn), stacked."""
+    datas, nets = [], []
+    for seed in SEEDS:
+        dde.config.set_random_seed(seed)
+        datas.append(ResampledPDE(case.make_terms(prof), seed=seed, derivatives=derivs))
+        nets.append(build_net(method, case))
+    model = dde.Model(EnsembleData(datas), StackedNet(nets))
+    model.compile("adam", lr=prof.lr)
+    return model
+
+
+def train(model: dde.Model, steps: int) -> np.ndarray:
+    """``steps`` steps; the (steps, K, T) losses of the training passes."""
+    log = []
+
+    class Log(dde.callbacks.Callback):
+        def on_batch_end(self):
+            log.append(model.data.last_losses.clone())
+
+    model.train(iterations=steps, display_every=1000, callbacks=[Log()], verbose=0)
+    return torch.stack(log).double().numpy()
 
 
 def rel(a, b) -> float:
@@ -143,7 +165,8 @@ def test_stacked_jets_follow_sin_blocks(float64, layout):
 
 def test_state_dicts_and_adam_states_round_trip():
     case, prof = tiny("laplace")
-    stacked, data, opt = build_ensemble(case, "lnn", SEEDS, prof, lr=[1e-3, 2e-3, 3e-3])
+    model = stacked_model(case, "lnn", prof)
+    stacked, opt = model.net, model.opt
     single = build_net("lnn", case)
     ref = single.state_dict()
     states = stacked.state_dicts()
@@ -153,9 +176,9 @@ def test_state_dicts_and_adam_states_round_trip():
     again = StackedNet.from_state_dicts(single, states).state_dicts()
     assert all(max_rel_params(a, b) == 0 for a, b in zip(again, states))
 
-    train(stacked, data, opt, 2)
+    train(model, 2)
     split = split_adam_state(opt.state_dict(), 3)
-    one = torch.optim.Adam(single.parameters(), lr=2e-3)
+    one = torch.optim.Adam(single.parameters(), lr=prof.lr)
     single(torch.rand(4, 2)).sum().backward()
     one.step()
     want = one.state_dict()
@@ -167,7 +190,9 @@ def test_state_dicts_and_adam_states_round_trip():
             assert s["exp_avg"].shape == want["state"][i]["exp_avg"].shape
     stacked_sd = stack_adam_states(split)
     _assert_same_adam(stacked_sd, opt.state_dict())
-    fresh = make_adam(StackedNet.from_state_dicts(single, states), 1e-3)
+    fresh = torch.optim.Adam(
+        StackedNet.from_state_dicts(single, states).parameters(), lr=prof.lr
+    )
     fresh.load_state_dict(stacked_sd)
     _assert_same_adam(fresh.state_dict(), opt.state_dict())
 
@@ -183,36 +208,28 @@ def _assert_same_adam(a: dict, b: dict):
 # --- ensemble training equals separate runs -------------------------------------------
 
 
-def ensemble_vs_separate(
-    name, method, lrs=None, hook=None, flush_every=100, derivs="taylor"
-):
-    """Train SEEDS as one ensemble and separately; per run, the max relative
+def ensemble_vs_separate(name, method, derivs="taylor"):
+    """Train SEEDS as one stacked model and separately; per run, the max relative
     differences of losses, final parameters and Adam's second moments."""
     case, prof = tiny(name)
-    lrs = lrs or [prof.lr] * len(SEEDS)
-    stacked, data, opt = build_ensemble(case, method, SEEDS, prof, lrs, derivs)
-
-    def on_step(step, losses):
-        if hook is not None:
-            hook(stacked, step)
-
-    log = train(stacked, data, opt, STEPS, on_step, flush_every=flush_every)
-    adam = split_adam_state(opt.state_dict(), stacked.num_runs)
-    diffs, refs = {}, []
+    model = stacked_model(case, method, prof, derivs)
+    losses = train(model, STEPS)
+    adam = split_adam_state(model.opt.state_dict(), len(SEEDS))
+    diffs = {}
     for k, seed in enumerate(SEEDS):
-        refs.append(separate_run(case, method, seed, prof, STEPS, lrs[k], None, derivs))
-        ref_loss, ref_net, ref_opt = refs[-1]
-        n = len(log.losses(k))
-        diffs[k] = {"loss": rel(log.losses(k), ref_loss[:n]), "steps": n}
-        if k in stacked.run_ids:
-            pos = stacked.run_ids.index(k)
-            own = stacked.state_dicts()[pos]
-            diffs[k]["params"] = max_rel_params(own, ref_net.state_dict())
-            diffs[k]["adam"] = max(
+        ref_loss, ref_net, ref_opt = separate_run(
+            case, method, seed, prof, STEPS, prof.lr, None, derivs
+        )
+        own = model.net.state_dicts()[k]
+        diffs[k] = {
+            "loss": rel(losses[:, k], ref_loss),
+            "params": max_rel_params(own, ref_net.state_dict()),
+            "adam": max(
                 rel(s["exp_avg_sq"], ref_opt.state_dict()["state"][i]["exp_avg_sq"])
-                for i, s in adam[pos]["state"].items()
-            )
-    return diffs, log, refs
+                for i, s in adam[k]["state"].items()
+            ),
+        }
+    return diffs
 
 
 @pytest.mark.parametrize(
@@ -229,12 +246,9 @@ def test_ensemble_equals_separate_runs_float64(float64, name, method, derivs):
     """beam: 4th-order derivatives (Taylor jets under vmap, or DeepXDE's nested
     hessians on the stacked rows); heat: the reduced LNN layout; rel_b: an output
     transform (so nested autograd), 8 outputs, multi-channel residuals."""
-    diffs, log, _ = ensemble_vs_separate(name, method, derivs=derivs)
-    assert not log.diverged_at
+    diffs = ensemble_vs_separate(name, method, derivs=derivs)
     for k in diffs:
-        assert diffs[k]["steps"] == STEPS
         assert max(diffs[k]["loss"], diffs[k]["params"], diffs[k]["adam"]) <= 1e-10
-    np.testing.assert_array_equal(log.steps(0), np.arange(1, STEPS + 1))
 
 
 def test_ensemble_equals_separate_runs_float32(float64):
@@ -248,8 +262,8 @@ def test_ensemble_equals_separate_runs_float32(float64):
     2-norm of all of them; single entries may flip with Adam's sign-like steps)."""
     dde.config.set_default_float("float32")
     case, prof = tiny("laplace")
-    stacked, data, opt = build_ensemble(case, "lnn", SEEDS, prof)
-    log = train(stacked, data, opt, STEPS)
+    model = stacked_model(case, "lnn", prof)
+    losses, stacked = train(model, STEPS), model.net
     inits = []
     for seed in SEEDS:
         dde.config.set_random_seed(seed)
@@ -262,7 +276,7 @@ def test_ensemble_equals_separate_runs_float32(float64):
         p_ens, p32, p64 = (
             flat(s) for s in (stacked.state_dicts()[k], net32.state_dict(), twin[1])
         )
-        assert rel(log.losses(k), loss32) <= 2 * rel(loss32, twin[0])
+        assert rel(losses[:, k], loss32) <= 2 * rel(loss32, twin[0])
         assert norm_rel(p_ens, p32) <= 2 * norm_rel(p32, p64)
         assert norm_rel(p_ens, p32) < 1e-6
 
@@ -277,43 +291,4 @@ def norm_rel(a, b) -> float:
     return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
 
-def test_diverged_run_is_dropped_and_others_equal_separate_runs(float64):
-    """Per-run learning rates; run 1's parameters become NaN after step 10."""
-
-    def poison(stacked, step):
-        if step == 10:
-            with torch.no_grad():
-                stacked.params[0][stacked.run_ids.index(1)] = float("nan")
-
-    lrs = [1e-3, 3e-3, 5e-4]
-    diffs, log, _ = ensemble_vs_separate("laplace", "lnn", lrs, poison, flush_every=4)
-    assert log.diverged_at == {1: 11}
-    assert diffs[1]["steps"] == 10 and diffs[1]["loss"] <= 1e-10
-    np.testing.assert_array_equal(log.steps(1), np.arange(1, 11))
-    for k in (0, 2):
-        assert diffs[k]["steps"] == STEPS
-        assert max(diffs[k]["loss"], diffs[k]["params"], diffs[k]["adam"]) <= 1e-10
-
-
-def test_resume_from_single_run_states_equals_uninterrupted(float64):
-    """Checkpoint pieces in a single run's format (state_dict, Adam state_dict,
-    sampling state before the latest draw) at step 10 resume the ensemble."""
-    case, prof = tiny("laplace")
-    full = build_ensemble(case, "lnn", SEEDS, prof)
-    full_log = train(*full, STEPS)
-    part = build_ensemble(case, "lnn", SEEDS, prof)
-    train(*part, 10)
-    nets = part[0].state_dicts()
-    adams = split_adam_state(part[2].state_dict(), len(SEEDS))
-    rngs = part[1].rng_states()
-
-    stacked = StackedNet.from_state_dicts(build_net("lnn", case), nets)
-    data = EnsembleData([ResampledPDE(case.make_terms(prof), seed=s) for s in SEEDS])
-    data.set_rng_states(rngs)
-    opt = make_adam(stacked, prof.lr)
-    opt.load_state_dict(stack_adam_states(adams))
-    log = train(stacked, data, opt, STEPS - 10, start=10)
-    for k in range(len(SEEDS)):
-        np.testing.assert_array_equal(log.steps(k), np.arange(11, STEPS + 1))
-        np.testing.assert_array_equal(log.losses(k), full_log.losses(k)[10:])
-        assert max_rel_params(stacked.state_dicts()[k], full[0].state_dicts()[k]) == 0
+# a diverging run leaving the stack and exact resumption: tests/test_batched.py
