@@ -14,8 +14,10 @@ the median is printed.
         --profile paper --steps 20 --threads 4 --device auto
     python benchmarks/ensemble_throughput.py --matmul --derivatives autograd
 
-``--matmul`` times variants of the stacked forward's batched linear layer (Taylor-mode
-jets use their own, vmapped, layers: compare with ``--derivatives autograd``).
+``--matmul`` times variants of the stacked forward's batched linear layer, "vmap"
+being the generic rule (the layer's own ``forward`` under ``torch.func.vmap``) that
+any stage without a stacked rule takes (Taylor-mode jets use their own, vmapped,
+layers: compare with ``--derivatives autograd``).
 """
 
 from __future__ import annotations
@@ -35,7 +37,21 @@ MATMULS = {
     "bmm+add": lambda h, w, b: torch.bmm(h, w.transpose(1, 2)) + b.unsqueeze(1),
     "matmul+add": lambda h, w, b: torch.matmul(h, w.transpose(1, 2)) + b.unsqueeze(1),
     "einsum+add": lambda h, w, b: torch.einsum("kni,koi->kno", h, w) + b.unsqueeze(1),
+    "vmap": None,
 }
+
+
+def linear_rule(fn):
+    """A stacked rule for ``Linear`` stages computing ``fn(h, W, b)`` (``None``:
+    the generic vmap rule)."""
+    if fn is None:
+        return ensemble._vmapped
+
+    def rule(net, m):
+        w, b = net._slot(m, "weight"), net._slot(m, "bias")
+        return lambda h: fn(h, net.params[w], net.params[b])
+
+    return rule
 
 
 def get_case(name: str):
@@ -131,14 +147,15 @@ def matmul_table(args, case, prof) -> None:
     k = int(args.ks.split(",")[-1])
     times = {name: [] for name in MATMULS}
     run = (args.steps, args.warmup, args.derivatives)
-    original = ensemble._linear
+    rules = ensemble._STACKED_RULES
+    original = rules[torch.nn.Linear]
     try:
         for _ in range(args.repeats):
             for name, fn in MATMULS.items():
-                ensemble._linear = fn
+                rules[torch.nn.Linear] = linear_rule(fn)
                 times[name].append(time_ensemble(case, args.method, prof, k, *run))
     finally:
-        ensemble._linear = original
+        rules[torch.nn.Linear] = original
     print(f"batched linear layer, K={k} (s/step, min over {args.repeats} repeats)")
     for name, ts in times.items():
         print(f"  {name:<11} {min(ts):.4f}")

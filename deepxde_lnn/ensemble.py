@@ -1,8 +1,11 @@
 """K seeds of one (case, method) trained as ONE stacked model, equal to K runs.
 
 Every parameter of the K nets is stacked along a leading axis ``k = 0..K-1``. A
-batch holds K consecutive blocks of N rows (block k belongs to run k); each linear
-layer is one batched matmul::
+batch holds K consecutive blocks of N rows (block k belongs to run k), and the
+nets' one declared forward pass (their stages, :meth:`~deepxde_lnn.nn.MLP.stages`)
+runs on the (K, N, w) blocks: each ``Linear`` as one batched matmul, a block's gate
+broadcast per run, an activation as it is, any other stage with parameters under
+``torch.func.vmap``::
 
     H_k <- act(H_k W_k^T + b_k)                    (K, N, w), torch.baddbmm
 
@@ -44,7 +47,7 @@ import torch  # noqa: E402
 from deepxde.data.data import Data  # noqa: E402
 
 from .data import ResampledPDE, is_training_pass  # noqa: E402
-from .nn import LNN, MLP  # noqa: E402
+from .nn import MLP, LiquidBlock  # noqa: E402
 
 __all__ = [
     "StackedNet",
@@ -55,20 +58,8 @@ __all__ = [
 ]
 
 
-def _linear(h: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """``h_k W_k^T + b_k`` for every k: (K, N, i) x (K, o, i) -> (K, N, o).
-
-    On CPU ``baddbmm``, ``bmm`` + add and ``matmul`` + add measured within noise
-    of each other, ``einsum`` ~15% slower (Laplace paper profile, K=5, nested
-    autograd, 1 thread: 0.305, 0.303, 0.305, 0.350 s/step;
-    ``benchmarks/ensemble_throughput.py --matmul``). ``baddbmm`` fuses the bias
-    add: one kernel fewer per layer on a GPU.
-    """
-    return torch.baddbmm(b.unsqueeze(1), h, w.transpose(1, 2))
-
-
 class StackedNet(torch.nn.Module):
-    """K nets of one architecture (:class:`MLP` or :class:`LNN`) as one module.
+    """K nets of one architecture (:class:`MLP` or a subclass) as one module.
 
     Args:
         nets: K initialised nets with identical architecture, activations and
@@ -93,6 +84,12 @@ class StackedNet(torch.nn.Module):
         self.__dict__["template"] = copy.deepcopy(nets[0])
         self.names = [n for n, _ in nets[0].named_parameters()]
         self._index = {n: i for i, n in enumerate(self.names)}
+        self._prefix = {
+            id(m): f"{name}." if name else ""
+            for name, m in self.template.named_modules()
+        }
+        # the template's stages as steps on the stacked parameters, made once
+        self._plan = self._compile(self.template.stages())
         per_net = [dict(n.named_parameters()) for n in nets]
         self.params = torch.nn.ParameterList(
             torch.nn.Parameter(torch.stack([p[k].detach() for p in per_net]))
@@ -173,36 +170,111 @@ class StackedNet(torch.nn.Module):
         return out.reshape(-1, *out.shape[2:])
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        """The template's transforms on all rows, its declared stages
+        (:meth:`~deepxde_lnn.nn.MLP.stages`) on the (K, N, w) blocks."""
         net, K = self.template, self.num_runs
         if inputs.shape[0] % K:
             raise ValueError(f"{inputs.shape[0]} input rows are not {K} equal blocks")
         x = inputs if net._input_transform is None else net._input_transform(inputs)
-        h = x.reshape(K, x.shape[0] // K, x.shape[1])
-        n_lin = len(net.linears)
-        for j in range(n_lin - 1):
-            h = self._hidden(j, h)
-        h = _linear(
-            h,
-            self._p(f"linears.{n_lin - 1}.weight"),
-            self._p(f"linears.{n_lin - 1}.bias"),
-        )
+        h = _run(self._plan, x.reshape(K, x.shape[0] // K, x.shape[1]))
         y = h.reshape(-1, h.shape[-1])
         if net._output_transform is not None:
             y = net._output_transform(inputs, y)
         return y
 
-    def _hidden(self, j: int, h: torch.Tensor) -> torch.Tensor:
-        net = self.template
-        h = _linear(h, self._p(f"linears.{j}.weight"), self._p(f"linears.{j}.bias"))
-        if not isinstance(net, LNN):
-            return net.activation[j](h)
-        if net.layout == "standard":
-            h = net.activation[j](h)
-        a = self._p(f"blocks.{j}.alpha").unsqueeze(1)
-        z = _linear(
-            h, self._p(f"blocks.{j}.linear.weight"), self._p(f"blocks.{j}.linear.bias")
-        )
-        return h + a * net.blocks[j].activation(z)
+    def _compile(self, stages: Sequence) -> list:
+        """One function ``(K, N, w) -> (K, N, w')`` per stage of the template,
+        run k's parameters acting on block k: the stage type's rule
+        (:data:`_STACKED_RULES`); a stage with other parameters under ``vmap``; a
+        parameter-free one (an activation, which acts on each row alone) as it is."""
+        steps = []
+        for stage in stages:
+            rule = _rule(stage)
+            if rule is None:
+                rule = _vmapped if _has_parameters(stage) else _as_is
+            steps.append(rule(self, stage))
+        return steps
+
+    def _slot(self, module: torch.nn.Module, name: str) -> int:
+        """Index in ``params`` of the template's ``module``'s parameter ``name``."""
+        return self._index[f"{self._prefix[id(module)]}{name}"]
+
+
+def _run(steps: Sequence[Callable], h: torch.Tensor) -> torch.Tensor:
+    for step in steps:
+        h = step(h)
+    return h
+
+
+def _stacked_linear(net: StackedNet, m: torch.nn.Linear) -> Callable:
+    """``h_k W_k^T + b_k`` for every k: (K, N, i) x (K, o, i) -> (K, N, o).
+
+    On CPU ``baddbmm``, ``bmm`` + add and ``matmul`` + add measured within noise
+    of each other, ``einsum`` ~15% slower (Laplace paper profile, K=5, nested
+    autograd, 1 thread: 0.305, 0.303, 0.305, 0.350 s/step;
+    ``benchmarks/ensemble_throughput.py --matmul``), and the whole trunk under
+    ``vmap`` 9% slower (quick profile: 0.0603 against 0.0552 s/step). ``baddbmm``
+    fuses the bias add: one kernel fewer per layer on a GPU.
+    """
+    w = net._slot(m, "weight")
+    b = None if m.bias is None else net._slot(m, "bias")
+
+    def step(h):
+        wt = net.params[w].transpose(1, 2)
+        if b is None:
+            return torch.bmm(h, wt)
+        return torch.baddbmm(net.params[b].unsqueeze(1), h, wt)
+
+    return step
+
+
+def _stacked_residual(net: StackedNet, m: LiquidBlock) -> Callable:
+    """``h_k + alpha_k * branch_k(h_k)``, ``alpha_k`` broadcast as in one net."""
+    a, branch = net._slot(m, "alpha"), net._compile(m.stages())
+
+    def step(h):
+        alpha = net.params[a]
+        lead = (alpha.shape[0],) + (1,) * (h.ndim - alpha.ndim)
+        return h + alpha.reshape(*lead, *alpha.shape[1:]) * _run(branch, h)
+
+    return step
+
+
+def _vmapped(net: StackedNet, m: torch.nn.Module) -> Callable:
+    """Any stage with parameters: its own ``forward`` under ``vmap`` over runs."""
+    names = [n for n, _ in m.named_parameters()]
+    slots = [net._slot(m, n) for n in names]
+
+    def one(params, hk):
+        return torch.func.functional_call(m, dict(zip(names, params)), (hk,))
+
+    def step(h):
+        return torch.func.vmap(one)(tuple(net.params[i] for i in slots), h)
+
+    return step
+
+
+def _as_is(net: StackedNet, stage: Callable) -> Callable:
+    return stage
+
+
+#: stacked rule per stage type, ``rule(net, stage) -> step`` (others: see
+#: :meth:`StackedNet._compile`)
+_STACKED_RULES: dict = {
+    torch.nn.Linear: _stacked_linear,
+    LiquidBlock: _stacked_residual,
+}
+
+
+def _rule(stage) -> Callable | None:
+    for cls, rule in _STACKED_RULES.items():
+        if isinstance(stage, cls) and type(stage).forward is cls.forward:
+            return rule
+    return None
+
+
+def _has_parameters(stage) -> bool:
+    return isinstance(stage, torch.nn.Module) and any(True for _ in stage.parameters())
 
 
 class _Call(torch.nn.Module):
@@ -220,7 +292,8 @@ def _check_same_architecture(nets: Sequence[MLP]) -> None:
     first = nets[0]
     if not isinstance(first, MLP):
         raise ValueError(
-            f"nets must be MLP or LNN networks, got {type(first).__name__}"
+            f"nets must be deepxde_lnn networks that declare their stages (MLP, "
+            f"LNN, ...), got {type(first).__name__}"
         )
     if any(True for _ in first.buffers()):
         raise ValueError("nets with buffers are not supported")
@@ -230,12 +303,10 @@ def _check_same_architecture(nets: Sequence[MLP]) -> None:
     def signature(n):
         return (
             type(n),
-            getattr(n, "layout", None),
             tuple(
                 (k, tuple(p.shape), p.dtype, p.device) for k, p in n.named_parameters()
             ),
-            tuple(n.activation),
-            tuple(b.activation for b in getattr(n, "blocks", ())),
+            _structure(n.stages()),
             n._input_transform,
             n._output_transform,
         )
@@ -244,6 +315,20 @@ def _check_same_architecture(nets: Sequence[MLP]) -> None:
     for i, n in enumerate(nets[1:], 1):
         if signature(n) != ref:
             raise ValueError(f"nets[{i}] differs from nets[0] in architecture")
+
+
+def _structure(stages: Sequence) -> tuple:
+    """The stages' types and settings (a block's own stages within) and the
+    plain callables (activations), which the stacked form applies as they are."""
+    out = []
+    for s in stages:
+        if not isinstance(s, torch.nn.Module):
+            out.append(s)
+        elif hasattr(s, "stages"):
+            out.append((type(s), _structure(s.stages())))
+        else:
+            out.append((type(s), s.extra_repr()))
+    return tuple(out)
 
 
 # --- Adam ---------------------------------------------------------------------------

@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+import torch
+
 from .checks import parse_int, parse_number
 from .data import ResampledPDE, Term
 from .nn import ALPHA_MAX, LAYOUTS, LNN, MLP, TORCH_DEFAULT, check_activation
@@ -54,20 +56,30 @@ AUTHORS_SPLIT = (0.38, 0.62)  # the authors' XPINN cut, as fractions of the box
 AUTHORS_HIDDEN = (16, 16)
 
 
-def mlp_params(sizes) -> int:
-    return sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:]))
-
-
-def lnn_params(case: Case) -> int:
-    hidden = case.layer_sizes()[1:-1]
-    return mlp_params(case.layer_sizes()) + sum(w * w + 2 * w for w in hidden)
+def _count(build: Callable[[], object]) -> int:
+    """Trainable parameters of the network ``build()`` makes, built on the meta
+    device: no memory, no values, no draw from the random state."""
+    with torch.random.fork_rng(devices=[]), torch.device("meta"):
+        return build().num_trainable_parameters()
 
 
 def matched_width(case: Case) -> int:
-    """Width whose plain MLP has the parameter count nearest the LNN's."""
-    target = lnn_params(case)
-    widths = range(1, 4 * max(case.hidden) + 1)
-    return min(widths, key=lambda w: (abs(mlp_params(case.layer_sizes(w)) - target), w))
+    """Width in ``1..4 max(hidden)`` whose plain MLP has the parameter count
+    nearest the LNN's (ties to the smaller width); bisection, as the count grows
+    with the width."""
+    target = parameter_count("lnn", case)
+
+    def count(width: int) -> int:
+        return _count(lambda: _mlp(case, width=width))
+
+    lo, hi = 1, 4 * max(case.hidden)
+    while lo < hi:  # the smallest width with at least the target's count
+        mid = (lo + hi) // 2
+        if count(mid) >= target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return min(range(max(lo - 1, 1), lo + 1), key=lambda w: (abs(count(w) - target), w))
 
 
 def _transformed(net, case: Case):
@@ -301,5 +313,6 @@ def build_data(
 
 
 def parameter_count(method: str, case: Case) -> int:
-    """Trainable parameters of ``method``'s network on ``case``."""
-    return build_net(method, case).num_trainable_parameters()
+    """Trainable parameters of ``method``'s network on ``case`` (counted on a
+    network built for the purpose, the random state left as it was)."""
+    return _count(lambda: build_net(method, case))

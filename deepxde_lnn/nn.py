@@ -12,6 +12,13 @@ network sin blocks; ``block_activation`` sets another.)
 (``layout="standard"``) or uses the blocks *instead of* the hidden activations
 (``layout="reduced"``, the paper's heat network). ``MLP`` is the same trunk with no
 blocks: the paper's "PINN", so that a comparison differs only by the blocks.
+
+Each network declares its forward pass once, as the list of stages that
+:meth:`MLP.stages` returns (``Linear`` layers, pointwise activations and blocks,
+applied in order); ``forward`` runs that list, and the stacked form
+(:mod:`deepxde_lnn.ensemble`) and the Taylor-mode form (:mod:`deepxde_lnn.taylor`)
+are derived from it. A new architecture is a subclass that builds its modules and
+says which stages follow each hidden ``Linear`` (:meth:`MLP._layer_stages`).
 """
 
 from __future__ import annotations
@@ -32,7 +39,14 @@ from deepxde import utils as dde_utils  # noqa: E402
 from deepxde.nn import activations, initializers  # noqa: E402
 from deepxde.nn.pytorch.nn import NN  # noqa: E402
 
-__all__ = ["LiquidBlock", "LNN", "MLP", "TORCH_DEFAULT", "check_activation"]
+__all__ = [
+    "LiquidBlock",
+    "LNN",
+    "MLP",
+    "TORCH_DEFAULT",
+    "apply_stages",
+    "check_activation",
+]
 
 #: ``kernel_initializer`` value that keeps PyTorch's default ``nn.Linear``
 #: initialisation (weights and *biases* ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))), as the
@@ -47,13 +61,22 @@ _ACTIVATION = re.compile(r"(?:LAAF-(?P<scale>\S+) )?(?P<base>[A-Za-z]+)")
 class LiquidBlock(torch.nn.Module):
     """Width-preserving liquid residual block ``h + alpha * sigma(A h + c)``.
 
-    ``A, c`` form one ``Linear(width, width)`` with bias; ``alpha`` is a per-channel
-    trainable vector initialised to ``alpha_init``; ``sigma`` is ``activation``
-    (DeepXDE name or callable), the paper's ``tanh`` by default. ``w^2 + 2w``
-    parameters (plus those of a trainable activation such as ``"LAAF-10 tanh"``).
+    ``A, c`` form one ``Linear(width, width)`` with bias; ``alpha`` is a trainable
+    gate initialised to ``alpha_init``: one per channel (``per_channel=True``, the
+    paper's; ``w^2 + 2w`` parameters) or one scalar for the whole block
+    (``per_channel=False``, ReZero's; ``w^2 + w + 1``). ``sigma`` is ``activation``
+    (DeepXDE name or callable), the paper's ``tanh`` by default (plus the parameters
+    of a trainable activation such as ``"LAAF-10 tanh"``).
     """
 
-    def __init__(self, width: int, alpha_init: float = 0.5, activation="tanh"):
+    def __init__(
+        self,
+        width: int,
+        alpha_init: float = 0.5,
+        activation="tanh",
+        *,
+        per_channel: bool = True,
+    ):
         super().__init__()
         width = _check_size(width, "width")
         alpha_init = _check_alpha(alpha_init)
@@ -61,16 +84,30 @@ class LiquidBlock(torch.nn.Module):
         self.activation_name = _activation_name(activation)
         dtype = config.real(torch)
         self.linear = torch.nn.Linear(width, width, dtype=dtype)
-        self.alpha = torch.nn.Parameter(torch.full((width,), alpha_init, dtype=dtype))
+        shape = (width,) if per_channel else ()
+        self.alpha = torch.nn.Parameter(torch.full(shape, alpha_init, dtype=dtype))
+
+    def stages(self) -> list:
+        """The branch ``sigma(A h + c)`` as stages (see :meth:`MLP.stages`)."""
+        return [self.linear, self.activation]
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
-        return h + self.alpha * self.activation(self.linear(h))
+        return h + self.alpha * apply_stages(self.stages(), h)
 
     def extra_repr(self) -> str:
-        out = f"width={self.alpha.numel()}"
+        out = f"width={self.linear.in_features}"
+        if self.alpha.ndim == 0:
+            out += ", per_channel=False"
         if self.activation_name != "tanh":
             out += f", activation={self.activation_name!r}"
         return out
+
+
+def apply_stages(stages: Sequence, x: torch.Tensor) -> torch.Tensor:
+    """``x`` through every stage of ``stages`` in order."""
+    for stage in stages:
+        x = stage(x)
+    return x
 
 
 class MLP(NN):
@@ -113,16 +150,29 @@ class MLP(NN):
     def _blocks_init(self, init) -> None:
         _initialize(self.modules(), init)
 
-    def _hidden(self, j: int, x: torch.Tensor) -> torch.Tensor:
-        return self.activation[j](self.linears[j](x))
+    def stages(self) -> list:
+        """The network between its transforms, as the stages ``forward`` applies
+        in order: each hidden ``Linear`` followed by :meth:`_layer_stages`, then
+        the output ``Linear``. The one definition of the forward pass: the
+        stacked and Taylor-mode forms are derived from it."""
+        out = []
+        for j, linear in enumerate(self.linears[:-1]):
+            out += [linear, *self._layer_stages(j)]
+        return out + [self.linears[-1]]
+
+    def _layer_stages(self, j: int) -> list:
+        """Stages after hidden ``Linear`` ``j``: its activation."""
+        return [self.activation[j]]
+
+    def trunk(self, x: torch.Tensor) -> torch.Tensor:
+        """:meth:`stages` applied to ``x`` (``forward`` without the transforms)."""
+        return apply_stages(self.stages(), x)
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
         x = inputs
         if self._input_transform is not None:
             x = self._input_transform(x)
-        for j in range(len(self.linears) - 1):
-            x = self._hidden(j, x)
-        x = self.linears[-1](x)
+        x = self.trunk(x)
         if self._output_transform is not None:
             x = self._output_transform(inputs, x)
         return x
@@ -198,11 +248,10 @@ class LNN(MLP):
         )
         _initialize(self.modules(), init)
 
-    def _hidden(self, j: int, x: torch.Tensor) -> torch.Tensor:
-        x = self.linears[j](x)
+    def _layer_stages(self, j: int) -> list:
         if self.layout == "standard":
-            x = self.activation[j](x)
-        return self.blocks[j](x)
+            return [self.activation[j], self.blocks[j]]
+        return [self.blocks[j]]
 
     def extra_repr(self) -> str:
         """Layout, ``alpha_init`` and the blocks' ``sigma`` as resolved (one name,

@@ -1,4 +1,4 @@
-"""Taylor-mode (jet) input derivatives of :class:`~deepxde_lnn.nn.MLP` / ``LNN``.
+"""Taylor-mode (jet) input derivatives of :class:`~deepxde_lnn.nn.MLP` and its kin.
 
 Instead of nesting reverse-mode ``torch.autograd.grad`` calls (DeepXDE's
 ``dde.grad.hessian`` of a hessian for a 4th derivative), the input is moved along
@@ -21,9 +21,14 @@ pushed forward through the network, layer by layer::
   ``f(z_0 + d) = sum_m f^(m)(z_0)/m! d^m``; as ``d^m = O(t^m)`` (Faa di Bruno),
   ``y_0 = f(z_0)`` and ``y_k = sum_{m=1..k} g_m [d^m]_k`` with ``g_m = f^(m)(z_0)/m!``,
   where ``[d^m]_k`` are the Cauchy-product powers (see :func:`_compose`).
-* the liquid block ``h + alpha * sigma(A h + c)`` is a linear map, a ``sigma``
-  composition (any supported activation; tanh in the paper), a scale by ``alpha``
-  and an add.
+* a residual block ``h + alpha * F(h)`` (the liquid block, ``F = sigma(A h + c)``
+  with any supported ``sigma``; tanh in the paper) is ``F``'s own rules, a scale by
+  ``alpha`` and an add.
+
+The rules are applied to the network's declared stages
+(:meth:`~deepxde_lnn.nn.MLP.stages`, the list ``forward`` runs), one rule per stage
+type (``Linear``, :class:`~deepxde_lnn.nn.LiquidBlock`, pointwise activations), so
+any network built from those stages has jets with no code of its own.
 
 Several directions share one propagation: the primal ``h_0`` (shape ``(N, w)``) and
 the factors ``g_m`` are computed once, and the coefficients of ``D`` directions are
@@ -60,7 +65,7 @@ from deepxde import backend as bkd  # noqa: E402
 from deepxde import utils as dde_utils  # noqa: E402
 from deepxde.nn import activations as dde_activations  # noqa: E402
 
-from .nn import LNN, MLP, LiquidBlock  # noqa: E402
+from .nn import MLP, LiquidBlock  # noqa: E402
 
 __all__ = [
     "directional_derivatives",
@@ -265,17 +270,14 @@ def _activation_ops(fn) -> list:
 
 
 def _program(net) -> list:
-    """Translate ``net`` into ``[(kind, payload), ...]`` with kind in
-    ``linear | act | scale | block``; raise for what jets cannot follow."""
+    """Translate ``net``'s declared stages (:meth:`~deepxde_lnn.nn.MLP.stages`)
+    into ``[(kind, payload), ...]`` with kind in ``linear | act | scale |
+    residual``; raise for what jets cannot follow."""
     cls = type(net)
-    if (
-        not isinstance(net, MLP)
-        or cls.forward is not MLP.forward
-        or cls._hidden not in (MLP._hidden, LNN._hidden)
-    ):
+    if not isinstance(net, MLP) or (cls.forward, cls.trunk) != (MLP.forward, MLP.trunk):
         raise TypeError(
-            f"Taylor-mode derivatives support deepxde_lnn MLP and LNN networks, "
-            f"got {cls.__name__}"
+            "Taylor-mode derivatives support deepxde_lnn networks that declare their "
+            f"stages (MLP, LNN, ...), got {cls.__name__}"
         )
     if net._input_transform is not None:
         raise ValueError(
@@ -287,19 +289,36 @@ def _program(net) -> list:
             "the network has an output transform; Taylor-mode derivatives do not "
             "support output transforms"
         )
-    liquid = cls._hidden is LNN._hidden
-    ops = []
-    for j, linear in enumerate(net.linears[:-1]):
-        ops.append(("linear", linear))
-        if not liquid or net.layout == "standard":
-            ops += _activation_ops(net.activation[j])
-        if liquid:
-            block = net.blocks[j]
-            if type(block).forward is not LiquidBlock.forward:
-                raise TypeError(f"unsupported liquid block {type(block).__name__}")
-            ops.append(("block", (block, _activation_ops(block.activation))))
-    ops.append(("linear", net.linears[-1]))
-    return ops
+    return _ops(net.stages())
+
+
+def _ops(stages) -> list:
+    out = []
+    for stage in stages:
+        out += _stage_ops(stage)
+    return out
+
+
+def _residual_ops(block) -> list:
+    """``h + alpha * branch(h)``: the gate and the branch's own program."""
+    return [("residual", (block.alpha, _ops(block.stages())))]
+
+
+#: jet rule per stage type: ``stage -> program steps`` (anything else is taken
+#: for a pointwise activation, :func:`_activation_ops`)
+_STAGE_RULES: dict = {
+    torch.nn.Linear: lambda m: [("linear", m)],
+    LiquidBlock: _residual_ops,
+}
+
+
+def _stage_ops(stage) -> list:
+    for cls, rule in _STAGE_RULES.items():
+        if isinstance(stage, cls):
+            if type(stage).forward is not cls.forward:
+                raise TypeError(f"unsupported stage {type(stage).__name__}")
+            return rule(stage)
+    return _activation_ops(stage)
 
 
 # --- jet rules -----------------------------------------------------------------------
@@ -440,13 +459,12 @@ def _activate(factors: TaylorFactors, z0: Tensor, jet: _Jet, lay: _Layout) -> tu
     return g[0], _compose(g, jet, lay)
 
 
-def _block(
-    block: LiquidBlock, sigma: list, h0: Tensor, jet: _Jet, lay: _Layout
+def _residual(
+    alpha: Tensor, branch: list, h0: Tensor, jet: _Jet, lay: _Layout
 ) -> tuple:
-    """``h + alpha * sigma(A h + c)``, ``sigma`` given as program steps."""
-    a0, a = _linear(block.linear, h0, jet)
-    t0, t = _run(sigma, a0, a, lay)
-    alpha = block.alpha
+    """``h + alpha * branch(h)``, ``branch`` given as program steps; ``alpha``
+    (``t``-independent) scales every coefficient of the branch."""
+    t0, t = _run(branch, h0, jet, lay)
     coeffs = [_addmul(h, tk, alpha) for h, tk in zip(jet.coeffs, t.coeffs)]
     return torch.addcmul(h0, alpha, t0), _Jet(coeffs, _addmul(jet.top, t.top, alpha))
 
@@ -460,7 +478,7 @@ def _run(ops: list, h0: Tensor, jet: _Jet, lay: _Layout) -> tuple:
         elif kind == "scale":
             h0, jet = h0 * payload, _map(jet, lambda h, s=payload: h * s)
         else:
-            h0, jet = _block(*payload, h0, jet, lay)
+            h0, jet = _residual(*payload, h0, jet, lay)
     return h0, jet
 
 
@@ -660,8 +678,8 @@ def _axis_orders(requests, d: int) -> dict:
 
 
 def supported(net) -> bool:
-    """Whether jets can follow ``net`` (an ``MLP``/``LNN`` without transforms,
-    with activations that have a Taylor rule)."""
+    """Whether jets can follow ``net`` (an ``MLP`` or subclass without transforms,
+    whose stages and activations all have a Taylor rule)."""
     try:
         _program(net)
     except (TypeError, ValueError):

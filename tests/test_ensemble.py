@@ -105,6 +105,28 @@ def derivatives(y, x):
     return out
 
 
+class Shift(torch.nn.Module):
+    """A stage with a parameter of its own and no stacked rule: ``sin(h + s)``."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.shift = torch.nn.Parameter(torch.randn(width, dtype=torch.float64))
+
+    def forward(self, h):
+        return torch.sin(h + self.shift)
+
+
+class Shifted(MLP):
+    """A new architecture declared by its stages only: a ``Shift`` after every
+    hidden activation (the stacked form takes it under vmap)."""
+
+    def _blocks_init(self, init):
+        self.shifts = torch.nn.ModuleList(Shift(w) for w in self.layer_sizes[1:-1])
+
+    def _layer_stages(self, j):
+        return [self.activation[j], self.shifts[j]]
+
+
 @pytest.mark.parametrize(
     "make",
     [
@@ -113,8 +135,16 @@ def derivatives(y, x):
         lambda: LNN([2, 8, 8, 2], "sin", TORCH_DEFAULT, layout="reduced"),
         lambda: LNN([2, 8, 8, 2], "sin", TORCH_DEFAULT),
         lambda: LNN([2, 8, 8, 2], "sin", TORCH_DEFAULT, block_activation="tanh"),
+        lambda: Shifted([2, 8, 8, 2], "tanh", TORCH_DEFAULT),
     ],
-    ids=["mlp", "lnn", "lnn-reduced", "lnn-sin-blocks", "lnn-sin-tanh-blocks"],
+    ids=[
+        "mlp",
+        "lnn",
+        "lnn-reduced",
+        "lnn-sin-blocks",
+        "lnn-sin-tanh-blocks",
+        "custom-stage",
+    ],
 )
 def test_stacked_forward_and_derivatives_equal_single_nets(float64, make):
     def transform(x, y):
@@ -137,6 +167,30 @@ def test_stacked_forward_and_derivatives_equal_single_nets(float64, make):
         for a, b in zip(got, derivatives(net(xk), xk)):
             assert a.shape[0] == 21
             assert rel(a[7 * k : 7 * (k + 1)].detach(), b.detach()) <= 1e-12
+
+
+def test_stage_without_stacked_rule_runs_under_vmap(float64):
+    """``Shifted`` declares its stages and nothing else: the stacked form equals
+    the hand-written forward per run, parameter gradients included."""
+    nets = []
+    for s in range(3):
+        torch.manual_seed(s)
+        nets.append(Shifted([2, 8, 8, 1], "tanh", TORCH_DEFAULT))
+    stacked = StackedNet(nets)
+    assert "shifts.1.shift" in stacked.names
+    x = torch.rand(3 * 5, 2, dtype=torch.float64)
+    y = stacked(x)
+    for k, net in enumerate(nets):
+        h = x[5 * k : 5 * (k + 1)]
+        for lin, shift in zip(net.linears[:-1], net.shifts):
+            h = torch.sin(torch.tanh(h @ lin.weight.T + lin.bias) + shift.shift)
+        want = h @ net.linears[-1].weight.T + net.linears[-1].bias
+        assert rel(y[5 * k : 5 * (k + 1)].detach(), want.detach()) <= 1e-14
+        want.sum().backward()
+    y.sum().backward()
+    i = stacked.names.index("shifts.0.shift")
+    for k, net in enumerate(nets):
+        assert rel(stacked.params[i].grad[k], net.shifts[0].shift.grad) <= 1e-14
 
 
 @pytest.mark.parametrize("layout", ["standard", "reduced"])

@@ -46,6 +46,19 @@ def test_every_method_trains_on_every_case(tmp_path, name, method):
         assert np.isfinite(rec["metrics"][fld]["RMSE"])
 
 
+def test_parameter_count_builds_nothing_real():
+    """Counts (and ``pinn-matched``'s width search) leave the random state as it
+    was: a method's count taken between seeding and building changes nothing."""
+    case = cases.get("laplace")
+    torch.manual_seed(0)
+    assert (
+        methods.parameter_count("pinn-matched", case) == PARAMETERS["pinn-matched"][0]
+    )
+    after = torch.rand(3)
+    torch.manual_seed(0)
+    assert torch.equal(after, torch.rand(3))
+
+
 def test_bad_method_names_the_argument():
     with pytest.raises(ValueError, match="method"):
         methods.get("rba2")
