@@ -22,6 +22,7 @@ __all__ = [
     "LNN",
     "MLP",
     "LiquidBlock",
+    "ReZero",
     "GatedResidualAttention",
     "TORCH_DEFAULT",
     "run",
@@ -39,7 +40,7 @@ _EXPERIMENTS = ("run", "compare", "sweep", "ablate")
 def __getattr__(name):
     # deepxde is imported on first use of the networks, not by `import deepxde_lnn`
     # alone (the CLI imports it quietly)
-    if name in ("LNN", "MLP", "LiquidBlock", "TORCH_DEFAULT"):
+    if name in ("LNN", "MLP", "LiquidBlock", "ReZero", "TORCH_DEFAULT"):
         from . import nn
 
         return getattr(nn, name)

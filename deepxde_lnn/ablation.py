@@ -7,6 +7,7 @@ Variants (method names with options, :mod:`deepxde_lnn.methods`):
 * ``lnn:alpha_init=0``: every block the identity at the start;
 * ``lnn:layout=...``: the other layout (``standard`` <-> ``reduced``);
 * ``lnn:width=32``, ``lnn:width=98``: narrower and wider;
+* ``rezero``: the blocks with one scalar ``alpha`` each, initialised to 0 (ReZero);
 * ``pinn``, ``pinn:width=32``, ``pinn-matched``: the plain MLP at width 64, 32 and
   at the LNN's parameter count.
 
@@ -41,6 +42,7 @@ def variants(case: Case) -> list[str]:
         f"lnn:layout={other}",
         "lnn:width=32",
         "lnn:width=98",
+        "rezero",
         "pinn",
         "pinn:width=32",
         "pinn-matched",

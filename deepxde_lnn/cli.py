@@ -151,7 +151,7 @@ def _add_ablate(sub) -> None:
         "--methods",
         type=names,
         help="variants (default: lnn, alpha_init=0, the other layout, widths 32/98, "
-        "pinn, pinn:width=32, pinn-matched)",
+        "rezero, pinn, pinn:width=32, pinn-matched)",
     )
     p.add_argument("--seeds", type=seeds, help="comma-separated (default: 3 seeds)")
     p.add_argument(

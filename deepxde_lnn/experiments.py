@@ -629,7 +629,7 @@ def ablate(
 
     Args:
         methods: variants (default: lnn, alpha_init=0, the other layout, widths
-            32/98, pinn, pinn:width=32, pinn-matched; see
+            32/98, rezero, pinn, pinn:width=32, pinn-matched; see
             :mod:`deepxde_lnn.ablation`).
         seeds: default the profile's seed and the next ones.
         budget: "steps", "time" or "both" (default).

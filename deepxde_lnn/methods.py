@@ -4,6 +4,8 @@
 * ``pinn``: the plain twin :class:`~deepxde_lnn.MLP` (same trunk, no blocks);
 * ``pinn-matched``: a plain MLP of the same depth widened to the parameter count
   nearest the LNN's (ties to the smaller width);
+* ``rezero``: :class:`~deepxde_lnn.ReZero`, the LNN's trunk (standard layout) with
+  one scalar ``alpha`` per block, initialised to 0 (ReZero);
 * ``rba``: the plain MLP with residual-based attention on the PDE term, on a
   fixed collocation pool (:mod:`deepxde_lnn.rba`; the package's RA-PINN);
 * ``ra-gated``: the authors' gated residual-attention network, plain loss
@@ -19,7 +21,12 @@ optimizer, learning rate and step count.
 
 A method name may carry options for ablations, ``NAME:key=value:key=value``:
 ``lnn`` takes ``alpha_init``, ``layout``, ``width`` and ``block_activation``;
-``pinn`` and ``rba`` take ``width`` (e.g. ``lnn:alpha_init=0``, ``pinn:width=98``).
+``rezero`` the same but ``layout``; ``pinn`` and ``rba`` take ``width`` (e.g.
+``lnn:alpha_init=0``, ``pinn:width=98``).
+
+A new network is one class (:mod:`deepxde_lnn.nn`: it declares its stages) and one
+entry in ``_ALL``; parameter counts are taken from the network built on the meta
+device.
 """
 
 from __future__ import annotations
@@ -33,7 +40,15 @@ import torch
 
 from .checks import parse_int, parse_number
 from .data import ResampledPDE, Term
-from .nn import ALPHA_MAX, LAYOUTS, LNN, MLP, TORCH_DEFAULT, check_activation
+from .nn import (
+    ALPHA_MAX,
+    LAYOUTS,
+    LNN,
+    MLP,
+    TORCH_DEFAULT,
+    ReZero,
+    check_activation,
+)
 
 if TYPE_CHECKING:  # a Case builds its methods through this module
     from .case import Case, Profile
@@ -106,6 +121,23 @@ def _lnn(
         TORCH_DEFAULT,
         alpha_init=alpha_init,
         layout=layout or case.lnn_layout,
+        block_activation=block_activation,
+    )
+    return _transformed(net, case)
+
+
+def _rezero(
+    case: Case,
+    width: int | None = None,
+    alpha_init: float = 0.0,
+    block_activation: str = "tanh",
+):
+    sizes = case.layer_sizes(width)
+    net = ReZero(
+        sizes,
+        ACTIVATION,
+        TORCH_DEFAULT,
+        alpha_init=alpha_init,
         block_activation=block_activation,
     )
     return _transformed(net, case)
@@ -218,6 +250,12 @@ _ALL = (
         "pinn-matched",
         lambda c: _mlp(c, c.layer_sizes(matched_width(c))),
         stackable=True,
+    ),
+    Method(
+        "rezero",
+        _rezero,
+        stackable=True,
+        options={k: v for k, v in _LNN_OPTIONS.items() if k != "layout"},
     ),
     Method("rba", _mlp, _rba_terms, _rba_weights, options=_WIDTH),
     Method("ra-gated", _gated, deterministic=False),  # dropout

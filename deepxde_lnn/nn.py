@@ -12,6 +12,7 @@ network sin blocks; ``block_activation`` sets another.)
 (``layout="standard"``) or uses the blocks *instead of* the hidden activations
 (``layout="reduced"``, the paper's heat network). ``MLP`` is the same trunk with no
 blocks: the paper's "PINN", so that a comparison differs only by the blocks.
+``ReZero`` is the standard layout with one scalar ``alpha`` per block, from 0.
 
 Each network declares its forward pass once, as the list of stages that
 :meth:`MLP.stages` returns (``Linear`` layers, pointwise activations and blocks,
@@ -43,6 +44,7 @@ __all__ = [
     "LiquidBlock",
     "LNN",
     "MLP",
+    "ReZero",
     "TORCH_DEFAULT",
     "apply_stages",
     "check_activation",
@@ -263,6 +265,62 @@ class LNN(MLP):
         return (
             f"layout={self.layout!r}, alpha_init={self.alpha_init}, "
             f"block_activation={shown!r}"
+        )
+
+
+class ReZero(MLP):
+    """ReZero residual network (Bachlechner et al. 2020, "ReZero is all you
+    need") in the LNN's trunk, standard layout::
+
+        z_i = act(W_{i-1} h_{i-1} + b_{i-1});  h_i = z_i + alpha_i sigma(A_i z_i + c_i)
+        out = W_L h_L + b_L
+
+    with ONE scalar ``alpha_i`` per block (:class:`LiquidBlock` with
+    ``per_channel=False``), initialised to 0: at the start the network is the plain
+    :class:`MLP` of the same trunk. ``MLP``'s parameters plus ``w_i^2 + w_i + 1``
+    per block.
+
+    Args:
+        layer_sizes, activation, kernel_initializer, regularization: as :class:`MLP`.
+        alpha_init: initial value of every ``alpha_i`` (finite; 0 is ReZero's).
+        block_activation: ``sigma`` of the blocks, as :class:`LNN`'s.
+    """
+
+    def __init__(
+        self,
+        layer_sizes: Sequence[int],
+        activation,
+        kernel_initializer,
+        regularization=None,
+        *,
+        alpha_init: float = 0.0,
+        block_activation="same",
+    ):
+        self.alpha_init = _check_alpha(alpha_init)
+        self.block_activation = block_activation
+        if not _is_same(block_activation):
+            _get_activation(block_activation, "block_activation")  # fail early
+        super().__init__(layer_sizes, activation, kernel_initializer, regularization)
+
+    def _blocks_init(self, init) -> None:
+        same = _is_same(self.block_activation)
+        self.blocks = torch.nn.ModuleList(
+            LiquidBlock(
+                w,
+                self.alpha_init,
+                a if same else self.block_activation,
+                per_channel=False,
+            )
+            for w, a in zip(self.layer_sizes[1:-1], self.activation)
+        )
+        _initialize(self.modules(), init)
+
+    def _layer_stages(self, j: int) -> list:
+        return [self.activation[j], self.blocks[j]]
+
+    def extra_repr(self) -> str:
+        return (
+            f"alpha_init={self.alpha_init}, block_activation={self.block_activation!r}"
         )
 
 
