@@ -15,7 +15,7 @@ from deepxde_lnn.ensemble import (
     stack_adam_states,
 )
 from deepxde_lnn.methods import build_net
-from deepxde_lnn.nn import LNN, MLP, TORCH_DEFAULT
+from deepxde_lnn.nn import LNN, MLP, TORCH_DEFAULT, ReZero
 
 try:
     from deepxde_lnn import cases
@@ -136,6 +136,7 @@ class Shifted(MLP):
         lambda: LNN([2, 8, 8, 2], "sin", TORCH_DEFAULT),
         lambda: LNN([2, 8, 8, 2], "sin", TORCH_DEFAULT, block_activation="tanh"),
         lambda: Shifted([2, 8, 8, 2], "tanh", TORCH_DEFAULT),
+        lambda: ReZero([2, 8, 8, 2], "sin", TORCH_DEFAULT, alpha_init=0.7),
     ],
     ids=[
         "mlp",
@@ -144,6 +145,7 @@ class Shifted(MLP):
         "lnn-sin-blocks",
         "lnn-sin-tanh-blocks",
         "custom-stage",
+        "rezero",
     ],
 )
 def test_stacked_forward_and_derivatives_equal_single_nets(float64, make):
@@ -294,12 +296,15 @@ def ensemble_vs_separate(name, method, derivs="taylor"):
         ("beam", "lnn", "autograd"),
         ("heat", "lnn", "taylor"),
         ("rel_b", "pinn", "taylor"),
+        ("laplace", "rezero", "taylor"),
+        ("beam", "rezero", "autograd"),
     ],
 )
 def test_ensemble_equals_separate_runs_float64(float64, name, method, derivs):
     """beam: 4th-order derivatives (Taylor jets under vmap, or DeepXDE's nested
     hessians on the stacked rows); heat: the reduced LNN layout; rel_b: an output
-    transform (so nested autograd), 8 outputs, multi-channel residuals."""
+    transform (so nested autograd), 8 outputs, multi-channel residuals; rezero:
+    an architecture declared by its stages only (scalar gates from 0)."""
     diffs = ensemble_vs_separate(name, method, derivs=derivs)
     for k in diffs:
         assert max(diffs[k]["loss"], diffs[k]["params"], diffs[k]["adam"]) <= 1e-10

@@ -21,6 +21,7 @@ PARAMETERS = {  # method -> (scalar 2->1 depth 4, heat, relativistic)
     "lnn": (29633, 21249, 30088),
     "pinn": (12737, 8577, 13192),
     "pinn-matched": (29499, 21421, 30192),
+    "rezero": (29381, 21060, 29836),
     "rba": (12737, 8577, 13192),
     "ra-gated": (38177, 38177, 38632),
     "xpinn": (50948, 34308, 52768),

@@ -15,14 +15,21 @@ from deepxde_lnn import taylor
 import deepxde as dde
 
 F64 = torch.float64
-ARCHS = [("mlp", "standard"), ("lnn", "standard"), ("lnn", "reduced")]
-ARCH_IDS = ["mlp", "lnn-standard", "lnn-reduced"]
+ARCHS = [
+    ("mlp", "standard"),
+    ("lnn", "standard"),
+    ("lnn", "reduced"),
+    ("rezero", "standard"),
+]
+ARCH_IDS = ["mlp", "lnn-standard", "lnn-reduced", "rezero"]
 
 
 def make_net(kind, layout, activation, sizes=(2, 12, 12, 12, 1), seed=0, **kwargs):
     torch.manual_seed(seed)
     if kind == "mlp":
         net = deepxde_lnn.MLP(list(sizes), activation, "Glorot normal")
+    elif kind == "rezero":
+        net = deepxde_lnn.ReZero(list(sizes), activation, "Glorot normal", **kwargs)
     else:
         net = deepxde_lnn.LNN(
             list(sizes), activation, "Glorot normal", layout=layout, **kwargs
