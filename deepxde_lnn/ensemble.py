@@ -212,9 +212,10 @@ def _stacked_linear(net: StackedNet, m: torch.nn.Linear) -> Callable:
     On CPU ``baddbmm``, ``bmm`` + add and ``matmul`` + add measured within noise
     of each other, ``einsum`` ~15% slower (Laplace paper profile, K=5, nested
     autograd, 1 thread: 0.305, 0.303, 0.305, 0.350 s/step;
-    ``benchmarks/ensemble_throughput.py --matmul``), and the whole trunk under
-    ``vmap`` 9% slower (quick profile: 0.0603 against 0.0552 s/step). ``baddbmm``
-    fuses the bias add: one kernel fewer per layer on a GPU.
+    ``benchmarks/ensemble_throughput.py --matmul``); the whole trunk under
+    ``vmap`` (``functional_call`` of the template) 5-11% slower on the quick
+    profiles (Laplace LNN, K=5, nested autograd: 0.0641 against 0.0579 s/step).
+    ``baddbmm`` fuses the bias add: one kernel fewer per layer on a GPU.
     """
     w = net._slot(m, "weight")
     b = None if m.bias is None else net._slot(m, "bias")
