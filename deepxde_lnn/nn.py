@@ -40,15 +40,7 @@ from deepxde import utils as dde_utils  # noqa: E402
 from deepxde.nn import activations, initializers  # noqa: E402
 from deepxde.nn.pytorch.nn import NN  # noqa: E402
 
-__all__ = [
-    "LiquidBlock",
-    "LNN",
-    "MLP",
-    "ReZero",
-    "TORCH_DEFAULT",
-    "apply_stages",
-    "check_activation",
-]
+__all__ = ["LiquidBlock", "LNN", "MLP", "ReZero", "TORCH_DEFAULT", "check_activation"]
 
 #: ``kernel_initializer`` value that keeps PyTorch's default ``nn.Linear``
 #: initialisation (weights and *biases* ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))), as the
@@ -94,7 +86,7 @@ class LiquidBlock(torch.nn.Module):
         return [self.linear, self.activation]
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
-        return h + self.alpha * apply_stages(self.stages(), h)
+        return h + self.alpha * _apply_stages(self.stages(), h)
 
     def extra_repr(self) -> str:
         out = f"width={self.linear.in_features}"
@@ -105,7 +97,7 @@ class LiquidBlock(torch.nn.Module):
         return out
 
 
-def apply_stages(stages: Sequence, x: torch.Tensor) -> torch.Tensor:
+def _apply_stages(stages: Sequence, x: torch.Tensor) -> torch.Tensor:
     """``x`` through every stage of ``stages`` in order."""
     for stage in stages:
         x = stage(x)
@@ -168,7 +160,7 @@ class MLP(NN):
 
     def trunk(self, x: torch.Tensor) -> torch.Tensor:
         """:meth:`stages` applied to ``x`` (``forward`` without the transforms)."""
-        return apply_stages(self.stages(), x)
+        return _apply_stages(self.stages(), x)
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
         x = inputs
