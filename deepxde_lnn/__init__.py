@@ -9,8 +9,10 @@ chosen one (and fails clearly if another backend is already in use)::
     net = deepxde_lnn.LNN([2] + [64] * 4 + [1], "tanh", "Glorot normal")
 
 Experiments run from Python as from the command line: ``deepxde_lnn.compare``,
-``sweep``, ``ablate``, ``run`` and ``report`` (:mod:`deepxde_lnn.experiments`),
-on the package's cases, a case file of your own or a plain DeepXDE problem.
+``sweep``, ``ablate`` and ``run`` (:mod:`deepxde_lnn.experiments`), on the
+package's cases, a case file of your own or a plain DeepXDE problem;
+``deepxde_lnn.report`` rebuilds the reproduction report from their records
+(:mod:`deepxde_lnn.publish`, without torch or DeepXDE).
 """
 
 from ._backend import ensure_pytorch_backend
@@ -32,8 +34,7 @@ __all__ = [
     "report",
     "__version__",
 ]
-# deepxde_lnn.compare(...) etc.: deepxde_lnn.experiments; `report` is also the
-# module of tables and figures, which calls experiments.report when called
+# deepxde_lnn.compare(...) etc.: deepxde_lnn.experiments
 _EXPERIMENTS = ("run", "compare", "sweep", "ablate")
 
 
@@ -49,9 +50,9 @@ def __getattr__(name):
 
         return getattr(experiments, name)
     if name == "report":
-        import importlib
+        from .publish import report
 
-        return importlib.import_module(f"{__name__}.report")
+        return report
     if name == "GatedResidualAttention":
         from . import gated
 

@@ -21,13 +21,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from .case import Case
-from .records import escape
-from .report import judged, load_runs, one_case, verdict_rule, verdicts
+from .records import escape, load_runs
 from .sequential import looks_of
 from .stats import MARGIN
+from .summaries import one_case, verdict_rule
+from .table import BASELINE, Row, ci_text, judged, method_order, rows
 
 __all__ = ["variants", "table", "BUDGETS"]
 
@@ -49,40 +48,21 @@ def variants(case: Case) -> list[str]:
     ]
 
 
-def _geomean(values) -> float:
-    return float(np.exp(np.mean(np.log(values))))
-
-
-def _column(root: Path, case: Case, field: str, margin: float) -> dict:
-    """Per method: (parameters, s/step, geometric-mean RMSE, seeds, steps,
-    verdict text)."""
+def _column(root: Path, case: Case, field: str, margin: float) -> dict[str, tuple]:
+    """One budget's column: per method, its :class:`~deepxde_lnn.table.Row` and
+    its verdict cell (one family: Holm over the column)."""
     runs = load_runs(root) if root.exists() else []
     if runs:
         one_case(runs, case.name)
-    out = {}
-    found = {
-        m: ci
-        for m, f, ci in verdicts(runs, [field], margin=margin, looks=looks_of(root))
-        if f == field
-    }
-    texts = dict(zip(found, judged(list(found.values()))))
-    for m in dict.fromkeys(r["method"] for r in runs):
-        mine = [r for r in runs if r["method"] == m]
-        rmse = [r["metrics"][field]["RMSE"] for r in mine]
-        ci = found.get(m)
-        verdict = "baseline" if m == "pinn" else "—"
-        if ci is not None:
-            verdict = f"{ci.ratio:.3g} ({ci.low:.3g}–{ci.high:.3g}) {texts[m]}"
-        steps = np.mean([r.get("steps", r["iterations"]) for r in mine])
-        out[m] = (
-            mine[0]["parameters"],
-            float(np.mean([r["seconds_per_iteration"] for r in mine])),
-            _geomean(rmse),
-            len(mine),
-            steps,
-            verdict,
-        )
-    return out
+    table = rows(runs, field, BASELINE, margin, looks_of(root))
+    texts = judged([row.ci for row in table])
+    return {row.method: (row, _verdict(row, text)) for row, text in zip(table, texts)}
+
+
+def _verdict(row: Row, text: str) -> str:
+    if row.method == BASELINE:
+        return "baseline"
+    return "—" if row.ci is None else f"{ci_text(row.ci)} {text}"
 
 
 def table(root: str | Path, case: Case, margin: float = MARGIN) -> str:
@@ -101,26 +81,40 @@ def table(root: str | Path, case: Case, margin: float = MARGIN) -> str:
     ]
     for field in case.fields:
         cols = {b: _column(root / b, case, field, margin) for b in BUDGETS}
-        names = list(dict.fromkeys([*cols["steps"], *cols["time"]]))
+        names = sorted({*cols["steps"], *cols["time"]}, key=method_order)
         lines += [f"## {field}", ""]
         lines += [
             "| variant | parameters | s/step | seeds | RMSE (steps) | vs pinn (steps) "
             "| steps taken (time) | RMSE (time) | vs pinn (time) |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
-        for m in names:
-            s, t = cols["steps"].get(m), cols["time"].get(m)
-            ref = s or t
-            lines.append(
-                f"| `{escape(m)}` | {ref[0]:,} | {ref[1]:.4g} | {ref[3]} | "
-                + (f"{s[2]:.3e} | {s[5]} | " if s else "— | — | ")
-                + (f"{t[4]:.0f} | {t[2]:.3e} | {t[5]} |" if t else "— | — | — |")
-            )
+        lines += [_line(cols["steps"].get(m), cols["time"].get(m)) for m in names]
         lines += ["", _family_line(cols), ""]
     return "\n".join(lines)
 
 
+def _line(steps: tuple | None, time: tuple | None) -> str:
+    """One variant's line: its (row, verdict) in the step and time columns."""
+    ref = (steps or time)[0]
+    line = (
+        f"| `{escape(ref.method)}` | {' / '.join(f'{p:,}' for p in ref.parameters)} "
+        f"| {ref.s_per_step:.4g} | {ref.n} | "
+    )
+    if steps:
+        line += f"{steps[0].rmse_geomean:.3e} | {steps[1]} | "
+    else:
+        line += "— | — | "
+    if time:
+        row, verdict = time
+        line += (
+            f"{row.stats['steps']['mean']:.0f} | {row.rmse_geomean:.3e} | {verdict} |"
+        )
+    else:
+        line += "— | — | — |"
+    return line
+
+
 def _family_line(cols: dict) -> str:
     """How many verdicts each column (family) holds."""
-    n = {b: sum(v[5] not in ("—", "baseline") for v in cols[b].values()) for b in cols}
+    n = {b: sum(row.ci is not None for row, _ in cols[b].values()) for b in cols}
     return "Verdicts per family: " + ", ".join(f"{n[b]} ({b})" for b in cols) + "."

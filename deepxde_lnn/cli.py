@@ -354,11 +354,9 @@ def cmd_reference(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from . import experiments
+    from .publish import report
 
-    res = experiments.report(
-        args.runs_dirs, args.out, readme=args.readme, margin=args.margin
-    )
+    res = report(args.runs_dirs, args.out, readme=args.readme, margin=args.margin)
     print(f"report: {res.out}, figures in {res.figures}")
     if res.readme is not None:
         print(f"readme: {res.readme}")

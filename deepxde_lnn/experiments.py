@@ -37,10 +37,8 @@ from .jobs import check_backend, iter_jobs
 from .methods import COMPARED, canonical
 from .names import lr_name, lr_text, run_folder, safe_name, seed_name
 from .problem import Problem
-from .report import load_runs, metric_sets, summarize, sweep_table, verdicts
-from .readme import rebuild as rebuild_readme
+from .publish import Report, report
 from .records import read_budget
-from .reproduction import build_report
 from .checks import SEED_MAX
 from .runner import (
     TIME_CAP,
@@ -52,9 +50,11 @@ from .runner import (
     step_seconds,
 )
 from .metrics import summary_field
-from .sequential import Design, looks_of, write_design
+from .sequential import Design, write_design
 from .sequential import until_decided as seq_decide
 from .stats import MARGIN, RatioCI, check_margin
+from .summaries import summarize, sweep_table
+from .table import BASELINE, SUBJECT
 
 __all__ = [
     "run",
@@ -185,16 +185,6 @@ class Ablation:
 
     def __repr__(self) -> str:
         return f"Ablation(out={str(self.out)!r})\n{self.table.rstrip()}"
-
-
-@dataclass(frozen=True)
-class Report:
-    """The reproduction report written to ``out``, its ``figures`` folder and the
-    README whose generated blocks were rebuilt (``None``: none asked)."""
-
-    out: Path
-    figures: Path
-    readme: Path | None = None
 
 
 # --- settings shared by every command -----------------------------------------------
@@ -373,7 +363,7 @@ def _baseline(baseline: str | None, problem: Problem, methods: list[str]) -> str
     """The method every other one is judged against: ``pinn`` for a case, the
     first network for plain DeepXDE, unless given (then one of ``methods``)."""
     if baseline is None:
-        return methods[0] if isinstance(problem, DeepXDEProblem) else "pinn"
+        return methods[0] if isinstance(problem, DeepXDEProblem) else BASELINE
     check_choice(baseline, "baseline", methods)
     return baseline
 
@@ -425,7 +415,7 @@ def run(
     """
     problem = problem_of(case, data, nets, name)
     s = _settings(problem, locals())
-    method = method or _methods(None, problem, ["lnn"])[0]
+    method = method or _methods(None, problem, [SUBJECT])[0]
     cfg = _config(s, problem, method, seed).resolved(problem)  # before writing
     out = _out(out, run_folder("runs", cfg.case, cfg.method, seed_name(cfg.seed)))
     label = f"{cfg.case} {cfg.method} seed {cfg.seed}"
@@ -559,7 +549,7 @@ def sweep(
     """
     problem = problem_of(case, data, nets, name)
     s = _settings(problem, locals())
-    methods = _methods(methods, problem, ["lnn"])
+    methods = _methods(methods, problem, [SUBJECT])
     prof = problem.profile(s.profile)
     seeds = _seeds(seeds, prof, 1)
     baseline = _baseline(baseline, problem, methods)
@@ -595,7 +585,7 @@ def sweep(
         )
         for lr in lrs
     }
-    return Sweep(root, comparisons, sweep_table(root, s.margin))
+    return Sweep(root, comparisons, sweep_table(root, s.margin, baseline))
 
 
 @_api
@@ -651,28 +641,6 @@ def ablate(
     text = table(root, problem, s.margin)
     atomic.atomic_write_text(root / "ablation.md", text + "\n")
     return Ablation(root, comparisons, text)
-
-
-def report(
-    runs_dirs: Sequence[str | os.PathLike] | str | os.PathLike,
-    out: str | os.PathLike = "docs/REPRODUCTION.md",
-    readme: str | os.PathLike | None = None,
-    margin: float = MARGIN,
-) -> Report:
-    """The reproduction report of every finished run below ``runs_dirs``: markdown
-    to ``out``, one figure per case in ``out``'s name without ``.md``
-    (:func:`deepxde_lnn.reproduction.build_report`; records only, nothing trains).
-    ``readme``: a markdown file whose generated blocks (``<!-- BEGIN generated:
-    NAME -->`` ... ``<!-- END generated: NAME -->``) are rebuilt from the same
-    records (:mod:`deepxde_lnn.readme`); checked before anything is written.
-    """
-    if isinstance(runs_dirs, (str, os.PathLike)):
-        runs_dirs = [runs_dirs]
-    text = None if readme is None else rebuild_readme(readme, list(runs_dirs))
-    path = build_report(list(runs_dirs), out, margin=check_margin(margin))
-    if readme is not None:
-        readme = atomic.atomic_write_text(Path(readme), text)
-    return Report(path, path.parent / path.stem, readme)
 
 
 # --- orchestration (moved from the command line) ------------------------------------
@@ -782,7 +750,7 @@ def _compare(
     seeds: list[int],
     root: Path,
     budget: str,
-    baseline: str = "pinn",
+    baseline: str = BASELINE,
 ) -> Comparison:
     """Train methods x seeds into ``root/METHOD/seed-S`` (same steps, or the same
     seconds with ``budget="time"``) and summarise them there."""
@@ -876,36 +844,22 @@ def _summarized(
     root: Path, case, runs, paper_seed, baseline: str, margin: float = MARGIN
 ) -> Comparison:
     """Summarise the runs below ``root`` there; the :class:`Comparison`."""
-    rows = summarize(
+    summary = summarize(
         root,
         paper_seed=paper_seed if case.paper_table else None,  # its own row
         paper_table=case.paper_table,
         baseline=baseline,
         margin=margin,
     )
-    text = (root / "summary.md").read_text()
+    verdicts = (Verdict(m, baseline, f, "RMSE", ci) for m, f, ci in summary.verdicts)
     return Comparison(
         root,
         case.name,
         baseline,
         tuple(runs),
-        tuple(rows),
-        _verdicts(root, baseline, margin),
-        text,
-    )
-
-
-def _verdicts(root: Path, baseline: str, margin: float) -> tuple[Verdict, ...]:
-    """The verdicts of ``summary.md`` (every metric set of the records)."""
-    runs = load_runs(root)
-    for r in runs:
-        r["metrics"] = metric_sets(r)
-    fields_ = list(runs[0]["metrics"]) if runs else []
-    return tuple(
-        Verdict(m, baseline, f, "RMSE", ci)
-        for m, f, ci in verdicts(
-            runs, fields_, baseline, margin=margin, looks=looks_of(root)
-        )
+        tuple(summary.rows),
+        tuple(verdicts),
+        summary.markdown,
     )
 
 

@@ -17,10 +17,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import cases
-from .report import summary
-from .reproduction import headline_table, load, prepare
 from .methods import COMPARED
+from .reproduction import headline_table, load
 from .runner import RunConfig
+from .summaries import summary
+from .table import prepare
 
 __all__ = [
     "MAIN_JOB",
@@ -75,7 +76,7 @@ def main_job_output(runs: list[dict]) -> str:
     found = _main_job_runs(runs)
     case = cases.get(found[0]["case"])
     seed = case.profile(found[0]["profile"]).seed  # as `compare` summarises
-    _, text = summary(found, paper_seed=seed, paper_table=case.paper_table)
+    text = summary(found, paper_seed=seed, paper_table=case.paper_table).markdown
     folders = sorted({Path(r["_dir"]).parent.parent.as_posix() for r in found})
     return (
         "```text\n" + text.rstrip("\n") + "\n```\n\n"

@@ -18,7 +18,6 @@ import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
 from urllib.parse import quote
 
 import numpy as np
@@ -26,19 +25,20 @@ import numpy as np
 from . import atomic as aio
 from . import cases
 from .errors import FolderError
-from .folder import record_decay
-from .metrics import METRICS, summary_field
-from .paper import paper_table
-from .records import escape, inside, load_runs, metric_sets
-from .report import _plt, _stats, judged
+from .metrics import summary_field
+from .methods import METHODS
+from .paper import paper_rows, paper_table
+from .records import escape, inside, load_runs
 from .sequential import looks_of
-from .stats import LEVEL, MARGIN, RatioCI, ratio_ci
+from .stats import MARGIN
+from .summaries import plt_module
+from .table import BASELINE, SUBJECT, Group, Row, geomean, judged, method_order
+from .table import ci_text, prepare, rows
 
 __all__ = [
     "Group",
     "load",
     "prepare",
-    "method_rows",
     "missing",
     "render",
     "headline_table",
@@ -46,83 +46,19 @@ __all__ = [
     "build_report",
 ]
 
-# display order; methods not listed follow in alphabetical order
 # groups shown beside the paper's numbers: its protocol, and the accurate profile
 # (same cases, better training: how far below the paper's rows it gets)
 WITH_PAPER = ("paper", "accurate")
-ORDER = ("lnn", "pinn", "pinn-matched", "rba", "ra-gated", "xpinn", "xpinn-authors")
-# our method -> the paper's row (paper_results.csv keys the RA-PINN row `rba`)
-PAPER_ROW = {"lnn": "lnn", "pinn": "pinn", "rba": "rba", "xpinn": "xpinn"}
-# the methods a complete reproduction has, each with N_SEEDS seeds
-REQUIRED = ("lnn", "pinn", "pinn-matched", "rba", "xpinn")
+# the plain MLP of the LNN's parameter count, the headline's second comparison
+MATCHED = "pinn-matched"
+# the methods a complete reproduction has, each with N_SEEDS seeds: those the
+# paper reports, the LNN's plain twin and the parameter-matched MLP
+REQUIRED = tuple(
+    m
+    for m in METHODS
+    if m in (SUBJECT, BASELINE, MATCHED) or m in {r["method"] for r in paper_rows()}
+)
 N_SEEDS = 3
-BASELINE = "pinn"
-
-
-class Group(NamedTuple):
-    """One training configuration; runs of different groups are never pooled."""
-
-    profile: str
-    iterations: int
-    lr: float
-    dtype: str
-    budget: str
-    seconds: float | None = None  # the time budget per run, if any
-    lbfgs: int = 0  # L-BFGS iterations (at most) after the Adam steps
-    lbfgs_loss: str = ""  # "scaled" (to 1 at the switch) or "raw" (older records)
-    decay: str = ""  # Adam's learning-rate schedule ("": constant)
-
-    @classmethod
-    def of(cls, record: dict) -> Group:
-        decay = record_decay(record)
-        return cls(
-            record["profile"],
-            record["iterations"],
-            float(record["lr"]),
-            record["dtype"],
-            record.get("budget", "steps"),
-            record.get("seconds"),
-            int(record.get("lbfgs", 0)),
-            _lbfgs_loss(record),
-            "" if decay is None else ", ".join(map(str, decay)),
-        )
-
-    def _lr(self) -> str:
-        return f"lr {self.lr:g}" + (f" with decay ({self.decay})" if self.decay else "")
-
-    def label(self) -> str:
-        profile, dtype, budget = map(escape, (self.profile, self.dtype, self.budget))
-        steps = f"{self.iterations} steps"
-        if self.lbfgs:
-            steps = f"{self.iterations} Adam steps + at most {self.lbfgs} L-BFGS"
-            steps += " on the raw loss" if self.lbfgs_loss == "raw" else ""
-        if self.seconds is not None:
-            steps = f"{self.seconds:.4g} s per run (at most {self.iterations} steps)"
-        return (
-            f"profile `{profile}`, {steps}, {self._lr()}, "
-            f"{dtype}, budget `{budget}`"
-        )
-
-    def short(self) -> str:
-        """A few words naming the group in the headline table."""
-        profile = escape(self.profile)
-        if self.seconds is not None:
-            return f"{profile}, {self.seconds:.4g} s per run"
-        if self.lbfgs:
-            return f"{profile}, {self.iterations} Adam + ≤ {self.lbfgs} L-BFGS"
-        return f"{profile}, {self.iterations} steps, {self._lr()}"
-
-    def sort_key(self) -> tuple:
-        """The group's place in the report; a step budget (no ``seconds``) sorts
-        before time budgets, so groups with and without seconds compare."""
-        return (*self[:5], self.seconds is not None, self.seconds or 0.0, *self[6:])
-
-
-def _lbfgs_loss(record: dict) -> str:
-    """How L-BFGS saw the loss: records before the scaled L-BFGS have no scale."""
-    if not record.get("lbfgs"):
-        return ""
-    return "scaled" if "lbfgs_loss_scale" in record else "raw"
 
 
 # ---------------------------------------------------------------- loading
@@ -154,10 +90,6 @@ def load(roots: Sequence[str | Path]) -> list[dict]:
 # ---------------------------------------------------------------- grouping
 
 
-def _order(method: str) -> tuple[int, str]:
-    return (ORDER.index(method) if method in ORDER else len(ORDER), method)
-
-
 def _case_order(case: str) -> tuple[int, str]:
     return (
         cases.NAMES.index(case) if case in cases.NAMES else len(cases.NAMES),
@@ -165,27 +97,11 @@ def _case_order(case: str) -> tuple[int, str]:
     )
 
 
-def prepare(runs: list[dict]) -> tuple[list[dict], list[tuple[dict, dict]]]:
-    """Records (from :func:`load`) with their metric sets (``"sets"``) and
-    ``"group"``, one per (case, group, method, seed): the first one given is kept;
-    later ones come back as ``(duplicate, kept)`` pairs."""
-    kept, first, dropped = [], {}, []
-    for rec in runs:
-        r = {**rec, "sets": metric_sets(rec), "group": Group.of(rec)}
-        key = (r["case"], r["group"], r["method"], r["seed"])
-        if key in first:
-            dropped.append((r, first[key]))
-            continue
-        first[key] = r
-        kept.append(r)
-    return kept, dropped
-
-
 def _by_case(runs: list[dict]) -> dict[str, dict[Group, list[dict]]]:
     """case -> group -> runs, in the package's case order, groups sorted, runs by
     method order and seed."""
     out: dict[str, dict[Group, list[dict]]] = {}
-    for r in sorted(runs, key=lambda r: (_order(r["method"]), r["seed"])):
+    for r in sorted(runs, key=lambda r: (method_order(r["method"]), r["seed"])):
         out.setdefault(r["case"], {}).setdefault(r["group"], []).append(r)
     return {
         case: dict(sorted(groups.items(), key=lambda kv: kv[0].sort_key()))
@@ -193,73 +109,18 @@ def _by_case(runs: list[dict]) -> dict[str, dict[Group, list[dict]]]:
     }
 
 
-def _methods(runs: list[dict]) -> list[str]:
-    return sorted({r["method"] for r in runs}, key=_order)
-
-
 def _fields(runs: list[dict]) -> list[str]:
     return list(dict.fromkeys(f for r in runs for f in r["sets"]))
 
 
+def _rows(runs: list[dict], field: str, paper: dict | None, margin: float):
+    """The table of one field of one group's runs (:func:`deepxde_lnn.table.rows`),
+    over the looks of a sequential design if the runs came from one."""
+    looks = max((r.get("_looks", 1) for r in runs if field in r["sets"]), default=1)
+    return rows(runs, field, BASELINE, margin, looks, paper)
+
+
 # ---------------------------------------------------------------- numbers
-
-
-def _paper_value(table: dict | None, method: str, field: str) -> float | None:
-    """The paper's RMSE for our ``method`` and ``field``; a set ``F@GRID`` (another
-    evaluation grid) gets the paper's number for ``F``."""
-    row = (table or {}).get(PAPER_ROW.get(method), {})
-    ref = row.get(field) or row.get(field.split("@")[0])
-    return ref["RMSE"] if isinstance(ref, dict) else None
-
-
-def method_rows(
-    runs: list[dict], field: str, paper: dict | None = None, margin: float = MARGIN
-) -> list[dict]:
-    """One record per method for one field (or metric set) of one group's runs
-    (from :func:`prepare`): seeds, parameters, mean s/step, statistics over seeds
-    of each metric, the paper's RMSE (``paper``: the case's
-    :func:`deepxde_lnn.paper.paper_table`, None when not comparable), our mean
-    RMSE over it, and the RMSE ratio to ``pinn`` with its confidence interval
-    (judged with ``margin``, over the looks of a sequential design if the runs
-    came from one)."""
-    have = [r for r in runs if field in r["sets"]]
-    looks = max((r.get("_looks", 1) for r in have), default=1)
-    base = {
-        r["seed"]: r["sets"][field]["RMSE"] for r in have if r["method"] == BASELINE
-    }
-    rows = []
-    for m in _methods(have):
-        mine = [r for r in have if r["method"] == m]
-        rmse = {r["seed"]: r["sets"][field]["RMSE"] for r in mine}
-        steps = [
-            r["seconds_per_iteration"] for r in mine if "seconds_per_iteration" in r
-        ]
-        ref = _paper_value(paper, m, field)
-        stats = {k: _stats([r["sets"][field][k] for r in mine]) for k in METRICS}
-        rows.append(
-            {
-                "method": m,
-                "n": len(mine),
-                "parameters": sorted(
-                    {r["parameters"] for r in mine if "parameters" in r}
-                ),
-                "s_per_step": float(np.mean(steps)) if steps else None,
-                "devices": _devices(mine) if len(_devices(have)) > 1 else [],
-                **stats,
-                "paper": ref,
-                "vs_paper": stats["RMSE"]["mean"] / ref if ref else None,
-                "vs_pinn": (
-                    ratio_ci(rmse, base, LEVEL, margin, looks)
-                    if base and m != BASELINE
-                    else None
-                ),
-            }
-        )
-    return rows
-
-
-def _devices(runs: list[dict]) -> list[str]:
-    return sorted({r.get("device", "?") for r in runs})
 
 
 @functools.lru_cache(maxsize=None)
@@ -433,7 +294,7 @@ def _headline_lines(by_case: dict, margin: float) -> tuple[list[str], int]:
     lines = []
     for cells, (lnn, matched) in rows:
         t_lnn, t_matched = next(texts), next(texts)
-        cells = [*cells[:7], t_lnn, _ci(matched), t_matched]
+        cells = [*cells[:7], t_lnn, ci_text(matched), t_matched]
         lines.append("| " + " | ".join(cells) + " |")
     return lines, sum(ci is not None for ci in cis)
 
@@ -442,11 +303,11 @@ def _headline_row(case: str, k: int, group: Group, runs: list[dict], margin: flo
     """The row's cells up to the `lnn` interval, and its two comparisons (`lnn`
     and `pinn-matched` against `pinn`); None without `lnn` and `pinn`."""
     field = summary_field(_fields(runs))
-    rows = {row["method"]: row for row in method_rows(runs, field, None, margin)}
-    lnn, pinn = rows.get("lnn"), rows.get(BASELINE)
+    found = {row.method: row for row in _rows(runs, field, None, margin)}
+    lnn, pinn = found.get(SUBJECT), found.get(BASELINE)
     if lnn is None or pinn is None:
         return None
-    matched = (rows.get("pinn-matched") or {}).get("vs_pinn")
+    matched = found[MATCHED].ci if MATCHED in found else None
     where = f"[{k}] {group.short()}"
     if group == _paper_protocol(case):
         where += " (the paper's protocol)"
@@ -454,12 +315,12 @@ def _headline_row(case: str, k: int, group: Group, runs: list[dict], margin: flo
         escape(case),
         escape(field),
         where,
-        f"{lnn['n']} / {pinn['n']}",
-        f"{lnn['RMSE']['mean']:.2e}",
-        f"{pinn['RMSE']['mean']:.2e}",
-        _ci(lnn["vs_pinn"]),
+        f"{lnn.n} / {pinn.n}",
+        f"{lnn.stats['RMSE']['mean']:.2e}",
+        f"{pinn.stats['RMSE']['mean']:.2e}",
+        ci_text(lnn.ci),
     ]
-    return cells, (lnn["vs_pinn"], matched)
+    return cells, (lnn.ci, matched)
 
 
 def _case_section(
@@ -473,9 +334,9 @@ def _case_section(
         paper = paper_table(case) if group.profile in WITH_PAPER else None
         lines += [f"### [{k}] {group.label()}", "", _group_line(runs), ""]
         for field in _fields(runs):
-            rows = method_rows(runs, field, paper, margin)
-            texts = judged([row["vs_pinn"] for row in rows])
-            n = sum(row["vs_pinn"] is not None for row in rows)
+            table = _rows(runs, field, paper, margin)
+            texts = judged([row.ci for row in table])
+            n = sum(row.ci is not None for row in table)
             lines += [
                 f"#### {escape(field)}",
                 "",
@@ -485,7 +346,7 @@ def _case_section(
             lines += [TABLE_HEAD, "|---" * 12 + "|"]
             lines += [
                 "| " + " | ".join(_cells(row, text)) + " |"
-                for row, text in zip(rows, texts)
+                for row, text in zip(table, texts)
             ]
             lines.append("")
     return lines
@@ -532,31 +393,22 @@ def _pm(s: dict) -> str:
     return f"{s['mean']:.3e} ± {s['std']:.1e}"
 
 
-def _ci(ci: RatioCI | None) -> str:
-    if ci is None:
-        return "—"
-    if not math.isfinite(ci.high):
-        return f"{ci.ratio:.3g} (no interval)"
-    how = "" if ci.paired else ", Welch"
-    return f"{ci.ratio:.3g} ({ci.low:.3g}–{ci.high:.3g}{how})"
-
-
-def _cells(row: dict, verdict: str) -> list[str]:
-    ci = row["vs_pinn"]
+def _cells(row: Row, verdict: str) -> list[str]:
+    ci = row.ci
     return [
-        f"`{escape(row['method'])}`",
-        str(row["n"]),
-        " / ".join(f"{p:,}" for p in row["parameters"]) or "—",
-        _num(row["s_per_step"], ".3g")
-        + (f" ({escape('/'.join(row['devices']))})" if row.get("devices") else ""),
-        _pm(row["RMSE"]),
-        f"{row['RMSE']['median']:.3e}",
-        _num(row["paper"], ".3e"),
-        _num(row["vs_paper"], ".3g"),
-        _ci(ci),
+        f"`{escape(row.method)}`",
+        str(row.n),
+        " / ".join(f"{p:,}" for p in row.parameters) or "—",
+        _num(row.s_per_step, ".3g")
+        + (f" ({escape('/'.join(row.devices))})" if row.devices else ""),
+        _pm(row.stats["RMSE"]),
+        f"{row.stats['RMSE']['median']:.3e}",
+        _num(row.paper.get("RMSE"), ".3e"),
+        _num(row.vs_paper, ".3g"),
+        ci_text(ci),
         verdict,
-        _pm(row["relL2"]),
-        _pm(row["MaxErr"]),
+        _pm(row.stats["relL2"]),
+        _pm(row.stats["MaxErr"]),
     ]
 
 
@@ -601,7 +453,7 @@ def case_figure(case: str, groups: dict[Group, list[dict]]):
     are several), the geometric mean over seeds and the paper's value."""
     from matplotlib.lines import Line2D
 
-    plt = _plt()
+    plt = plt_module()
     fields = _fields([r for runs in groups.values() for r in runs])
     ncols = min(3, len(fields))
     nrows = math.ceil(len(fields) / ncols)
@@ -628,15 +480,9 @@ def _panel_points(case: str, field: str, groups: dict) -> list[tuple]:
     points = []
     for k, (group, runs) in enumerate(groups.items(), start=1):
         paper = paper_table(case) if group.profile in WITH_PAPER else None
-        for m in _methods(runs):
-            errs = [
-                r["sets"][field]["RMSE"]
-                for r in runs
-                if r["method"] == m and field in r["sets"]
-            ]
-            if errs:
-                label = m if len(groups) == 1 else f"{m} [{k}]"
-                points.append((label, errs, _paper_value(paper, m, field)))
+        for row in rows(runs, field, paper=paper):
+            label = row.method if len(groups) == 1 else f"{row.method} [{k}]"
+            points.append((label, row.values("RMSE"), row.paper.get("RMSE")))
     return points
 
 
@@ -644,7 +490,7 @@ def _field_panel(ax, field: str, points: list[tuple]) -> None:
     for x, (_, errs, ref) in enumerate(points):
         dx = np.linspace(-0.15, 0.15, len(errs)) if len(errs) > 1 else np.zeros(1)
         ax.scatter(x + dx, errs, s=14, color="C0", alpha=0.7)
-        mean = float(np.exp(np.mean(np.log(errs))))
+        mean = geomean(errs)
         ax.plot([x - 0.3, x + 0.3], [mean, mean], color="k", lw=2)
         if ref is not None:
             ax.scatter([x], [ref], marker="*", s=90, color="C3", zorder=3)
@@ -688,7 +534,7 @@ def build_report(
     runs = load(roots)  # before anything is written
     figures = _check_out(out)
     text = render(runs, roots, figures=out.stem, margin=margin)
-    plt = _plt()
+    plt = plt_module()
     by_case = _by_case(prepare(runs)[0])
     # case names come from the registry; and every path stays in the folder
     paths = {case: inside(figures / f"{case}.png", figures) for case in by_case}

@@ -858,7 +858,7 @@ def _write(r: _Run, case: Problem, record: dict, figures: bool) -> None:
     atomic.write_json(folder.metrics, record)
     folder.checkpoint.unlink(missing_ok=True)
     if figures:
-        from .report import run_figures
+        from .summaries import run_figures
 
         run_figures(folder.path)
 
@@ -866,7 +866,7 @@ def _write(r: _Run, case: Problem, record: dict, figures: bool) -> None:
 def missing_figures(path: str | Path, case: Case) -> list[str]:
     """The figures of a run folder of ``case`` that are not there but can be
     drawn (its ``fields.npz`` and ``loss.csv`` are there)."""
-    from .report import figure_names
+    from .summaries import figure_names
 
     path = Path(path)
     if not ((path / "fields.npz").is_file() and (path / "loss.csv").is_file()):
@@ -878,7 +878,7 @@ def draw_missing_figures(folder: RunFolder, case: Case) -> None:
     """Draw a finished run's figures if one is missing (a kill between
     ``metrics.json`` and the figures)."""
     if missing_figures(folder.path, case):
-        from .report import run_figures
+        from .summaries import run_figures
 
         run_figures(folder.path)
 

@@ -19,7 +19,7 @@ from deepxde_lnn import atomic, cli, fem
 from deepxde_lnn.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from deepxde_lnn.fem import InvalidReferenceError
 from deepxde_lnn.folder import FolderLocked, RunFolder, WriteFailed, check_ours, mark
-from deepxde_lnn.report import load_runs
+from deepxde_lnn.records import load_runs
 from deepxde_lnn.runner import RunConfig, RunInterrupted, run
 from helpers import SignalAt, TINY, run_cli, tiny_case
 

@@ -198,7 +198,7 @@ def test_orphan_temp_files_are_removed_on_resume(tmp_path):
 
 
 def test_sigint_while_writing_finishes_the_folder(tmp_path, monkeypatch):
-    from deepxde_lnn import report
+    from deepxde_lnn import summaries as report
 
     real = report.run_figures
 

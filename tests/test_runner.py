@@ -140,7 +140,7 @@ def test_heat_trains_in_quick_profile(tmp_path):
 
 
 def test_summary_from_run_folders(tmp_path):
-    from deepxde_lnn.report import summarize
+    from deepxde_lnn.summaries import summarize
 
     case = tiny_case()
     recs = {}
@@ -148,7 +148,7 @@ def test_summary_from_run_folders(tmp_path):
         for s in (3, 4):
             cfg = RunConfig("laplace", m, seed=s, iterations=5)
             recs[m, s] = run(cfg, tmp_path / m / f"seed-{s}", case=case, figures=False)
-    rows = summarize(tmp_path, paper_seed=3, paper_table=case.paper_table)
+    rows = summarize(tmp_path, paper_seed=3, paper_table=case.paper_table).rows
     row = next(
         r
         for r in rows

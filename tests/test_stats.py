@@ -190,7 +190,7 @@ def test_holm_keeps_the_family_wise_error_by_simulation():
 
 
 def test_summary_lines_show_holm_where_it_differs():
-    from deepxde_lnn.report import verdict_lines
+    from deepxde_lnn.summaries import verdict_lines
 
     strong = ratio_ci(*_pair(_exact(-1.0, 0.2, 6)))
     weak = ratio_ci(*_pair(_exact(-0.5, 0.45, 6)))

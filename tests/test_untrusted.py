@@ -171,7 +171,7 @@ def test_summary_escapes_record_strings(tmp_path):
     for seed in (1, 2):
         _write(root, _record(seed=seed, device_name=EVIL), name=f"pinn/seed-{seed}")
         _artifacts(root / "pinn" / f"seed-{seed}")
-    from deepxde_lnn.report import summarize
+    from deepxde_lnn.summaries import summarize
 
     summarize(root)
     md = (root / "summary.md").read_text()
@@ -181,7 +181,7 @@ def test_summary_escapes_record_strings(tmp_path):
 
 @pytest.mark.parametrize("name", ["fields.npz", "loss.csv"])
 def test_summary_refuses_an_unreadable_artifact(tmp_path, name):
-    from deepxde_lnn.report import summarize
+    from deepxde_lnn.summaries import summarize
 
     _write(tmp_path, _record(), name="pinn/seed-1")
     _artifacts(tmp_path / "pinn" / "seed-1")

@@ -1,26 +1,25 @@
-"""Tables and figures built from result folders (never from live runs).
+"""Tables and figures of result folders (never of live runs).
 
 * :func:`run_figures` — one run folder: exact / prediction / |error| maps per field
   and the loss history;
 * :func:`summarize` — a folder of runs (``METHOD/seed-S/``): ``summary.csv`` and
   ``summary.md`` with mean ± std (and median, min, max) over seeds per method and
-  field, the paper-seed run as its own row, the paper's number beside it, and one
-  combined figure.
+  field, the paper-seed run as its own row, the paper's number beside it, the
+  verdicts against the baseline, and one combined figure;
+* :func:`sweep_table` — a learning-rate sweep (``lr-X/METHOD/seed-S``):
+  ``sweep.md`` and ``sweep.png``.
 
-Records and artifacts are read as untrusted data (:mod:`deepxde_lnn.records`):
-checked before use, every string escaped in the markdown.
-
-Called as a function, ``deepxde_lnn.report(runs_dirs, out=...)`` builds the
-reproduction report (:func:`deepxde_lnn.experiments.report`).
+The numbers come from :mod:`deepxde_lnn.table`. Records and artifacts are read as
+untrusted data (:mod:`deepxde_lnn.records`): checked before use, every string
+escaped in the markdown.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import sys
-import types
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -33,20 +32,24 @@ from .names import lr_text
 from .records import MAX_ARTIFACT_BYTES, check, escape, load_runs, metric_sets
 from .records import read_bytes, read_record
 from .sequential import looks_of
-from .stats import LEVEL, MARGIN, RatioCI, holm, ratio_ci
+from .stats import LEVEL, MARGIN, RatioCI, holm
+from .table import BASELINE, Row, ci_text, judged, method_order, rows, value
 
 __all__ = [
     "run_figures",
     "figure_names",
+    "Summary",
     "summarize",
-    "load_runs",
+    "summary",
     "one_case",
     "sweep_table",
-    "verdicts",
+    "verdict_lines",
+    "verdict_rule",
 ]
 
 
-def _plt():
+def plt_module():
+    """``matplotlib.pyplot`` drawing to files (the Agg backend unless one is set)."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -93,7 +96,7 @@ def figure_names(inputs: int) -> list[str]:
 
 def run_figures(run: str | Path) -> list[Path]:
     """Write ``fields.png`` (2-D inputs) and ``loss.png`` into a run folder."""
-    plt = _plt()
+    plt = plt_module()
     run = Path(run)
     meta = check(read_record(run / "metrics.json"), run / "metrics.json", "run")
     written = []
@@ -162,55 +165,9 @@ def one_case(runs: list[dict], case: str | None = None) -> str:
     return case
 
 
-def verdicts(
-    runs: list[dict],
-    fields,
-    baseline: str = "pinn",
-    metric: str = "RMSE",
-    margin: float = MARGIN,
-    looks: int = 1,
-) -> list[tuple[str, str, RatioCI]]:
-    """``(method, field, ratio CI)`` of every method against ``baseline``: the
-    geometric-mean ``metric`` ratio over seeds (paired by seed when possible),
-    judged with ``margin`` over a design of ``looks`` looks (:mod:`.stats`)."""
-    methods = list(dict.fromkeys(r["method"] for r in runs))
-    if baseline not in methods:
-        return []
-    out = []
-    for m in methods:
-        if m == baseline:
-            continue
-        for fld in fields:
-            err = {
-                k: {
-                    r["seed"]: r["metrics"][fld][metric]
-                    for r in runs
-                    if r["method"] == k
-                }
-                for k in (m, baseline)
-            }
-            ci = ratio_ci(err[m], err[baseline], LEVEL, margin, looks)
-            out.append((m, fld, ci))
-    return out
-
-
-def judged(cis: list[RatioCI | None]) -> list[str]:
-    """Each verdict of one table (a family), with Holm's adjusted verdict where it
-    differs, e.g. ``better (Holm: undecided)``; "—" for no comparison."""
-    adjusted = holm(cis, LEVEL)
-    out = []
-    for ci, adj in zip(cis, adjusted):
-        if ci is None:
-            out.append("—")
-            continue
-        raw = ci.verdict_text()
-        out.append(raw if adj == ci.verdict else f"{raw} (Holm: {adj})")
-    return out
-
-
-def verdict_lines(found, baseline: str = "pinn", metric: str = "RMSE") -> list[str]:
-    """One line per verdict of ``found`` (one family), with Holm's adjusted
-    verdict where it differs."""
+def verdict_lines(found, baseline: str = BASELINE, metric: str = "RMSE") -> list[str]:
+    """One line per verdict ``(method, field, ci)`` of ``found`` (one family), with
+    Holm's adjusted verdict where it differs."""
     adjusted = holm([ci for _, _, ci in found], LEVEL)
     return [
         f"{escape(fld)} {metric}: {ci.describe(escape(m), escape(baseline))}"
@@ -219,113 +176,102 @@ def verdict_lines(found, baseline: str = "pinn", metric: str = "RMSE") -> list[s
     ]
 
 
-def _stats(values) -> dict:
-    v = np.asarray(values, float)
-    return {
-        "mean": float(v.mean()),
-        "std": float(v.std(ddof=1)) if len(v) > 1 else 0.0,
-        "median": float(np.median(v)),
-        "min": float(v.min()),
-        "max": float(v.max()),
-        "n": int(len(v)),
-    }
+@dataclass(frozen=True)
+class Summary:
+    """A compare's summary: the ``rows`` of ``summary.csv`` (per method, field and
+    metric), the text of ``summary.md`` and its ``verdicts``, ``(method, field,
+    ratio CI)`` against the baseline, one family."""
+
+    rows: list[dict]
+    markdown: str
+    verdicts: list[tuple[str, str, RatioCI]]
 
 
 def summarize(
     root: str | Path,
     paper_seed: int | None = None,
     paper_table: dict | None = None,
-    baseline: str = "pinn",
+    baseline: str = BASELINE,
     margin: float = MARGIN,
-) -> list[dict]:
+) -> Summary:
     """Aggregate the runs below ``root`` into ``summary.csv``, ``summary.md`` and
-    ``summary.png``; returns the csv rows. Verdicts against the method
-    ``baseline`` use ``margin`` and the looks of a sequential design in ``root``
+    ``summary.png``. Verdicts against the method ``baseline`` use ``margin`` and
+    the looks of a sequential design in ``root``
     (:func:`deepxde_lnn.sequential.looks_of`)."""
     root = Path(root)
     runs = load_runs(root)
     if not runs:
         raise ValueError(f"no finished runs (metrics.json) below {root}")
-    rows, text = summary(
-        runs, paper_seed, paper_table, baseline, margin, looks_of(root)
-    )
+    out = summary(runs, paper_seed, paper_table, baseline, margin, looks_of(root))
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    writer = csv.DictWriter(buf, fieldnames=list(out.rows[0]))
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows(out.rows)
     aio.atomic_write_text(root / "summary.csv", buf.getvalue())
-    aio.atomic_write_text(root / "summary.md", text)
-    _summary_figure(root, runs, list(dict.fromkeys(r["method"] for r in runs)))
-    return rows
+    aio.atomic_write_text(root / "summary.md", out.markdown)
+    methods = list(dict.fromkeys(r["method"] for r in out.rows))
+    _summary_figure(root, runs, methods)
+    return out
 
 
 def summary(
     runs: list[dict],
     paper_seed: int | None = None,
     paper_table: dict | None = None,
-    baseline: str = "pinn",
+    baseline: str = BASELINE,
     margin: float = MARGIN,
     looks: int = 1,
-) -> tuple[list[dict], str]:
-    """The rows of ``summary.csv`` and the text of ``summary.md`` (verdicts
-    against the method ``baseline`` with ``margin``, over a design of ``looks``
-    looks) for run records (their ``metrics`` are extended by every metric set,
-    :func:`metric_sets`)."""
+) -> Summary:
+    """The :class:`Summary` of run records of one case: every metric set that
+    all of them hold (:func:`deepxde_lnn.records.metric_sets`), verdicts against
+    the method ``baseline`` with ``margin`` over a design of ``looks`` looks."""
     case = one_case(runs)
-    methods = list(dict.fromkeys(r["method"] for r in runs))
-    for r in runs:
-        r["metrics"] = metric_sets(r)
+    sets = [metric_sets(r) for r in runs]
     # extra sets (e.g. heat's FEM cross-check) only where every run has them
-    fields = [f for f in runs[0]["metrics"] if all(f in r["metrics"] for r in runs)]
-    rows = []
-    for m in methods:
-        mine = sorted((r for r in runs if r["method"] == m), key=lambda r: r["seed"])
-        for fld in fields:
-            for metric in (*METRICS, "train_seconds"):
-                vals = [
-                    (
-                        r["train_seconds"]
-                        if metric == "train_seconds"
-                        else r["metrics"][fld][metric]
-                    )
-                    for r in mine
-                ]
-                seed_run = [r for r in mine if r["seed"] == paper_seed]
-                ref = (paper_table or {}).get(m, {})
-                paper = (
-                    ref.get("train_s")
-                    if metric == "train_seconds"
-                    else ref.get(fld, {}).get(metric)
-                )
-                rows.append(
-                    {
-                        "case": case,
-                        "method": m,
-                        "field": fld,
-                        "metric": metric,
-                        **_stats(vals),
-                        "seeds": " ".join(str(r["seed"]) for r in mine),
-                        "paper_seed_run": (
-                            (
-                                seed_run[0]["train_seconds"]
-                                if metric == "train_seconds"
-                                else seed_run[0]["metrics"][fld][metric]
-                            )
-                            if seed_run
-                            else None
-                        ),
-                        "paper": paper,
-                    }
-                )
-    found = verdicts(runs, fields, baseline, margin=margin, looks=looks)
-    return rows, _markdown(runs, rows, methods, fields, paper_seed, found, baseline)
+    fields = [f for f in sets[0] if all(f in s for s in sets)]
+    table = {
+        (row.method, fld): row
+        for fld in fields
+        for row in rows(runs, fld, baseline, margin, looks, paper_table)
+    }
+    methods = sorted({m for m, _ in table}, key=method_order)
+    out = [
+        _csv_row(case, table[m, fld], metric, paper_seed)
+        for m in methods
+        for fld in fields
+        for metric in (*METRICS, "train_seconds")
+    ]
+    found = [
+        (m, fld, table[m, fld].ci)
+        for m in methods
+        for fld in fields
+        if table[m, fld].ci is not None
+    ]
+    text = _markdown(runs, out, methods, fields, paper_seed, found, baseline)
+    return Summary(out, text, found)
+
+
+def _csv_row(case: str, row: Row, metric: str, paper_seed: int | None) -> dict:
+    """One line of ``summary.csv``: ``row``'s statistics of ``metric``, the run of
+    the paper's seed and the paper's number."""
+    seed_run = [r for r in row.runs if r["seed"] == paper_seed]
+    return {
+        "case": case,
+        "method": row.method,
+        "field": row.field,
+        "metric": metric,
+        **row.stats[metric],
+        "seeds": " ".join(str(s) for s in row.seeds),
+        "paper_seed_run": (value(seed_run[0], row.field, metric) if seed_run else None),
+        "paper": row.paper.get(metric),
+    }
 
 
 def _fmt(x) -> str:
     return "—" if x is None else f"{x:.3e}"
 
 
-def verdict_rule(margin: float, looks: int = 1, baseline: str = "pinn") -> str:
+def verdict_rule(margin: float, looks: int = 1, baseline: str = BASELINE) -> str:
     """How the verdicts were reached, in one paragraph (summaries, tables)."""
     m = f"{margin:g}"
     text = (
@@ -344,7 +290,7 @@ def verdict_rule(margin: float, looks: int = 1, baseline: str = "pinn") -> str:
     return text
 
 
-def _markdown(runs, rows, methods, fields, paper_seed, found, baseline="pinn") -> str:
+def _markdown(runs, rows, methods, fields, paper_seed, found, baseline) -> str:
     r0 = {k: escape(v) if isinstance(v, str) else v for k, v in runs[0].items()}
     looks = found[0][2].looks if found else 1
     lines = [
@@ -366,10 +312,7 @@ def _markdown(runs, rows, methods, fields, paper_seed, found, baseline="pinn") -
         head = "| method | seeds | " + " | ".join(METRICS) + " | train s |"
         lines += [head, "|" + "---|" * (len(METRICS) + 3)]
         for m in methods:
-            cells = []
-            for metric in (*METRICS, "train_seconds"):
-                s = get[(m, fld, metric)]
-                cells.append(f"{s['mean']:.3e} ± {s['std']:.1e}")
+            cells = [_pm(get[(m, fld, k)]) for k in (*METRICS, "train_seconds")]
             lines.append(
                 f"| {escape(m)} | {get[(m, fld, 'RMSE')]['n']} | "
                 + " | ".join(cells)
@@ -410,7 +353,7 @@ def _schedule(record: dict) -> str:
 
 
 def _summary_figure(root: Path, runs, methods) -> None:
-    plt = _plt()
+    plt = plt_module()
     fig = summary_figure(runs, methods)
     aio.save_figure(root / "summary.png", fig, dpi=110)
     plt.close(fig)
@@ -435,7 +378,7 @@ def error_norm(errors: list[np.ndarray], decades: float = 6.0):
 def summary_figure(runs, methods):
     """The first seed's |error| map per method (mean over fields, on one shared
     scale, :func:`error_norm`) and the loss histories over seeds."""
-    plt = _plt()
+    plt = plt_module()
     first = {
         m: min((r for r in runs if r["method"] == m), key=lambda r: r["seed"])
         for m in methods
@@ -481,66 +424,72 @@ def summary_figure(runs, methods):
     return fig
 
 
-def sweep_table(root: str | Path, margin: float = MARGIN) -> str:
+def sweep_table(
+    root: str | Path, margin: float = MARGIN, baseline: str = BASELINE
+) -> str:
     """``sweep.md`` for a learning-rate sweep folder (``lr-X/METHOD/seed-S``): per lr
     and method, mean ± std over seeds of the final loss J and the first field's
     RMSE, relL2 and MaxErr (the 8-field average where there is one), and the
-    verdict against ``pinn`` at the same lr (where the sweep ran it)."""
+    verdict against ``baseline`` at the same lr (where the sweep ran it; each
+    learning rate's verdicts are one family)."""
     root = Path(root)
     runs = load_runs(root)
     if not runs:
         raise ValueError(f"no finished runs below {root}")
     key = summary_field(list(runs[0]["metrics"]))
+    base = escape(baseline)
     lines = [
         f"# {escape(one_case(runs))}: learning-rate sweep ({escape(key)})",
         "",
-        verdict_rule(margin),
+        verdict_rule(margin, baseline=baseline),
         "",
         "| lr | method | seeds | J(final) | RMSE | relL2 | MaxErr | train s "
-        "| RMSE / pinn (95 % CI) | verdict |",
+        f"| RMSE / {base} (95 % CI) | verdict |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    groups = {}
+    by_lr: dict[float, list[dict]] = {}
     for r in runs:
-        groups.setdefault((r["lr"], r["method"]), []).append(r)
-    for (lr, m), rs in sorted(groups.items(), key=lambda kv: (-kv[0][0], kv[0][1])):
-        cells = [
-            [r["final_loss"]["total"] for r in rs],
-            *[[r["metrics"][key][k] for r in rs] for k in ("RMSE", "relL2", "MaxErr")],
-            [r["train_seconds"] for r in rs],
-        ]
-        txt = [f"{_stats(c)['mean']:.3e} ± {_stats(c)['std']:.1e}" for c in cells]
-        txt += _versus(
-            rs, groups.get((lr, "pinn")) if m != "pinn" else None, key, margin
-        )
-        lines.append(
-            f"| {lr_text(lr)} | {escape(m)} | {len(rs)} | " + " | ".join(txt) + " |"
-        )
+        by_lr.setdefault(r["lr"], []).append(r)
+    tables = {lr: rows(by_lr[lr], key, baseline, margin) for lr in sorted(by_lr)[::-1]}
+    for lr, table in tables.items():
+        texts = judged([row.ci for row in table])
+        for row, verdict in zip(table, texts):
+            cells = [
+                _pm(row.stats[k])
+                for k in ("J", "RMSE", "relL2", "MaxErr", "train_seconds")
+            ]
+            cells += [ci_text(row.ci), verdict]
+            lines.append(
+                f"| {lr_text(lr)} | {escape(row.method)} | {row.n} | "
+                + " | ".join(cells)
+                + " |"
+            )
     text = "\n".join(lines) + "\n"
     aio.atomic_write_text(root / "sweep.md", text)
-    sweep_figure(root, groups, key)
+    sweep_figure(root, tables, key)
     return text
 
 
-def _versus(runs, base, key: str, margin: float) -> list[str]:
-    """The ratio cell and verdict of ``runs`` against ``base`` (None: "—")."""
-    if not base:
-        return ["—", "—"]
-    rmse = [{r["seed"]: r["metrics"][key]["RMSE"] for r in rs} for rs in (runs, base)]
-    ci = ratio_ci(*rmse, LEVEL, margin)
-    return [f"{ci.ratio:.3g} ({ci.low:.3g}–{ci.high:.3g})", ci.verdict_text()]
+def _pm(s: dict) -> str:
+    return f"{s['mean']:.3e} ± {s['std']:.1e}"
 
 
-def sweep_figure(root: Path, groups: dict, key: str) -> Path:
+def sweep_figure(root: Path, tables: dict[float, list[Row]], key: str) -> Path:
     """``sweep.png``: RMSE against the learning rate per method, mean ± std over
     seeds (log-log)."""
-    plt = _plt()
+    plt = plt_module()
     fig, ax = plt.subplots(figsize=(6, 4))
-    for m in dict.fromkeys(m for _, m in sorted(groups)):
-        lrs = sorted(lr for lr, mm in groups if mm == m)
-        vals = [[r["metrics"][key]["RMSE"] for r in groups[(lr, m)]] for lr in lrs]
-        mean = np.array([np.mean(v) for v in vals])
-        std = np.array([np.std(v, ddof=1) if len(v) > 1 else 0.0 for v in vals])
+    found = {row.method for table in tables.values() for row in table}
+    for m in sorted(found, key=method_order):
+        points = sorted(
+            (lr, row.stats["RMSE"])
+            for lr, table in tables.items()
+            for row in table
+            if row.method == m
+        )
+        lrs = [lr for lr, _ in points]
+        mean = [s["mean"] for _, s in points]
+        std = [s["std"] for _, s in points]
         ax.errorbar(lrs, mean, yerr=std, marker="o", capsize=3, label=m)
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -551,17 +500,3 @@ def sweep_figure(root: Path, groups: dict, key: str) -> Path:
     path = aio.save_figure(root / "sweep.png", fig, dpi=110)
     plt.close(fig)
     return path
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable as ``deepxde_lnn.report(...)`` (the Python API's
-    name for the reproduction report) while ``from deepxde_lnn import report``
-    keeps giving the module."""
-
-    def __call__(self, *args, **kwargs):
-        from .experiments import report  # torch and DeepXDE only when called
-
-        return report(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,93 @@
+"""One aggregation (deepxde_lnn.table) behind every table: summary.md, sweep.md,
+the ablation table and the reproduction report list the same methods in the
+registry's order with the same numbers."""
+
+import json
+
+import pytest
+
+from deepxde_lnn import cases, reproduction
+from deepxde_lnn.ablation import table as ablation_table
+from deepxde_lnn.methods import METHODS
+from deepxde_lnn.records import load_runs
+from deepxde_lnn.summaries import summary, sweep_table
+from deepxde_lnn.table import method_order, rows
+
+# RMSE per seed; folders sort these alphabetically, the registry does not
+ERRORS = {
+    "pinn:width=32": (4e-3, 5e-3, 6e-3),
+    "ra-gated": (3e-3, 2e-3, 5e-3),
+    "rba": (1e-3, 1.5e-3, 2e-3),
+    "pinn": (2e-3, 4.4e-3, 7.2e-3),
+    "lnn": (1e-3, 2e-3, 4e-3),
+}
+ORDER = ["lnn", "pinn", "rba", "ra-gated", "pinn:width=32"]  # registry, then others
+
+
+def _write(folder, method, seed, rmse) -> None:
+    rec = {
+        "case": "laplace",
+        "method": method,
+        "seed": seed,
+        "lr": 1e-3,
+        "iterations": 100,
+        "profile": "quick",
+        "dtype": "float32",
+        "device": "cpu",
+        "parameters": 100 + len(method),
+        "train_seconds": 1.0,
+        "seconds_per_iteration": 0.01,
+        "final_loss": {"total": rmse**2},
+        "grid_points": 9,
+        "metrics": {"phi": {"RMSE": rmse, "MSE": rmse**2, "MAE": rmse / 2,
+                            "relL2": 10 * rmse, "MaxErr": 3 * rmse}},
+    }  # fmt: skip
+    out = folder / method / f"seed-{seed}"
+    out.mkdir(parents=True)
+    (out / "metrics.json").write_text(json.dumps(rec))
+
+
+@pytest.fixture
+def folders(tmp_path):
+    """The same runs as an ablation's step budget and as one rate of a sweep."""
+    for folder in (tmp_path / "ab" / "steps", tmp_path / "sw" / "lr-0.001"):
+        for method, errors in ERRORS.items():
+            for seed, rmse in enumerate(errors, start=1):
+                _write(folder, method, seed, rmse)
+    return tmp_path
+
+
+def _lines(text: str, start: str) -> list[list[str]]:
+    """The cells of the table lines of ``text`` that start with ``start``."""
+    return [
+        [c.strip() for c in line.strip("|").split("|")]
+        for line in text.splitlines()
+        if line.startswith(start)
+    ]
+
+
+def test_the_registry_orders_every_table(folders):
+    assert ORDER == sorted(ERRORS, key=method_order)
+    assert [m for m in ORDER if m in METHODS] == [m for m in METHODS if m in ERRORS]
+    runs = load_runs(folders / "ab" / "steps")
+    assert [r.method for r in rows(runs, "phi")] == ORDER
+    text = summary(runs).markdown
+    assert text.startswith("# laplace: " + " vs ".join(ORDER) + "\n")
+    phi = text.split("## phi\n")[1].split("\n\n")[0]
+    assert [c[0] for c in _lines(phi, "| ")[1:]] == ORDER
+    sweep = _lines(sweep_table(folders / "sw"), "| 0.001 |")
+    assert [c[1] for c in sweep] == ORDER
+    ablation = _lines(ablation_table(folders / "ab", cases.get("laplace")), "| `")
+    assert [c[0] for c in ablation] == [f"`{m}`" for m in ORDER]
+    report = reproduction.render(reproduction.load([folders / "ab"]), ["ab"])
+    assert [c[0] for c in _lines(report, "| `")] == [f"`{m}`" for m in ORDER]
+    # one ratio and verdict per method, whichever table states it
+    for m in ORDER[2:]:
+        cells = {
+            "sweep": next(c for c in sweep if c[1] == m)[8:10],
+            "report": next(c for c in _lines(report, f"| `{m}`"))[8:10],
+            "ablation": next(c for c in ablation if c[0] == f"`{m}`")[5],
+        }
+        assert " ".join(cells["sweep"]) == " ".join(cells["report"])
+        assert cells["ablation"] == " ".join(cells["report"])
+        assert cells["report"][0].startswith(("0.", "1.", "2.", "3."))
