@@ -20,7 +20,7 @@ from . import methods
 from .checks import check_choice, check_name
 from .data import ResampledPDE, Term
 from .paper import paper_table
-from .problem import Evaluation
+from .problem import DTYPES, Evaluation, Profile
 
 __all__ = [
     "Case",
@@ -34,39 +34,6 @@ __all__ = [
 
 PROFILES = ("quick", "paper", "accurate")
 CUSTOM_PROFILE = "custom"  # the one profile of a plain DeepXDE problem
-DTYPES = ("float32", "float64")
-
-
-@dataclass(frozen=True)
-class Profile:
-    """Training protocol: iterations, Adam learning rate, seed and point counts.
-
-    ``counts`` overrides the terms' point counts by name (missing names keep
-    theirs); ``grid_n`` overrides the evaluation grid size; ``n_seeds`` is how many
-    seeds ``compare`` runs by default (profile seed, seed + 1, ...);
-    ``display_every`` is DeepXDE's loss-logging period. ``dtype`` is the default
-    float type; ``resample`` redraws every point set each step (else one fixed
-    pool); ``decay`` is DeepXDE's learning-rate decay for Adam (e.g.
-    ``("inverse time", 1000, 0.5)``, ``None``: constant); ``lbfgs`` L-BFGS
-    iterations follow the ``iterations`` Adam steps.
-    """
-
-    iterations: int
-    lr: float
-    seed: int
-    counts: Mapping[str, int] = field(default_factory=dict)
-    grid_n: int | None = None
-    n_seeds: int = 3
-    display_every: int = 1000
-    dtype: str = "float32"
-    resample: bool = True
-    decay: tuple | None = None
-    lbfgs: int = 0
-
-    @property
-    def seeds(self) -> list[int]:
-        """The seeds ``compare`` runs by default: ``seed``, ``seed + 1``, ..."""
-        return [self.seed + i for i in range(self.n_seeds)]
 
 
 @dataclass(frozen=True)

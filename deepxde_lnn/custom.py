@@ -29,11 +29,11 @@ import deepxde as dde  # noqa: E402
 import torch  # noqa: E402
 from deepxde.data import Data  # noqa: E402
 
-from .case import CUSTOM_PROFILE, Profile  # noqa: E402
+from .case import CUSTOM_PROFILE  # noqa: E402
 from .checks import check_choice, check_name  # noqa: E402
 from .checkpoint import rng_state, set_rng_state  # noqa: E402
 from .data import is_training_pass  # noqa: E402
-from .problem import Evaluation  # noqa: E402
+from .problem import Evaluation, Profile  # noqa: E402
 
 __all__ = ["DeepXDEProblem", "TrackedData", "PROFILE"]
 

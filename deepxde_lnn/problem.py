@@ -1,15 +1,15 @@
 """What the runner needs of a problem, so that a benchmark ``Case`` and a user's
 own DeepXDE problem (:mod:`deepxde_lnn.custom`) train through the same code.
 
-A problem names its inputs and output fields, gives its training profiles, builds
-a method's training data and network, and says where a trained network is
-evaluated against the exact solution (an :class:`Evaluation`).
+A problem names its inputs and output fields, gives its training profiles (a
+:class:`Profile` each), builds a method's training data and network, and says where
+a trained network is evaluated against the exact solution (an :class:`Evaluation`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -18,9 +18,41 @@ if TYPE_CHECKING:  # annotations only
     from deepxde.data import Data
     from torch.nn import Module
 
-    from .case import Profile
+__all__ = ["Problem", "Profile", "Evaluation", "DTYPES"]
 
-__all__ = ["Problem", "Evaluation"]
+DTYPES = ("float32", "float64")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Training protocol: iterations, Adam learning rate, seed and point counts.
+
+    ``counts`` overrides the terms' point counts by name (missing names keep
+    theirs); ``grid_n`` overrides the evaluation grid size; ``n_seeds`` is how many
+    seeds ``compare`` runs by default (profile seed, seed + 1, ...);
+    ``display_every`` is DeepXDE's loss-logging period. ``dtype`` is the default
+    float type; ``resample`` redraws every point set each step (else one fixed
+    pool); ``decay`` is DeepXDE's learning-rate decay for Adam (e.g.
+    ``("inverse time", 1000, 0.5)``, ``None``: constant); ``lbfgs`` L-BFGS
+    iterations follow the ``iterations`` Adam steps.
+    """
+
+    iterations: int
+    lr: float
+    seed: int
+    counts: Mapping[str, int] = field(default_factory=dict)
+    grid_n: int | None = None
+    n_seeds: int = 3
+    display_every: int = 1000
+    dtype: str = "float32"
+    resample: bool = True
+    decay: tuple | None = None
+    lbfgs: int = 0
+
+    @property
+    def seeds(self) -> list[int]:
+        """The seeds ``compare`` runs by default: ``seed``, ``seed + 1``, ..."""
+        return [self.seed + i for i in range(self.n_seeds)]
 
 
 @dataclass(frozen=True)
