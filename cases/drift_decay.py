@@ -11,7 +11,7 @@ The authors' code trains the residual r = u_x - 2 u_t - u (the main-text PDE tim
 
 import numpy as np
 
-import deepxde_lnn  # noqa: F401  (selects DeepXDE's pytorch backend)
+import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 import deepxde as dde
 from deepxde_lnn import taylor
 from deepxde_lnn.case import Case, Grid, Profile
@@ -71,14 +71,4 @@ CASE = Case(
 
 
 if __name__ == "__main__":
-    from deepxde_lnn import example
-
-    args = example.parse_args(CASE)  # --method --profile --iterations --seed --lr
-    data = args.data(CASE)  # the terms (as --method needs them), sampled per step
-    model = dde.Model(data, args.net(CASE))
-    model.compile("adam", lr=args.lr, decay=args.decay)
-    model.train(iterations=args.iterations, display_every=args.profile.display_every)
-    if args.lbfgs:  # the accurate profile: then L-BFGS on the loss scaled to 1
-        model.compile("L-BFGS", loss_weights=example.unit_loss_weights(model))
-        model.train(display_every=args.profile.display_every)
-    example.print_errors(CASE, model)
+    deepxde_lnn.main(CASE)  # flags as for `deepxde-lnn run`: see deepxde_lnn.example

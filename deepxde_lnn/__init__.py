@@ -32,6 +32,7 @@ __all__ = [
     "sweep",
     "ablate",
     "report",
+    "main",
     "__version__",
 ]
 # deepxde_lnn.compare(...) etc.: deepxde_lnn.experiments
@@ -53,6 +54,10 @@ def __getattr__(name):
         from .publish import report
 
         return report
+    if name == "main":  # a case file's last line: deepxde_lnn.main(CASE)
+        from .example import main
+
+        return main
     if name == "GatedResidualAttention":
         from . import gated
 

@@ -1,8 +1,10 @@
 """What a case file needs to run as a script, the way a DeepXDE example does.
 
-``python cases/laplace.py --method pinn --iterations 2000`` trains with DeepXDE's
-own ``Model.compile``/``Model.train`` (its loss table included) and then prints the
-errors on the case's evaluation grid. The flags mean what they mean in
+A case file ends with ``deepxde_lnn.main(CASE)`` under ``if __name__ ==
+"__main__":`` (:func:`main`), so ``python cases/laplace.py --method pinn
+--iterations 2000`` trains with DeepXDE's own ``Model.compile``/``Model.train``
+(its loss table included) and then prints the errors on the case's evaluation
+grid. The flags mean what they mean in
 ``deepxde-lnn run``: ``--method``, ``--profile``, ``--iterations``, ``--seed``,
 ``--lr``, ``--dtype``, ``--lbfgs``; defaults come from the profile (``quick``
 unless asked). With L-BFGS (the ``accurate`` profile) a script continues the
@@ -12,7 +14,9 @@ iteration cap ``parse_args`` sets).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -28,7 +32,7 @@ from .metrics import all_fields  # noqa: E402
 from .options import Parser, add_training_options, parse_seed  # noqa: E402
 from .runner import RunConfig  # noqa: E402
 
-__all__ = ["ExampleArgs", "parse_args", "print_errors"]
+__all__ = ["ExampleArgs", "main", "parse_args", "print_errors"]
 
 
 @dataclass(frozen=True)
@@ -60,10 +64,26 @@ class ExampleArgs:
         return build_net(self.method, case)
 
 
+def main(case: Case, argv=None) -> dict:
+    """Train ``case`` as a DeepXDE example does, with the flags of ``argv``
+    (default: the command line, :func:`parse_args`): ``dde.Model``, Adam, then
+    L-BFGS on the loss scaled to 1 where the profile has it; print and return the
+    errors on the case's evaluation grid (:func:`print_errors`)."""
+    args = parse_args(case, argv)  # --method --profile --iterations --seed --lr ...
+    model = dde.Model(args.data(case), args.net(case))
+    model.compile("adam", lr=args.lr, decay=args.decay)
+    model.train(iterations=args.iterations, display_every=args.profile.display_every)
+    if args.lbfgs:
+        model.compile("L-BFGS", loss_weights=unit_loss_weights(model))
+        model.train(display_every=args.profile.display_every)
+    return print_errors(case, model)
+
+
 def parse_args(case: Case, argv=None) -> ExampleArgs:
     """Parse the script's flags (same names and checks as the CLI's ``run``) and
     set DeepXDE's float type; a bad value exits with one ``error:`` line."""
-    parser = Parser(prog=f"python cases/{case.name}.py", description=case.title)
+    prog = f"python {Path(sys.argv[0]).as_posix()}"  # the case file, as it was run
+    parser = Parser(prog=prog, description=case.title)
     parser.add_argument("--method", default="lnn", help=f"one of {', '.join(METHODS)}")
     parser.add_argument("--seed", type=parse_seed, help="default: the profile's seed")
     add_training_options(parser)

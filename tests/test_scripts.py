@@ -47,3 +47,23 @@ def test_case_script_accurate_profile_ends_with_capped_lbfgs(tmp_path):
     # DeepXDE's tables: Adam (0, 3), then its L-BFGS loop, which may overrun the
     # cap of 4 by less than one call's 4 iterations (without the fix: 1000)
     assert steps[:2] == ["0", "3"] and 3 < int(steps[-1]) < 3 + 2 * 4
+
+
+CASE_FILES = [
+    *sorted((ROOT / "cases").glob("[!_]*.py")),
+    ROOT / "docs/examples/poisson_case.py",
+]
+
+
+@pytest.mark.parametrize("path", CASE_FILES, ids=lambda p: p.name)
+def test_case_file_ends_with_one_call_and_documents_its_flags(path, tmp_path):
+    tail = path.read_text().split('if __name__ == "__main__":\n')[1].strip()
+    assert tail.startswith("deepxde_lnn.main(CASE)") and "\n" not in tail
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    out = subprocess.run(
+        [sys.executable, str(path), "--help"], capture_output=True, text=True, env=env
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith(f"usage: python {path.as_posix()} ")
+    for flag in ("--method", "--profile", "--iterations", "--seed", "--lr", "--lbfgs"):
+        assert flag in out.stdout

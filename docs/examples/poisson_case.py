@@ -12,7 +12,7 @@ or from Python: ``deepxde_lnn.compare("docs/examples/poisson_case.py", ...)``.
 
 import numpy as np
 
-import deepxde_lnn  # noqa: F401  (selects DeepXDE's pytorch backend)
+import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 import deepxde as dde
 from deepxde_lnn.case import Case, Grid, Profile
 from deepxde_lnn.data import Term
@@ -51,3 +51,7 @@ CASE = Case(
     paper=Profile(iterations=10000, lr=1e-3, seed=0),  # `--profile paper`
     quick=Profile(iterations=2000, lr=1e-3, seed=0, n_seeds=3),  # the default
 )
+
+
+if __name__ == "__main__":
+    deepxde_lnn.main(CASE)  # flags as for `deepxde-lnn run`: see deepxde_lnn.example
