@@ -60,14 +60,16 @@ def import_deepxde_quietly() -> None:
 
 
 @contextlib.contextmanager
-def quiet_deepxde():
-    """For the command line: DeepXDE imported without its banner here and in the
-    processes started meanwhile (they import it with deepxde_lnn, see
+def quiet_deepxde(now: bool = True):
+    """For the command line: DeepXDE imported without its banner here (``now``,
+    else when a module of this package first needs it) and in the processes
+    started meanwhile (they import it with deepxde_lnn, see
     :func:`ensure_pytorch_backend`); the environment is restored afterwards."""
     before = os.environ.get(QUIET)
     os.environ[QUIET] = "1"
     try:
-        import_deepxde_quietly()
+        if now:
+            import_deepxde_quietly()
         yield
     finally:
         if before is None:

@@ -1,7 +1,8 @@
 """What a benchmark declares for the runner: protocol, evaluation grid, fields.
 
 A case module (``cases/*.py``) reads like a DeepXDE example and ends with one
-``CASE = Case(...)`` that states, as data, what the runner needs. A ``Case`` is a
+``CASE = Case(...)`` that states, as data, what the runner needs (then
+``deepxde_lnn.main(CASE)``, to run as a script). A ``Case`` is a
 :class:`~deepxde_lnn.problem.Problem` whose methods come from the registry
 (:mod:`deepxde_lnn.methods`); :func:`load_file` reads a case file of your own.
 """
@@ -13,14 +14,17 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import methods
 from .checks import check_choice, check_name
-from .data import ResampledPDE, Term
 from .paper import paper_table
-from .problem import DTYPES, Evaluation, Profile
+from .problem import CUSTOM_PROFILE, DTYPES, PROFILES, Evaluation, Profile
+
+if TYPE_CHECKING:  # annotations only: a Case is declared without torch
+    from .data import ResampledPDE, Term
 
 __all__ = [
     "Case",
@@ -31,9 +35,6 @@ __all__ = [
     "CUSTOM_PROFILE",
     "load_file",
 ]
-
-PROFILES = ("quick", "paper", "accurate")
-CUSTOM_PROFILE = "custom"  # the one profile of a plain DeepXDE problem
 
 
 @dataclass(frozen=True)

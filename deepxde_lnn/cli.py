@@ -405,10 +405,13 @@ COMMANDS = {
 }
 
 
+# commands that read records only: no DeepXDE (nor torch) is imported for them
+RECORDS_ONLY = ("report",)
+
+
 def main(argv=None) -> int:
     try:
-        # SIGTERM, like Ctrl-C, exits 130; no DeepXDE banner here or in the workers
-        with sigterm_as_interrupt(), quiet_deepxde():
+        with sigterm_as_interrupt():  # SIGTERM, like Ctrl-C, exits 130
             return _main(argv)
     except KeyboardInterrupt:  # outside training (start-up, summaries)
         print("interrupted", file=sys.stderr)
@@ -417,20 +420,31 @@ def main(argv=None) -> int:
 
 def _main(argv) -> int:
     args = build_parser().parse_args(argv)
-    from .runner import RunInterrupted, TrainingDiverged
+    light = args.command in RECORDS_ONLY
+    # no DeepXDE banner here or in the workers (imported now unless not needed)
+    with quiet_deepxde(now=not light):
+        if light:
+            return _run(args)
+        from .runner import RunInterrupted, TrainingDiverged
 
+        try:
+            return _run(args)
+        except RunInterrupted as err:
+            print(f"interrupted: {err}", file=sys.stderr)
+            return 130
+        except TrainingDiverged as err:
+            print(f"diverged: {err}", file=sys.stderr)
+            return 1
+
+
+def _run(args) -> int:
+    """The command's exit status; a ``ValueError`` is one ``error:`` line, 2."""
     try:
         _set_threads(args)
         return COMMANDS[args.command](args)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    except RunInterrupted as err:
-        print(f"interrupted: {err}", file=sys.stderr)
-        return 130
-    except TrainingDiverged as err:
-        print(f"diverged: {err}", file=sys.stderr)
-        return 1
 
 
 if __name__ == "__main__":

@@ -18,9 +18,11 @@ if TYPE_CHECKING:  # annotations only
     from deepxde.data import Data
     from torch.nn import Module
 
-__all__ = ["Problem", "Profile", "Evaluation", "DTYPES"]
+__all__ = ["Problem", "Profile", "Evaluation", "DTYPES", "PROFILES", "CUSTOM_PROFILE"]
 
 DTYPES = ("float32", "float64")
+PROFILES = ("quick", "paper", "accurate")  # a case's profiles
+CUSTOM_PROFILE = "custom"  # the one profile of a plain DeepXDE problem
 
 
 @dataclass(frozen=True)

@@ -15,13 +15,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import cases
 from .methods import COMPARED
 from .reproduction import headline_table, load
-from .runner import RunConfig
 from .summaries import summary
 from .table import prepare
+
+if TYPE_CHECKING:
+    from .runner import RunConfig
 
 __all__ = [
     "MAIN_JOB",
@@ -43,7 +46,10 @@ _BLOCK = re.compile(
 
 
 def main_job_configs() -> list[RunConfig]:
-    """The runs :data:`MAIN_JOB` makes: its default methods and seeds, resolved."""
+    """The runs :data:`MAIN_JOB` makes: its default methods and seeds, resolved
+    (by the runner, with the case itself: torch and DeepXDE are imported here)."""
+    from .runner import RunConfig
+
     case = cases.get(MAIN_JOB[1])
     profile = "quick"  # compare's default profile
     return [
@@ -74,7 +80,7 @@ def _main_job_runs(runs: list[dict]) -> list[dict]:
 def main_job_output(runs: list[dict]) -> str:
     """The summary the main job prints, as a fenced text block."""
     found = _main_job_runs(runs)
-    case = cases.get(found[0]["case"])
+    case = cases.info(found[0]["case"])
     seed = case.profile(found[0]["profile"]).seed  # as `compare` summarises
     text = summary(found, paper_seed=seed, paper_table=case.paper_table).markdown
     folders = sorted({Path(r["_dir"]).parent.parent.as_posix() for r in found})

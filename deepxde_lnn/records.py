@@ -32,12 +32,12 @@ import stat
 from pathlib import Path
 
 from . import cases
-from .case import CUSTOM_PROFILE, DTYPES, PROFILES
 from .checks import check_name, is_integer, is_number
 from .errors import FolderError
 from .methods import parse as parse_method
 from .metrics import METRICS, set_names
 from .names import NAME, inside
+from .problem import CUSTOM_PROFILE, DTYPES, PROFILES
 
 __all__ = [
     "MAX_JSON_BYTES",
@@ -262,7 +262,7 @@ def _case_name(v) -> bool:
 def _fields(rec: dict) -> list[str] | None:
     """A registered case's fields, or the record's own (a user's problem)."""
     if rec["case"] in cases.available():
-        return set_names(cases.get(rec["case"]).fields)
+        return set_names(cases.info(rec["case"]).fields)
     own = rec.get("fields")
     ok = isinstance(own, list) and own and all(map(_name, own))
     return set_names(own) if ok and len(set(own)) == len(own) else None

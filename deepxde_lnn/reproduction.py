@@ -128,7 +128,7 @@ def _paper_protocol(case: str) -> Group | None:
     """The group of a run made exactly at the paper's protocol for ``case``."""
     if case not in cases.available():
         return None
-    p = cases.get(case).paper
+    p = cases.info(case).profile("paper")
     return Group("paper", p.iterations, float(p.lr), "float32", "steps")
 
 

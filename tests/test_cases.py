@@ -221,3 +221,21 @@ def test_taylor_and_autograd_losses_agree_in_the_data(name, float64):
     assert data.uses_jets(net) is False
     assert ResampledPDE(terms, seed=1).uses_jets(net) is True
     torch.testing.assert_close(out["taylor"], out["autograd"], rtol=1e-10, atol=0)
+
+
+def test_catalog_is_what_the_case_modules_declare():
+    """cases/catalog.json, what reports read of a case without importing it, is
+    current: `python -m deepxde_lnn.cases` (make docs) rewrites it."""
+    from importlib import resources
+
+    text = resources.files(cases).joinpath(cases.CATALOG).read_text()
+    assert text == cases.catalog_text(), "run: python -m deepxde_lnn.cases"
+    for name in cases.NAMES:
+        case, info = cases.get(name), cases.info(name)
+        assert (info.title, info.inputs, info.fields) == (
+            case.title,
+            case.inputs,
+            case.fields,
+        )
+        for p in ("quick", "paper", "accurate"):
+            assert info.profile(p) == case.profile(p)  # decay as a tuple, too
