@@ -26,7 +26,8 @@ from .records import escape, load_runs
 from .sequential import looks_of
 from .stats import MARGIN
 from .summaries import one_case, verdict_rule
-from .table import BASELINE, Row, ci_text, judged, method_order, rows
+from .table import BASELINE, MATCHED, SUBJECT, Row, ci_text, judged, method_order
+from .table import rows
 
 __all__ = ["variants", "table", "BUDGETS"]
 
@@ -35,16 +36,17 @@ BUDGETS = ("steps", "time")
 
 def variants(case: Case) -> list[str]:
     other = "reduced" if case.lnn_layout == "standard" else "standard"
+    lnn, pinn = SUBJECT, BASELINE
     return [
-        "lnn",
-        "lnn:alpha_init=0",
-        f"lnn:layout={other}",
-        "lnn:width=32",
-        "lnn:width=98",
+        lnn,
+        f"{lnn}:alpha_init=0",
+        f"{lnn}:layout={other}",
+        f"{lnn}:width=32",
+        f"{lnn}:width=98",
         "rezero",
-        "pinn",
-        "pinn:width=32",
-        "pinn-matched",
+        pinn,
+        f"{pinn}:width=32",
+        MATCHED,
     ]
 
 

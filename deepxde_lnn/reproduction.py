@@ -32,7 +32,7 @@ from .records import escape, inside, load_runs
 from .sequential import looks_of
 from .stats import MARGIN
 from .summaries import plt_module
-from .table import BASELINE, SUBJECT, Group, Row, geomean, judged, method_order
+from .table import BASELINE, MATCHED, SUBJECT, Group, Row, geomean, judged, method_order
 from .table import ci_text, prepare, rows
 
 __all__ = [
@@ -49,8 +49,6 @@ __all__ = [
 # groups shown beside the paper's numbers: its protocol, and the accurate profile
 # (same cases, better training: how far below the paper's rows it gets)
 WITH_PAPER = ("paper", "accurate")
-# the plain MLP of the LNN's parameter count, the headline's second comparison
-MATCHED = "pinn-matched"
 # the methods a complete reproduction has, each with N_SEEDS seeds: those the
 # paper reports, the LNN's plain twin and the parameter-matched MLP
 REQUIRED = tuple(

@@ -34,7 +34,9 @@ from .records import escape, metric_sets
 from .stats import LEVEL, MARGIN, RatioCI, holm, ratio_ci
 
 __all__ = [
+    "SUBJECT",
     "BASELINE",
+    "MATCHED",
     "Group",
     "Row",
     "method_order",
@@ -50,6 +52,7 @@ __all__ = [
 
 # compare's default pair: the LNN and its plain twin, the baseline of every verdict
 SUBJECT, BASELINE = COMPARED
+MATCHED = "pinn-matched"  # the plain MLP of the LNN's parameter count (a control)
 # per-run quantities beside the metrics: the training seconds, the final loss J and
 # the steps taken (a time budget stops at its own step)
 EXTRA = ("train_seconds", "J", "steps")
