@@ -26,8 +26,7 @@ from .records import escape, load_runs
 from .sequential import looks_of
 from .stats import MARGIN
 from .summaries import one_case, verdict_rule
-from .table import BASELINE, MATCHED, SUBJECT, Row, ci_text, judged, method_order
-from .table import rows
+from .table import BASELINE, MATCHED, SUBJECT, Row, ci_text, judged, method_order, rows
 
 __all__ = ["variants", "table", "BUDGETS"]
 

@@ -32,8 +32,19 @@ from .records import escape, inside, load_runs
 from .sequential import looks_of
 from .stats import MARGIN
 from .summaries import plt_module
-from .table import BASELINE, MATCHED, SUBJECT, Group, Row, geomean, judged, method_order
-from .table import ci_text, prepare, rows
+from .table import (
+    BASELINE,
+    MATCHED,
+    SUBJECT,
+    Group,
+    Row,
+    ci_text,
+    geomean,
+    judged,
+    method_order,
+    prepare,
+    rows,
+)
 
 __all__ = [
     "Group",

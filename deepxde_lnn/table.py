@@ -19,11 +19,10 @@ report with its headline (:mod:`deepxde_lnn.summaries`,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
 import dataclasses
-from typing import NamedTuple
-
 import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -247,10 +246,11 @@ def rows(
     paper: Mapping | None = None,
 ) -> list[Row]:
     """One :class:`Row` per method of the ``runs`` holding ``field`` (records of
-    one configuration), in :func:`method_order`. Each method but ``baseline`` is
-    compared with it by the RMSE ratio (paired by seed where possible), judged with
-    ``margin`` over a design of ``looks`` looks; ``paper`` is the case's paper
-    table (None: no paper numbers)."""
+    one configuration), in :func:`method_order`. Each method ``m`` but ``baseline``
+    is compared with it by ``exp(mean log RMSE_m - mean log RMSE_baseline)`` over
+    seeds (paired by seed where possible), judged with ``margin`` over a design of
+    ``looks`` looks (:func:`deepxde_lnn.stats.ratio_ci`); ``paper`` is the case's
+    paper table (None: no paper numbers)."""
     have = [r for r in runs if field in _sets(r)]
     by_method: dict[str, list[dict]] = {}
     for r in sorted(have, key=lambda r: (method_order(r["method"]), r["seed"])):
