@@ -7,10 +7,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # where each package's modules live (setup.cfg's package_dir)
 PACKAGES = {"deepxde_lnn": ROOT / "deepxde_lnn", "deepxde_lnn.cases": ROOT / "cases"}
-# cycles still being removed, each by its own change: the stacked trainer
-# (batched) and the job runner import each other; methods imports Case for its
+# the one cycle left, type-only on one side: methods imports Case for its
 # annotations while Case asks the method registry for its networks
-KNOWN = [{"batched", "jobs", "runner"}, {"case", "methods"}]
+KNOWN = [{"case", "methods"}]
 
 
 def modules() -> dict[str, Path]:
