@@ -36,22 +36,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-import torch
-
 from .checks import parse_int, parse_number
-from .data import ResampledPDE, Term
-from .nn import (
-    ALPHA_MAX,
-    LAYOUTS,
-    LNN,
-    MLP,
-    TORCH_DEFAULT,
-    ReZero,
-    check_activation,
-)
+from .limits import ALPHA_MAX, LAYOUTS
 
 if TYPE_CHECKING:  # a Case builds its methods through this module
     from .case import Case, Profile
+    from .data import ResampledPDE, Term
 
 __all__ = [
     "METHODS",
@@ -74,6 +64,8 @@ AUTHORS_HIDDEN = (16, 16)
 def _count(build: Callable[[], object]) -> int:
     """Trainable parameters of the network ``build()`` makes, built on the meta
     device: no memory, no values, no draw from the random state."""
+    import torch
+
     with torch.random.fork_rng(devices=[]), torch.device("meta"):
         return build().num_trainable_parameters()
 
@@ -105,6 +97,8 @@ def _transformed(net, case: Case):
 
 def _mlp(case: Case, sizes=None, width: int | None = None):
     sizes = sizes or case.layer_sizes(width)
+    from .nn import MLP, TORCH_DEFAULT
+
     return _transformed(MLP(sizes, ACTIVATION, TORCH_DEFAULT), case)
 
 
@@ -115,6 +109,8 @@ def _lnn(
     layout: str | None = None,
     block_activation: str = "tanh",
 ):
+    from .nn import LNN, TORCH_DEFAULT
+
     net = LNN(
         case.layer_sizes(width),
         ACTIVATION,
@@ -133,6 +129,8 @@ def _rezero(
     block_activation: str = "tanh",
 ):
     sizes = case.layer_sizes(width)
+    from .nn import TORCH_DEFAULT, ReZero
+
     net = ReZero(
         sizes,
         ACTIVATION,
@@ -231,6 +229,8 @@ def _layout(text: str) -> str:
 
 
 def _block_activation(text: str) -> str:
+    from .nn import check_activation
+
     return text if text == "same" else check_activation(text, "block_activation")
 
 
@@ -338,6 +338,8 @@ def build_data(
 ) -> ResampledPDE:
     """``method``'s training data for ``case`` under ``profile``: the case's terms
     (with the profile's counts) as the method changes them, and its weights hook."""
+    from .data import ResampledPDE
+
     m = get(method)
     terms = m.terms(case, case.make_terms(profile))
     weights = m.weights(case, terms) if m.weights else None

@@ -31,6 +31,7 @@ import numpy as np
 
 from ._backend import ensure_pytorch_backend
 from .checks import check_int, check_number, parse_number
+from .limits import ALPHA_MAX, LAYOUTS
 
 ensure_pytorch_backend()
 
@@ -46,8 +47,6 @@ __all__ = ["LiquidBlock", "LNN", "MLP", "ReZero", "TORCH_DEFAULT", "check_activa
 #: initialisation (weights and *biases* ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))), as the
 #: authors' code does. Every other value is a DeepXDE initializer with zero biases.
 TORCH_DEFAULT = "torch-default"
-LAYOUTS = ("standard", "reduced")
-ALPHA_MAX = 1e3  # |alpha_init| beyond this is a typo, not an ablation
 LAAF_MAX = 1e3  # largest scale n of an "LAAF-n NAME" activation
 _ACTIVATION = re.compile(r"(?:LAAF-(?P<scale>\S+) )?(?P<base>[A-Za-z]+)")
 

@@ -474,11 +474,6 @@ def test_package_and_case_catalog_import_no_torch(tmp_path):
     assert _modules_after(code, tmp_path) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="methods.py imports torch, nn and data (DeepXDE) at its top, and "
-    "records and tables read the method registry through it",
-)
 def test_the_report_is_rendered_without_torch_or_deepxde(tmp_path):
     code = (
         "import sys, deepxde_lnn\n"
