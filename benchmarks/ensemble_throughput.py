@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 import deepxde as dde
-from deepxde_lnn import ensemble
+from deepxde_lnn import ensemble, stacked
 from deepxde_lnn.data import ResampledPDE
 from deepxde_lnn.methods import METHODS, build_net
 
@@ -45,7 +45,7 @@ def linear_rule(fn):
     """A stacked rule for ``Linear`` stages computing ``fn(h, W, b)`` (``None``:
     the generic vmap rule)."""
     if fn is None:
-        return ensemble._vmapped
+        return stacked._vmapped
 
     def rule(net, m):
         w, b = net._slot(m, "weight"), net._slot(m, "bias")
@@ -95,7 +95,7 @@ def time_model(case, method, prof, seeds, steps, warmup, derivatives) -> float:
     if len(seeds) == 1:
         model = dde.Model(datas[0], nets[0])
     else:
-        model = dde.Model(ensemble.EnsembleData(datas), ensemble.StackedNet(nets))
+        model = dde.Model(ensemble.EnsembleData(datas), stacked.StackedNet(nets))
     model.compile("adam", lr=prof.lr, verbose=0)
     # ticks at the start of iterations warmup+1 and warmup+steps+1: the last
     # iteration (with DeepXDE's final evaluation) is not timed
@@ -147,7 +147,7 @@ def matmul_table(args, case, prof) -> None:
     k = int(args.ks.split(",")[-1])
     times = {name: [] for name in MATMULS}
     run = (args.steps, args.warmup, args.derivatives)
-    rules = ensemble._STACKED_RULES
+    rules = stacked._STACKED_RULES
     original = rules[torch.nn.Linear]
     try:
         for _ in range(args.repeats):

@@ -329,7 +329,7 @@ class ResampledPDE(Data):
 
         ``inputs``/``outputs``: the shared forward over the runs' value rows (K
         blocks); ``net`` runs the other terms' own forwards. With K > 1, ``stacked``
-        (a :class:`~deepxde_lnn.ensemble.StackedNet`, also ``net``) applies the jet
+        (a :class:`~deepxde_lnn.stacked.StackedNet`, also ``net``) applies the jet
         residuals to each run's block (a weights hook needs K = 1)."""
         K = len(Xs)
         jets = self._jet_residuals(Xs, inputs, net, stacked)

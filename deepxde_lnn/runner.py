@@ -57,7 +57,6 @@ from .checkpoint import (  # noqa: E402
 from .controller import Controller, Progress, Signals, sync  # noqa: E402
 from .ensemble import (  # noqa: E402
     EnsembleData,
-    StackedNet,
     select_adam_,
     split_adam_state,
     stack_adam_states,
@@ -65,6 +64,7 @@ from .ensemble import (  # noqa: E402
 from .folder import FolderError, RunFolder  # noqa: E402
 from .metrics import all_fields  # noqa: E402
 from .outcome import Outcome  # noqa: E402
+from .stacked import StackedNet  # noqa: E402
 from .problem import Problem  # noqa: E402
 from .provenance import device_info, versions  # noqa: E402
 
