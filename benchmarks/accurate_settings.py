@@ -27,8 +27,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from deepxde_lnn import cases  # noqa: E402
-from deepxde_lnn.metrics import all_fields  # noqa: E402
-from deepxde_lnn.runner import RunConfig, predict, run  # noqa: E402
+from deepxde_lnn.pinn.metrics import all_fields  # noqa: E402
+from deepxde_lnn.training.runner import RunConfig, predict, run  # noqa: E402
 
 
 class ErrorCurve(dde.callbacks.Callback):

@@ -2,7 +2,7 @@
 
 Separate runs take the reference path (``dde.Model`` + ``ResampledPDE``, as
 ``runner.run``); K of them in sequence take K times one run's time. The ensemble
-(``deepxde_lnn.ensemble``, trained by the same ``dde.Model`` loop) trains K
+(``deepxde_lnn.training.ensemble``, trained by the same ``dde.Model`` loop) trains K
 seeds per step. Printed per K: seconds per
 step, run-steps per second (K / t), runs per hour at the profile's iteration count
 and the speedup ``K * t_single / t_ensemble`` over K sequential separate runs.
@@ -28,9 +28,10 @@ import numpy as np
 import torch
 
 import deepxde as dde
-from deepxde_lnn import ensemble, stacked
-from deepxde_lnn.data import ResampledPDE
-from deepxde_lnn.methods import METHODS, build_net
+from deepxde_lnn.training import ensemble
+from deepxde_lnn.networks import stacked
+from deepxde_lnn.pinn.data import ResampledPDE
+from deepxde_lnn.pinn.methods import METHODS, build_net
 
 MATMULS = {
     "baddbmm": lambda h, w, b: torch.baddbmm(b.unsqueeze(1), h, w.transpose(1, 2)),

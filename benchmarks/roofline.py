@@ -36,8 +36,8 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from deepxde_lnn import cases
 import deepxde as dde
-from deepxde_lnn.data import ResampledPDE
-from deepxde_lnn.methods import build_net
+from deepxde_lnn.pinn.data import ResampledPDE
+from deepxde_lnn.pinn.methods import build_net
 
 aten = torch.ops.aten
 MATMULS = (aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default)

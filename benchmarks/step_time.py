@@ -22,9 +22,9 @@ import torch
 
 from deepxde_lnn import cases
 import deepxde as dde
-from deepxde_lnn.data import ResampledPDE
-from deepxde_lnn.methods import build_net
-from deepxde_lnn.controller import Controller, Signals
+from deepxde_lnn.pinn.data import ResampledPDE
+from deepxde_lnn.pinn.methods import build_net
+from deepxde_lnn.training.controller import Controller, Signals
 
 grad = torch.autograd.grad
 

@@ -12,7 +12,7 @@ Variants, per problem:
              its cache cleared after every step as the training loop does
   naive      hand-written nested torch.autograd.grad (create_graph=True), one
              call per derivative order, the way the paper's authors write it
-  jet        deepxde_lnn.taylor, one forward Taylor-mode propagation of the stacked
+  jet        deepxde_lnn.networks.taylor, one forward Taylor-mode propagation of the stacked
              axis directions. Beam: "jet" = pure_derivatives (x truncated at
              order 2, y to order 4), "jet-stacked" = both axes to order 4,
              "jet-combo" = pure_derivative_combination (only the weighted sum of
@@ -37,7 +37,8 @@ import torch
 
 import deepxde_lnn  # noqa: F401  (selects DeepXDE's pytorch backend)
 import deepxde as dde
-from deepxde_lnn import LNN, MLP, taylor
+from deepxde_lnn import LNN, MLP
+from deepxde_lnn.networks import taylor
 
 SIZES = [2, 64, 64, 64, 64, 1]
 

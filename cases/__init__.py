@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from importlib import resources
 
 from deepxde_lnn.checks import check_choice
-from deepxde_lnn.paper import paper_table
-from deepxde_lnn.problem import PROFILES, Profile
+from deepxde_lnn.pinn.paper import paper_table
+from deepxde_lnn.pinn.problem import PROFILES, Profile
 
 NAMES = ("drift_decay", "laplace", "heat", "beam", "rel_b", "rel_c")
 CATALOG = "catalog.json"
@@ -61,7 +61,7 @@ class Info:
 
     @property
     def paper_table(self) -> dict:
-        """The paper's reported numbers for this case (``deepxde_lnn.paper``)."""
+        """The paper's reported numbers for this case (``deepxde_lnn.pinn.paper``)."""
         return paper_table(self.name)
 
 

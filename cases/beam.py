@@ -14,10 +14,10 @@ import numpy as np
 import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 import deepxde as dde
 import torch
-from deepxde_lnn import taylor
-from deepxde_lnn.case import Case, Grid, Profile
-from deepxde_lnn.data import Term
-from deepxde_lnn.sampling import Box, Edge
+from deepxde_lnn.networks import taylor
+from deepxde_lnn.pinn.case import Case, Grid, Profile
+from deepxde_lnn.pinn.data import Term
+from deepxde_lnn.pinn.sampling import Box, Edge
 
 LO, HI = (0.0, 0.0), (1.0, 1.0)
 geom = dde.geometry.Rectangle(LO, HI)

@@ -9,10 +9,10 @@ chosen one (and fails clearly if another backend is already in use)::
     net = deepxde_lnn.LNN([2] + [64] * 4 + [1], "tanh", "Glorot normal")
 
 Experiments run from Python as from the command line: ``deepxde_lnn.compare``,
-``sweep``, ``ablate`` and ``run`` (:mod:`deepxde_lnn.experiments`), on the
+``sweep``, ``ablate`` and ``run`` (:mod:`deepxde_lnn.experiments.api`), on the
 package's cases, a case file of your own or a plain DeepXDE problem;
 ``deepxde_lnn.report`` rebuilds the reproduction report from their records
-(:mod:`deepxde_lnn.publish`, without torch or DeepXDE).
+(:mod:`deepxde_lnn.experiments.publish`, without torch or DeepXDE).
 """
 
 from ._backend import ensure_pytorch_backend
@@ -35,7 +35,7 @@ __all__ = [
     "main",
     "__version__",
 ]
-# deepxde_lnn.compare(...) etc.: deepxde_lnn.experiments
+# deepxde_lnn.compare(...) etc.: deepxde_lnn.experiments.api
 _EXPERIMENTS = ("run", "compare", "sweep", "ablate")
 
 
@@ -43,15 +43,15 @@ def __getattr__(name):
     # deepxde is imported on first use of the networks, not by `import deepxde_lnn`
     # alone (the CLI imports it quietly)
     if name in ("LNN", "MLP", "LiquidBlock", "ReZero", "TORCH_DEFAULT"):
-        from . import nn
+        from .networks import nn
 
         return getattr(nn, name)
     if name in _EXPERIMENTS:
-        from . import experiments
+        from .experiments import api as experiments
 
         return getattr(experiments, name)
     if name == "report":
-        from .publish import report
+        from .experiments.publish import report
 
         return report
     if name == "main":  # a case file's last line: deepxde_lnn.main(CASE)
@@ -59,7 +59,7 @@ def __getattr__(name):
 
         return main
     if name == "GatedResidualAttention":
-        from . import gated
+        from .networks import gated
 
         return gated.GatedResidualAttention
     raise AttributeError(f"module 'deepxde_lnn' has no attribute {name!r}")

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 from ._backend import ensure_pytorch_backend, quiet_deepxde
-from .signals import sigterm_as_interrupt
-from .stats import MARGIN
+from .training.signals import sigterm_as_interrupt
+from .analysis.stats import MARGIN
 from .options import (
     Parser,
     margin,
@@ -228,9 +228,9 @@ def _margin(p) -> None:
 
 def cmd_list(args) -> int:
     from . import cases
-    from .methods import METHODS, parameter_count
-    from .accurate import ADAM_STEPS, LBFGS_STEPS
-    from .case import PROFILES
+    from .pinn.methods import METHODS, parameter_count
+    from .training.accurate import ADAM_STEPS, LBFGS_STEPS
+    from .pinn.case import PROFILES
 
     print(
         "profiles: " + ", ".join(PROFILES) + "  (quick: small counts, few steps; "
@@ -272,7 +272,7 @@ def _settings(args) -> dict:
 
 
 def cmd_run(args) -> int:
-    from . import experiments
+    from .experiments import api as experiments
 
     experiments.run(
         args.case,
@@ -286,7 +286,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from . import experiments
+    from .experiments import api as experiments
 
     res = experiments.compare(
         args.case,
@@ -307,7 +307,7 @@ def cmd_compare(args) -> int:
 
 
 def cmd_ablate(args) -> int:
-    from . import experiments
+    from .experiments import api as experiments
 
     res = experiments.ablate(
         args.case,
@@ -323,7 +323,7 @@ def cmd_ablate(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from . import experiments
+    from .experiments import api as experiments
 
     res = experiments.sweep(
         args.case,
@@ -354,7 +354,7 @@ def cmd_reference(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .publish import report
+    from .experiments.publish import report
 
     res = report(args.runs_dirs, args.out, readme=args.readme, margin=args.margin)
     print(f"report: {res.out}, figures in {res.figures}")
@@ -425,7 +425,7 @@ def _main(argv) -> int:
     with quiet_deepxde(now=not light):
         if light:
             return _run(args)
-        from .runner import RunInterrupted, TrainingDiverged
+        from .training.runner import RunInterrupted, TrainingDiverged
 
         try:
             return _run(args)

@@ -26,11 +26,11 @@ ensure_pytorch_backend()
 
 import deepxde as dde  # noqa: E402
 
-from .case import Case, Profile  # noqa: E402
-from .methods import METHODS, build_data, build_net  # noqa: E402
-from .metrics import all_fields  # noqa: E402
+from .pinn.case import Case, Profile  # noqa: E402
+from .pinn.methods import METHODS, build_data, build_net  # noqa: E402
+from .pinn.metrics import all_fields  # noqa: E402
 from .options import Parser, add_training_options, parse_seed  # noqa: E402
-from .runner import RunConfig  # noqa: E402
+from .training.runner import RunConfig  # noqa: E402
 
 __all__ = ["ExampleArgs", "main", "parse_args", "print_errors"]
 
@@ -125,7 +125,7 @@ def unit_loss_weights(model: "dde.Model") -> list[float]:
     torch's L-BFGS drops curvature pairs with ``y.s <= 1e-10``, an absolute
     threshold that freezes its memory at PINN losses of ~1e-7; the scaled loss
     has the same minimiser (docs/protocol.md)."""
-    from .accurate import unit_scale
+    from .training.accurate import unit_scale
 
     losses = np.asarray(model.train_state.loss_train, dtype=np.float64)
     return [unit_scale(float(losses.sum()))] * len(losses)

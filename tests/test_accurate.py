@@ -8,9 +8,10 @@ import pytest
 import torch
 
 import deepxde as dde
-from deepxde_lnn import accurate, cases, cli
-from deepxde_lnn.jobs import _units
-from deepxde_lnn.runner import RunConfig, RunInterrupted, run
+from deepxde_lnn.training import accurate
+from deepxde_lnn import cases, cli
+from deepxde_lnn.experiments.jobs import _units
+from deepxde_lnn.training.runner import RunConfig, RunInterrupted, run
 from helpers import SignalAt
 
 ADAM, LBFGS = 12, 12

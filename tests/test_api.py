@@ -17,8 +17,8 @@ import torch
 import deepxde_lnn
 import deepxde as dde
 from deepxde_lnn import cli
-from deepxde_lnn.custom import DeepXDEProblem
-from deepxde_lnn.runner import RunConfig, RunInterrupted, run
+from deepxde_lnn.pinn.custom import DeepXDEProblem
+from deepxde_lnn.training.runner import RunConfig, RunInterrupted, run
 from helpers import SignalAt
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -222,7 +222,7 @@ def test_case_file_runs_with_every_command(tmp_path, capsys):
 
 
 def test_case_file_from_python_accepts_a_path_a_name_or_a_case(tmp_path):
-    from deepxde_lnn.case import load_file
+    from deepxde_lnn.pinn.case import load_file
 
     case = load_file(CASE_FILE)
     res = deepxde_lnn.compare(
@@ -281,7 +281,9 @@ def test_help_documents_the_api():
         "iterations",
     ):
         assert word in text
-    assert deepxde_lnn.report.__module__ == "deepxde_lnn.publish"  # not a module
+    assert (
+        deepxde_lnn.report.__module__ == "deepxde_lnn.experiments.publish"
+    )  # not a module
     api = ("run", "compare", "sweep", "ablate", "report")
     assert set(api) <= set(deepxde_lnn.__all__)
     assert all(callable(getattr(deepxde_lnn, n)) for n in api)

@@ -12,11 +12,13 @@ import numpy as np
 import pytest
 import torch
 
-from deepxde_lnn import LNN, cli, experiments, jobs, names
-from deepxde_lnn.data import ResampledPDE, Term
-from deepxde_lnn.folder import FolderLocked, RunFolder
-from deepxde_lnn.runner import RunConfig
-from deepxde_lnn.sampling import Box
+from deepxde_lnn import LNN, cli
+from deepxde_lnn.experiments import api as experiments, jobs
+from deepxde_lnn.runs import names
+from deepxde_lnn.pinn.data import ResampledPDE, Term
+from deepxde_lnn.runs.folder import FolderLocked, RunFolder
+from deepxde_lnn.training.runner import RunConfig
+from deepxde_lnn.pinn.sampling import Box
 from helpers import run_cli, tiny_case
 
 ENV = {**os.environ, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}

@@ -10,8 +10,8 @@ import pytest
 import deepxde as dde
 import torch
 
-from deepxde_lnn.checkpoint import load_checkpoint
-from deepxde_lnn.runner import RunConfig, run, run_batched
+from deepxde_lnn.runs.checkpoint import load_checkpoint
+from deepxde_lnn.training.runner import RunConfig, run, run_batched
 from helpers import tiny_case
 
 SEEDS = (3, 4, 5)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from deepxde_lnn import cli
-from deepxde_lnn.runner import RunConfig, run, step_seconds
+from deepxde_lnn.training.runner import RunConfig, run, step_seconds
 from helpers import tiny_case
 
 

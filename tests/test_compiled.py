@@ -8,10 +8,10 @@ import pytest
 import torch
 
 import deepxde as dde
-from deepxde_lnn import compiled, taylor
-from deepxde_lnn.data import ResampledPDE, Term
-from deepxde_lnn.nn import LNN
-from deepxde_lnn.sampling import Box, Edge
+from deepxde_lnn.networks import compiled, taylor
+from deepxde_lnn.pinn.data import ResampledPDE, Term
+from deepxde_lnn.networks.nn import LNN
+from deepxde_lnn.pinn.sampling import Box, Edge
 
 LO, HI = (0.0, 0.0), (1.0, 1.0)
 

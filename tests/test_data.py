@@ -6,8 +6,8 @@ import torch
 
 import deepxde_lnn
 import deepxde as dde
-from deepxde_lnn.data import ResampledPDE, Term
-from deepxde_lnn.sampling import Box, Circle, Disk, Edge
+from deepxde_lnn.pinn.data import ResampledPDE, Term
+from deepxde_lnn.pinn.sampling import Box, Circle, Disk, Edge
 
 
 def test_samplers_shapes_ranges_dtype():

@@ -7,15 +7,15 @@ import pytest
 import torch
 
 import deepxde as dde
-from deepxde_lnn.data import ResampledPDE
-from deepxde_lnn.ensemble import (
+from deepxde_lnn.pinn.data import ResampledPDE
+from deepxde_lnn.training.ensemble import (
     EnsembleData,
     StackedNet,
     split_adam_state,
     stack_adam_states,
 )
-from deepxde_lnn.methods import build_net
-from deepxde_lnn.nn import LNN, MLP, TORCH_DEFAULT, ReZero
+from deepxde_lnn.pinn.methods import build_net
+from deepxde_lnn.networks.nn import LNN, MLP, TORCH_DEFAULT, ReZero
 
 try:
     from deepxde_lnn import cases
@@ -199,7 +199,7 @@ def test_stage_without_stacked_rule_runs_under_vmap(float64):
 def test_stacked_jets_follow_sin_blocks(float64, layout):
     """Taylor-mode jets under ``per_run`` (vmap) of sin-block nets (the default
     of a sin network) equal each single net's nested-autograd Laplacian."""
-    from deepxde_lnn import taylor
+    from deepxde_lnn.networks import taylor
 
     nets = []
     for s in range(3):

@@ -15,12 +15,23 @@ from pathlib import Path
 import pytest
 import torch
 
-from deepxde_lnn import atomic, cli, fem
-from deepxde_lnn.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from deepxde_lnn.runs import atomic
+from deepxde_lnn import cli, fem
+from deepxde_lnn.runs.checkpoint import (
+    CheckpointError,
+    load_checkpoint,
+    save_checkpoint,
+)
 from deepxde_lnn.fem import InvalidReferenceError
-from deepxde_lnn.folder import FolderLocked, RunFolder, WriteFailed, check_ours, mark
-from deepxde_lnn.records import load_runs
-from deepxde_lnn.runner import RunConfig, RunInterrupted, run
+from deepxde_lnn.runs.folder import (
+    FolderLocked,
+    RunFolder,
+    WriteFailed,
+    check_ours,
+    mark,
+)
+from deepxde_lnn.runs.records import load_runs
+from deepxde_lnn.training.runner import RunConfig, RunInterrupted, run
 from helpers import SignalAt, TINY, run_cli, tiny_case
 
 REPO = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ import torch
 
 import deepxde_lnn
 from deepxde_lnn import GatedResidualAttention
-from deepxde_lnn.gated import GatedBlock
+from deepxde_lnn.networks.gated import GatedBlock
 
 import deepxde as dde
 

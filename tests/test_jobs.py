@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from deepxde_lnn.jobs import run_jobs
-from deepxde_lnn.runner import RunConfig, run
+from deepxde_lnn.experiments.jobs import run_jobs
+from deepxde_lnn.training.runner import RunConfig, run
 from helpers import tiny_case
 
 

@@ -9,11 +9,13 @@ import torch
 
 import deepxde_lnn  # noqa: F401
 import deepxde as dde
-from deepxde_lnn import cases, methods, runner
-from deepxde_lnn.data import ResampledPDE, Term
-from deepxde_lnn.rba import RBA
-from deepxde_lnn.sampling import Box
-from deepxde_lnn.xpinn import Decomposition, SubdomainMeans, XNet, xpinn_terms
+from deepxde_lnn import cases
+from deepxde_lnn.pinn import methods
+from deepxde_lnn.training import runner
+from deepxde_lnn.pinn.data import ResampledPDE, Term
+from deepxde_lnn.pinn.rba import RBA
+from deepxde_lnn.pinn.sampling import Box
+from deepxde_lnn.pinn.xpinn import Decomposition, SubdomainMeans, XNet, xpinn_terms
 
 from helpers import SignalAt, tiny_case
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from deepxde_lnn import _backend
-from deepxde_lnn.summaries import error_norm, summary_figure
+from deepxde_lnn.analysis.summaries import error_norm, summary_figure
 
 BANNER = ("Using backend", "paddle")
 

@@ -9,8 +9,10 @@ import pytest
 import torch
 
 import deepxde_lnn
-from deepxde_lnn import MLP, ReZero, ablation, cases, methods
-from deepxde_lnn.data import ResampledPDE
+from deepxde_lnn import MLP, ReZero, cases
+from deepxde_lnn.experiments import ablation
+from deepxde_lnn.pinn import methods
+from deepxde_lnn.pinn.data import ResampledPDE
 
 from helpers import run_cli, tiny_case
 

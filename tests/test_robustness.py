@@ -15,12 +15,13 @@ import pytest
 import torch
 
 import deepxde_lnn
-from deepxde_lnn import cli, runner
-from deepxde_lnn.checkpoint import CheckpointError, load_checkpoint
-from deepxde_lnn.data import ResampledPDE, Term
-from deepxde_lnn.folder import FolderLocked, RunFolder, mark
-from deepxde_lnn.runner import RunConfig, RunInterrupted, run
-from deepxde_lnn.sampling import Box
+from deepxde_lnn import cli
+from deepxde_lnn.training import runner
+from deepxde_lnn.runs.checkpoint import CheckpointError, load_checkpoint
+from deepxde_lnn.pinn.data import ResampledPDE, Term
+from deepxde_lnn.runs.folder import FolderLocked, RunFolder, mark
+from deepxde_lnn.training.runner import RunConfig, RunInterrupted, run
+from deepxde_lnn.pinn.sampling import Box
 from helpers import SignalAt, TINY, run_cli, tiny_case
 
 
@@ -198,7 +199,7 @@ def test_orphan_temp_files_are_removed_on_resume(tmp_path):
 
 
 def test_sigint_while_writing_finishes_the_folder(tmp_path, monkeypatch):
-    from deepxde_lnn import summaries as report
+    from deepxde_lnn.analysis import summaries as report
 
     real = report.run_figures
 

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from deepxde_lnn import cli
-from deepxde_lnn.checkpoint import load_checkpoint
-from deepxde_lnn.data import Term
-from deepxde_lnn.runner import RunConfig, RunInterrupted, TrainingDiverged, run
+from deepxde_lnn.runs.checkpoint import load_checkpoint
+from deepxde_lnn.pinn.data import Term
+from deepxde_lnn.training.runner import RunConfig, RunInterrupted, TrainingDiverged, run
 from helpers import TINY, SignalAt, tiny_case
 
 
@@ -140,7 +140,7 @@ def test_heat_trains_in_quick_profile(tmp_path):
 
 
 def test_summary_from_run_folders(tmp_path):
-    from deepxde_lnn.summaries import summarize
+    from deepxde_lnn.analysis.summaries import summarize
 
     case = tiny_case()
     recs = {}
@@ -215,7 +215,7 @@ def test_a_finished_run_of_another_lr_schedule_is_not_reused(tmp_path):
     """Records before the ``decay`` key: their optimizer text names the schedule.
     A constant-lr record is another configuration than a decayed run; an older
     accurate-profile record (inverse-time decay in its text) is the same."""
-    from deepxde_lnn.folder import FolderError, RunFolder, record_decay
+    from deepxde_lnn.runs.folder import FolderError, RunFolder, record_decay
 
     adam = "Adam(betas=(0.9, 0.999), eps=1e-08, weight_decay=0)"
     cfg = RunConfig("laplace", "lnn", seed=1, decay=("exponential", 0.99)).resolved()

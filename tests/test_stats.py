@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from deepxde_lnn.sequential import Design, until_decided
-from deepxde_lnn.stats import holm, ratio_ci
+from deepxde_lnn.experiments.sequential import Design, until_decided
+from deepxde_lnn.analysis.stats import holm, ratio_ci
 
 SEEDS = range(100, 200)
 
@@ -190,7 +190,7 @@ def test_holm_keeps_the_family_wise_error_by_simulation():
 
 
 def test_summary_lines_show_holm_where_it_differs():
-    from deepxde_lnn.summaries import verdict_lines
+    from deepxde_lnn.analysis.summaries import verdict_lines
 
     strong = ratio_ci(*_pair(_exact(-1.0, 0.2, 6)))
     weak = ratio_ci(*_pair(_exact(-0.5, 0.45, 6)))

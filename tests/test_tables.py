@@ -1,4 +1,4 @@
-"""One aggregation (deepxde_lnn.table) behind every table: summary.md, sweep.md,
+"""One aggregation (deepxde_lnn.analysis.table) behind every table: summary.md, sweep.md,
 the ablation table and the reproduction report list the same methods in the
 registry's order with the same numbers."""
 
@@ -6,12 +6,13 @@ import json
 
 import pytest
 
-from deepxde_lnn import cases, reproduction
-from deepxde_lnn.ablation import table as ablation_table
-from deepxde_lnn.methods import METHODS
-from deepxde_lnn.records import load_runs
-from deepxde_lnn.summaries import summary, sweep_table
-from deepxde_lnn.table import method_order, rows
+from deepxde_lnn import cases
+from deepxde_lnn.analysis import reproduction
+from deepxde_lnn.experiments.ablation import table as ablation_table
+from deepxde_lnn.pinn.methods import METHODS
+from deepxde_lnn.runs.records import load_runs
+from deepxde_lnn.analysis.summaries import summary, sweep_table
+from deepxde_lnn.analysis.table import method_order, rows
 
 # RMSE per seed; folders sort these alphabetically, the registry does not
 ERRORS = {

@@ -1,4 +1,4 @@
-"""Taylor-mode jets (``deepxde_lnn.taylor``) against nested autograd and DeepXDE.
+"""Taylor-mode jets (``deepxde_lnn.networks.taylor``) against nested autograd and DeepXDE.
 
 All comparisons in float64 with norm-based relative errors; the networks get random
 biases and random ``alpha`` so that no term of the jet rules vanishes.
@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import deepxde_lnn
-from deepxde_lnn import taylor
+from deepxde_lnn.networks import taylor
 
 import deepxde as dde
 

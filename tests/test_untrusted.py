@@ -15,10 +15,12 @@ import signal
 import numpy as np
 import pytest
 
-from deepxde_lnn import cases, cli, records, reproduction
-from deepxde_lnn.ablation import variants
-from deepxde_lnn.folder import FolderError, mark
-from deepxde_lnn.metrics import set_names
+from deepxde_lnn import cases, cli
+from deepxde_lnn.runs import records
+from deepxde_lnn.analysis import reproduction
+from deepxde_lnn.experiments.ablation import variants
+from deepxde_lnn.runs.folder import FolderError, mark
+from deepxde_lnn.pinn.metrics import set_names
 
 FIELDS = {name: cases.get(name).fields for name in cases.available()}
 RMSE = {"RMSE": 1e-3, "MSE": 1e-6, "MAE": 5e-4, "relL2": 1e-2, "MaxErr": 3e-3}
@@ -171,7 +173,7 @@ def test_summary_escapes_record_strings(tmp_path):
     for seed in (1, 2):
         _write(root, _record(seed=seed, device_name=EVIL), name=f"pinn/seed-{seed}")
         _artifacts(root / "pinn" / f"seed-{seed}")
-    from deepxde_lnn.summaries import summarize
+    from deepxde_lnn.analysis.summaries import summarize
 
     summarize(root)
     md = (root / "summary.md").read_text()
@@ -181,7 +183,7 @@ def test_summary_escapes_record_strings(tmp_path):
 
 @pytest.mark.parametrize("name", ["fields.npz", "loss.csv"])
 def test_summary_refuses_an_unreadable_artifact(tmp_path, name):
-    from deepxde_lnn.summaries import summarize
+    from deepxde_lnn.analysis.summaries import summarize
 
     _write(tmp_path, _record(), name="pinn/seed-1")
     _artifacts(tmp_path / "pinn" / "seed-1")
@@ -379,7 +381,7 @@ def test_groups_with_and_without_seconds_are_ordered(tmp_path):
 def test_bad_time_budget_file_is_refused_before_training(
     tmp_path, capsys, monkeypatch, text, problem
 ):
-    from deepxde_lnn import runner
+    from deepxde_lnn.training import runner
 
     def no_training(*a, **k):
         raise AssertionError("trained with a bad budget.json")

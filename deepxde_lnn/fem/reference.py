@@ -25,7 +25,7 @@ import numpy as np
 import scipy
 import skfem
 
-from deepxde_lnn.atomic import (
+from deepxde_lnn.runs.atomic import (
     atomic_write_text,
     save_figure,
     save_npz,
@@ -33,7 +33,7 @@ from deepxde_lnn.atomic import (
     writable_folder,
     write_json,
 )
-from deepxde_lnn.errors import FolderError
+from deepxde_lnn.runs.errors import FolderError
 
 from .norms import probe_matrix
 from .problem import HEAT, HeatProblem, InvalidReferenceError, points_sha256

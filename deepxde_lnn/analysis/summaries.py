@@ -1,0 +1,502 @@
+"""Tables and figures of result folders (never of live runs).
+
+* :func:`run_figures` — one run folder: exact / prediction / |error| maps per field
+  and the loss history;
+* :func:`summarize` — a folder of runs (``METHOD/seed-S/``): ``summary.csv`` and
+  ``summary.md`` with mean ± std (and median, min, max) over seeds per method and
+  field, the paper-seed run as its own row, the paper's number beside it, the
+  verdicts against the baseline, and one combined figure;
+* :func:`sweep_table` — a learning-rate sweep (``lr-X/METHOD/seed-S``):
+  ``sweep.md`` and ``sweep.png``.
+
+The numbers come from :mod:`deepxde_lnn.analysis.table`. Records and artifacts are read as
+untrusted data (:mod:`deepxde_lnn.runs.records`): checked before use, every string
+escaped in the markdown.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..runs import atomic as aio
+from ..runs.errors import FolderError
+from ..runs.folder import record_decay
+from ..pinn.metrics import METRICS, summary_field
+from ..runs.names import lr_text
+from ..runs.records import MAX_ARTIFACT_BYTES, check, escape, load_runs, metric_sets
+from ..runs.records import read_bytes, read_record
+from ..experiments.sequential import looks_of
+from .stats import LEVEL, MARGIN, RatioCI, holm
+from .table import BASELINE, Row, ci_text, judged, method_order, rows, value
+
+__all__ = [
+    "run_figures",
+    "figure_names",
+    "Summary",
+    "summarize",
+    "summary",
+    "one_case",
+    "sweep_table",
+    "verdict_lines",
+    "verdict_rule",
+]
+
+
+def plt_module():
+    """``matplotlib.pyplot`` drawing to files (the Agg backend unless one is set)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _image(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Grid values (masked points only) back to an image, NaN outside the mask.
+    Grid order is ``meshgrid(indexing="ij")``: transpose so axis 0 is horizontal."""
+    img = np.full(mask.shape, np.nan)
+    img[mask] = values
+    return img.T
+
+
+def _load_fields(run: Path) -> dict:
+    """``fields.npz`` of a run folder (arrays only, never pickles)."""
+    path = run / "fields.npz"
+    data = read_bytes(path, MAX_ARTIFACT_BYTES)
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as f:
+            return {k: f[k] for k in f.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        raise FolderError(f"{path}: unreadable ({err})") from None
+
+
+def load_loss(run: Path) -> tuple[list[str], np.ndarray]:
+    """``loss.csv`` of a run folder: its header and its rows."""
+    path = run / "loss.csv"
+    data = read_bytes(path, MAX_ARTIFACT_BYTES)
+    try:
+        text = data.decode("utf-8")
+        table = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, ndmin=2)
+    except ValueError as err:  # bad UTF-8 or numbers
+        raise FolderError(f"{path}: unreadable ({err})") from None
+    return text.partition("\n")[0].strip().split(","), table
+
+
+def figure_names(inputs: int) -> list[str]:
+    """The figures :func:`run_figures` draws for a case with ``inputs`` inputs."""
+    return (["fields.png"] if inputs == 2 else []) + ["loss.png"]
+
+
+def run_figures(run: str | Path) -> list[Path]:
+    """Write ``fields.png`` (2-D inputs) and ``loss.png`` into a run folder."""
+    plt = plt_module()
+    run = Path(run)
+    meta = check(read_record(run / "metrics.json"), run / "metrics.json", "run")
+    written = []
+    f = _load_fields(run)
+    names = [str(n) for n in f["fields"]]
+    if "fields.png" in figure_names(f["axes"].shape[0]):
+        ext = [f["axes"][0][0], f["axes"][0][-1], f["axes"][1][0], f["axes"][1][-1]]
+        fig, axs = plt.subplots(
+            len(names), 3, figsize=(12, 3.4 * len(names)), squeeze=False
+        )
+        for i, name in enumerate(names):
+            panels = [
+                (f["exact"][:, i], f"exact {name}", "viridis"),
+                (f["pred"][:, i], f"{meta['method']} prediction", "viridis"),
+                (
+                    f["abs_error"][:, i],
+                    f"|error| (max {f['abs_error'][:, i].max():.2e})",
+                    "magma",
+                ),
+            ]
+            # exact and prediction share one colour scale so they can be compared
+            lim = (f["exact"][:, i].min(), f["exact"][:, i].max())
+            for j, (ax, (v, title, cmap)) in enumerate(zip(axs[i], panels)):
+                vmin, vmax = lim if j < 2 else (None, None)
+                im = ax.imshow(
+                    _image(v, f["mask"]),
+                    origin="lower",
+                    extent=ext,
+                    cmap=cmap,
+                    aspect="auto",
+                    vmin=vmin,
+                    vmax=vmax,
+                )
+                ax.set_title(title, fontsize=9)
+                ax.set_xlabel(str(f["inputs"][0]))
+                ax.set_ylabel(str(f["inputs"][1]))
+                fig.colorbar(im, ax=ax)
+        fig.suptitle(f"{meta['case']} — {meta['method']}, seed {meta['seed']}")
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))
+        written.append(aio.save_figure(run / "fields.png", fig, dpi=110))
+        plt.close(fig)
+    header, table = load_loss(run)
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for j, name in enumerate(header[1:], start=1):
+        ax.semilogy(table[:, 0], table[:, j], lw=1.6 if j == 1 else 0.8, label=name)
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss")
+    ax.legend(fontsize=8)
+    ax.set_title(f"{meta['case']} — {meta['method']} loss history")
+    fig.tight_layout()
+    written.append(aio.save_figure(run / "loss.png", fig, dpi=110))
+    plt.close(fig)
+    return written
+
+
+def one_case(runs: list[dict], case: str | None = None) -> str:
+    """The one case of ``runs`` (``case``, or the first run's); ``FolderError``
+    naming a record of another case."""
+    case = case or runs[0]["case"]
+    for r in runs:
+        if r["case"] != case:
+            raise FolderError(
+                f"{Path(r['_dir']) / 'metrics.json'}: a run of {r['case']} among "
+                f"runs of {case}; a summary holds one case"
+            )
+    return case
+
+
+def verdict_lines(found, baseline: str = BASELINE, metric: str = "RMSE") -> list[str]:
+    """One line per verdict ``(method, field, ci)`` of ``found`` (one family), with
+    Holm's adjusted verdict where it differs."""
+    adjusted = holm([ci for _, _, ci in found], LEVEL)
+    return [
+        f"{escape(fld)} {metric}: {ci.describe(escape(m), escape(baseline))}"
+        + ("" if adj == ci.verdict else f" (Holm over {len(found)}: {adj})")
+        for (m, fld, ci), adj in zip(found, adjusted)
+    ]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A compare's summary: the ``rows`` of ``summary.csv`` (per method, field and
+    metric), the text of ``summary.md`` and its ``verdicts``, ``(method, field,
+    ratio CI)`` against the baseline, one family."""
+
+    rows: list[dict]
+    markdown: str
+    verdicts: list[tuple[str, str, RatioCI]]
+
+
+def summarize(
+    root: str | Path,
+    paper_seed: int | None = None,
+    paper_table: dict | None = None,
+    baseline: str = BASELINE,
+    margin: float = MARGIN,
+) -> Summary:
+    """Aggregate the runs below ``root`` into ``summary.csv``, ``summary.md`` and
+    ``summary.png``. Verdicts against the method ``baseline`` use ``margin`` and
+    the looks of a sequential design in ``root``
+    (:func:`deepxde_lnn.experiments.sequential.looks_of`)."""
+    root = Path(root)
+    runs = load_runs(root)
+    if not runs:
+        raise ValueError(f"no finished runs (metrics.json) below {root}")
+    out = summary(runs, paper_seed, paper_table, baseline, margin, looks_of(root))
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(out.rows[0]))
+    writer.writeheader()
+    writer.writerows(out.rows)
+    aio.atomic_write_text(root / "summary.csv", buf.getvalue())
+    aio.atomic_write_text(root / "summary.md", out.markdown)
+    methods = list(dict.fromkeys(r["method"] for r in out.rows))
+    _summary_figure(root, runs, methods)
+    return out
+
+
+def summary(
+    runs: list[dict],
+    paper_seed: int | None = None,
+    paper_table: dict | None = None,
+    baseline: str = BASELINE,
+    margin: float = MARGIN,
+    looks: int = 1,
+) -> Summary:
+    """The :class:`Summary` of run records of one case: every metric set that
+    all of them hold (:func:`deepxde_lnn.runs.records.metric_sets`), verdicts against
+    the method ``baseline`` with ``margin`` over a design of ``looks`` looks."""
+    case = one_case(runs)
+    sets = [metric_sets(r) for r in runs]
+    # extra sets (e.g. heat's FEM cross-check) only where every run has them
+    fields = [f for f in sets[0] if all(f in s for s in sets)]
+    table = {
+        (row.method, fld): row
+        for fld in fields
+        for row in rows(runs, fld, baseline, margin, looks, paper_table)
+    }
+    methods = sorted({m for m, _ in table}, key=method_order)
+    out = [
+        _csv_row(case, table[m, fld], metric, paper_seed)
+        for m in methods
+        for fld in fields
+        for metric in (*METRICS, "train_seconds")
+    ]
+    found = [
+        (m, fld, table[m, fld].ci)
+        for m in methods
+        for fld in fields
+        if table[m, fld].ci is not None
+    ]
+    text = _markdown(runs, out, methods, fields, paper_seed, found, baseline)
+    return Summary(out, text, found)
+
+
+def _csv_row(case: str, row: Row, metric: str, paper_seed: int | None) -> dict:
+    """One line of ``summary.csv``: ``row``'s statistics of ``metric``, the run of
+    the paper's seed and the paper's number."""
+    seed_run = [r for r in row.runs if r["seed"] == paper_seed]
+    return {
+        "case": case,
+        "method": row.method,
+        "field": row.field,
+        "metric": metric,
+        **row.stats[metric],
+        "seeds": " ".join(str(s) for s in row.seeds),
+        "paper_seed_run": (value(seed_run[0], row.field, metric) if seed_run else None),
+        "paper": row.paper.get(metric),
+    }
+
+
+def _fmt(x) -> str:
+    return "—" if x is None else f"{x:.3e}"
+
+
+def verdict_rule(margin: float, looks: int = 1, baseline: str = BASELINE) -> str:
+    """How the verdicts were reached, in one paragraph (summaries, tables)."""
+    m = f"{margin:g}"
+    text = (
+        f"Verdicts on the geometric-mean RMSE ratio to `{escape(baseline)}` over "
+        f"seeds, with a {LEVEL:.0%} Student-t interval on log errors (paired over "
+        "common seeds, otherwise Welch): 'better' / 'worse' when the whole interval "
+        f"lies below / above 1, 'equivalent within ×{m}' when it lies inside "
+        f"[1/{m}, {m}] (margin ×{m}), otherwise 'undecided', with the seeds that "
+        "would likely decide it at the observed spread."
+    )
+    if looks > 1:
+        text += (
+            f" Seeds were added until decided over {looks} looks: each interval "
+            f"has level {1 - (1 - LEVEL) / looks:.4g} (Bonferroni over the looks)."
+        )
+    return text
+
+
+def _markdown(runs, rows, methods, fields, paper_seed, found, baseline) -> str:
+    r0 = {k: escape(v) if isinstance(v, str) else v for k, v in runs[0].items()}
+    looks = found[0][2].looks if found else 1
+    lines = [
+        f"# {r0['case']}: " + " vs ".join(map(escape, methods)),
+        "",
+        f"Profile `{r0['profile']}`, {r0['iterations']} iterations, lr {r0['lr']:g}"
+        + _schedule(r0)
+        + f", {r0['dtype']}, device {r0['device']} ({r0.get('device_name', '')}). "
+        "Mean ± sample std over seeds; metrics in float64 on "
+        f"{r0['grid_points']} grid points. 'paper' = the paper's single-seed number "
+        "(its own protocol, hardware and seed).",
+        "",
+        verdict_rule(found[0][2].margin if found else MARGIN, looks, baseline),
+        "",
+    ]
+    get = {(r["method"], r["field"], r["metric"]): r for r in rows}
+    for fld in fields:
+        lines += [f"## {escape(fld)}", ""]
+        head = "| method | seeds | " + " | ".join(METRICS) + " | train s |"
+        lines += [head, "|" + "---|" * (len(METRICS) + 3)]
+        for m in methods:
+            cells = [_pm(get[(m, fld, k)]) for k in (*METRICS, "train_seconds")]
+            lines.append(
+                f"| {escape(m)} | {get[(m, fld, 'RMSE')]['n']} | "
+                + " | ".join(cells)
+                + " |"
+            )
+        for m in methods:
+            s = get[(m, fld, "RMSE")]
+            if s["paper_seed_run"] is not None:
+                cells = [
+                    _fmt(get[(m, fld, k)]["paper_seed_run"])
+                    for k in (*METRICS, "train_seconds")
+                ]
+                lines.append(
+                    f"| {escape(m)}, seed {paper_seed} | 1 | "
+                    + " | ".join(cells)
+                    + " |"
+                )
+        for m in methods:
+            if get[(m, fld, "RMSE")]["paper"] is not None:
+                cells = [
+                    _fmt(get[(m, fld, k)]["paper"]) for k in (*METRICS, "train_seconds")
+                ]
+                lines.append(f"| {escape(m)}, paper | 1 | " + " | ".join(cells) + " |")
+        lines.append("")
+    if found:
+        lines += [
+            "## Verdict",
+            "",
+            *[f"- {line}" for line in verdict_lines(found, baseline)],
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def _schedule(record: dict) -> str:
+    decay = record_decay(record)
+    return "" if decay is None else " with decay (" + ", ".join(map(str, decay)) + ")"
+
+
+def _summary_figure(root: Path, runs, methods) -> None:
+    plt = plt_module()
+    fig = summary_figure(runs, methods)
+    aio.save_figure(root / "summary.png", fig, dpi=110)
+    plt.close(fig)
+
+
+def error_norm(errors: list[np.ndarray], decades: float = 6.0):
+    """One logarithmic colour scale for several |error| maps, so that a map ten
+    times worse is one decade brighter: from the largest value over all maps down
+    to the 1st percentile of the positive ones (the few points where an error
+    changes sign do not stretch it), at most ``decades`` below the top."""
+    from matplotlib.colors import LogNorm
+
+    values = np.concatenate([np.ravel(e) for e in errors])
+    values = values[np.isfinite(values) & (values > 0)]
+    if not values.size:
+        return LogNorm(vmin=10**-decades, vmax=1.0)
+    top = float(values.max())
+    low = float(np.percentile(values, 1))
+    return LogNorm(vmin=max(low, top * 10**-decades), vmax=top)
+
+
+def summary_figure(runs, methods):
+    """The first seed's |error| map per method (mean over fields, on one shared
+    scale, :func:`error_norm`) and the loss histories over seeds."""
+    plt = plt_module()
+    first = {
+        m: min((r for r in runs if r["method"] == m), key=lambda r: r["seed"])
+        for m in methods
+    }
+    fields = {m: _load_fields(Path(first[m]["_dir"])) for m in methods}
+    # the mean over fields
+    errors = {m: f["abs_error"].mean(axis=1) for m, f in fields.items()}
+    norm = error_norm(list(errors.values()))
+    ncols = len(methods) + 1
+    fig, axs = plt.subplots(1, ncols, figsize=(4.2 * ncols, 3.6), squeeze=False)
+    axs = axs[0]
+    for ax, m in zip(axs, methods):
+        f = fields[m]
+        if f["axes"].shape[0] == 2:
+            a = f["axes"]
+            im = ax.imshow(
+                _image(np.maximum(errors[m], norm.vmin), f["mask"]),
+                origin="lower",
+                cmap="magma",
+                norm=norm,
+                aspect="auto",
+                extent=[a[0][0], a[0][-1], a[1][0], a[1][-1]],
+            )
+            fig.colorbar(im, ax=ax)
+        ax.set_title(f"{m}: |error| (seed {first[m]['seed']})", fontsize=9)
+    ax = axs[-1]
+    for m in methods:
+        curves = [load_loss(Path(r["_dir"]))[1] for r in runs if r["method"] == m]
+        n = min(len(c) for c in curves)
+        total = np.array([c[:n, 1] for c in curves])
+        steps = curves[0][:n, 0]
+        line = ax.semilogy(
+            steps, np.exp(np.log(total).mean(0)), label=f"{m} (geo. mean)"
+        )[0]
+        ax.fill_between(
+            steps, total.min(0), total.max(0), alpha=0.2, color=line.get_color()
+        )
+    ax.set_xlabel("step")
+    ax.set_title("total loss, min–max over seeds", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.suptitle(runs[0]["case"])
+    fig.tight_layout()
+    return fig
+
+
+def sweep_table(
+    root: str | Path, margin: float = MARGIN, baseline: str = BASELINE
+) -> str:
+    """``sweep.md`` for a learning-rate sweep folder (``lr-X/METHOD/seed-S``): per lr
+    and method, mean ± std over seeds of the final loss J and the first field's
+    RMSE, relL2 and MaxErr (the 8-field average where there is one), and the
+    verdict against ``baseline`` at the same lr (where the sweep ran it; each
+    learning rate's verdicts are one family)."""
+    root = Path(root)
+    runs = load_runs(root)
+    if not runs:
+        raise ValueError(f"no finished runs below {root}")
+    key = summary_field(list(runs[0]["metrics"]))
+    base = escape(baseline)
+    lines = [
+        f"# {escape(one_case(runs))}: learning-rate sweep ({escape(key)})",
+        "",
+        verdict_rule(margin, baseline=baseline),
+        "",
+        "| lr | method | seeds | J(final) | RMSE | relL2 | MaxErr | train s "
+        f"| RMSE / {base} (95 % CI) | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    by_lr: dict[float, list[dict]] = {}
+    for r in runs:
+        by_lr.setdefault(r["lr"], []).append(r)
+    tables = {lr: rows(by_lr[lr], key, baseline, margin) for lr in sorted(by_lr)[::-1]}
+    for lr, table in tables.items():
+        texts = judged([row.ci for row in table])
+        for row, verdict in zip(table, texts):
+            cells = [
+                _pm(row.stats[k])
+                for k in ("J", "RMSE", "relL2", "MaxErr", "train_seconds")
+            ]
+            cells += [ci_text(row.ci), verdict]
+            lines.append(
+                f"| {lr_text(lr)} | {escape(row.method)} | {row.n} | "
+                + " | ".join(cells)
+                + " |"
+            )
+    text = "\n".join(lines) + "\n"
+    aio.atomic_write_text(root / "sweep.md", text)
+    sweep_figure(root, tables, key)
+    return text
+
+
+def _pm(s: dict) -> str:
+    return f"{s['mean']:.3e} ± {s['std']:.1e}"
+
+
+def sweep_figure(root: Path, tables: dict[float, list[Row]], key: str) -> Path:
+    """``sweep.png``: RMSE against the learning rate per method, mean ± std over
+    seeds (log-log)."""
+    plt = plt_module()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    found = {row.method for table in tables.values() for row in table}
+    for m in sorted(found, key=method_order):
+        points = sorted(
+            (lr, row.stats["RMSE"])
+            for lr, table in tables.items()
+            for row in table
+            if row.method == m
+        )
+        lrs = [lr for lr, _ in points]
+        mean = [s["mean"] for _, s in points]
+        std = [s["std"] for _, s in points]
+        ax.errorbar(lrs, mean, yerr=std, marker="o", capsize=3, label=m)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("learning rate")
+    ax.set_ylabel(f"{key} RMSE (mean ± std over seeds)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = aio.save_figure(root / "sweep.png", fig, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,316 @@
+"""Run records -> one table: per training configuration and method, statistics
+over seeds and the verdict against a baseline.
+
+Every table the package writes is built from these rows: a compare's
+``summary.md``, a sweep's ``sweep.md``, the ablation table and the reproduction
+report with its headline (:mod:`deepxde_lnn.analysis.summaries`,
+:mod:`deepxde_lnn.experiments.ablation`, :mod:`deepxde_lnn.analysis.reproduction`).
+
+* :class:`Group` is a training configuration (profile, steps, lr, float type,
+  budget, L-BFGS, schedule): runs of different groups are never pooled;
+* :func:`rows` gives one :class:`Row` per method for one field (or metric set)
+  of one group's runs, in the registry's method order (:func:`method_order`):
+  seeds, parameters, s/step, ``mean ± std`` (and median, min, max) of every
+  metric, the paper's numbers, and the geometric-mean RMSE ratio to the
+  baseline with its interval (:func:`deepxde_lnn.analysis.stats.ratio_ci`);
+* :func:`judged` states the verdicts of one family (a table's, or a column's)
+  with Holm's adjustment where it changes one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from ..runs.folder import record_decay
+from ..pinn.methods import COMPARED, METHODS
+from ..pinn.metrics import METRICS
+from ..runs.records import escape, metric_sets
+from .stats import LEVEL, MARGIN, RatioCI, holm, ratio_ci
+
+__all__ = [
+    "SUBJECT",
+    "BASELINE",
+    "MATCHED",
+    "Group",
+    "Row",
+    "method_order",
+    "stats",
+    "geomean",
+    "paper_value",
+    "rows",
+    "prepare",
+    "judged",
+    "ci_text",
+    "value",
+]
+
+# compare's default pair: the LNN and its plain twin, the baseline of every verdict
+SUBJECT, BASELINE = COMPARED
+MATCHED = "pinn-matched"  # the plain MLP of the LNN's parameter count (a control)
+# per-run quantities beside the metrics: the training seconds, the final loss J and
+# the steps taken (a time budget stops at its own step)
+EXTRA = ("train_seconds", "J", "steps")
+
+
+def method_order(method: str) -> tuple[int, str]:
+    """A method's place in every table: the registry's order
+    (:data:`deepxde_lnn.pinn.methods.METHODS`), then other names (variants with
+    options, a user's networks) alphabetically."""
+    return (METHODS.index(method) if method in METHODS else len(METHODS), method)
+
+
+def stats(values: Iterable[float]) -> dict:
+    """``mean``, sample ``std`` (0 for one value), ``median``, ``min``, ``max``
+    and ``n`` of ``values``."""
+    v = np.asarray(list(values), float)
+    return {
+        "mean": float(v.mean()),
+        "std": float(v.std(ddof=1)) if len(v) > 1 else 0.0,
+        "median": float(np.median(v)),
+        "min": float(v.min()),
+        "max": float(v.max()),
+        "n": int(len(v)),
+    }
+
+
+def geomean(values: Iterable[float]) -> float:
+    """``exp(mean(log v))``."""
+    return float(np.exp(np.mean(np.log(list(values)))))
+
+
+class Group(NamedTuple):
+    """One training configuration; runs of different groups are never pooled."""
+
+    profile: str
+    iterations: int
+    lr: float
+    dtype: str
+    budget: str
+    seconds: float | None = None  # the time budget per run, if any
+    lbfgs: int = 0  # L-BFGS iterations (at most) after the Adam steps
+    lbfgs_loss: str = ""  # "scaled" (to 1 at the switch) or "raw" (older records)
+    decay: str = ""  # Adam's learning-rate schedule ("": constant)
+
+    @classmethod
+    def of(cls, record: dict) -> Group:
+        decay = record_decay(record)
+        return cls(
+            record["profile"],
+            record["iterations"],
+            float(record["lr"]),
+            record["dtype"],
+            record.get("budget", "steps"),
+            record.get("seconds"),
+            int(record.get("lbfgs", 0)),
+            _lbfgs_loss(record),
+            "" if decay is None else ", ".join(map(str, decay)),
+        )
+
+    def _lr(self) -> str:
+        return f"lr {self.lr:g}" + (f" with decay ({self.decay})" if self.decay else "")
+
+    def label(self) -> str:
+        profile, dtype, budget = map(escape, (self.profile, self.dtype, self.budget))
+        steps = f"{self.iterations} steps"
+        if self.lbfgs:
+            steps = f"{self.iterations} Adam steps + at most {self.lbfgs} L-BFGS"
+            steps += " on the raw loss" if self.lbfgs_loss == "raw" else ""
+        if self.seconds is not None:
+            steps = f"{self.seconds:.4g} s per run (at most {self.iterations} steps)"
+        return (
+            f"profile `{profile}`, {steps}, {self._lr()}, "
+            f"{dtype}, budget `{budget}`"
+        )
+
+    def short(self) -> str:
+        """A few words naming the group in the headline table."""
+        profile = escape(self.profile)
+        if self.seconds is not None:
+            return f"{profile}, {self.seconds:.4g} s per run"
+        if self.lbfgs:
+            return f"{profile}, {self.iterations} Adam + ≤ {self.lbfgs} L-BFGS"
+        return f"{profile}, {self.iterations} steps, {self._lr()}"
+
+    def sort_key(self) -> tuple:
+        """The group's place in a report; a step budget (no ``seconds``) sorts
+        before time budgets, so groups with and without seconds compare."""
+        return (*self[:5], self.seconds is not None, self.seconds or 0.0, *self[6:])
+
+
+def _lbfgs_loss(record: dict) -> str:
+    """How L-BFGS saw the loss: records before the scaled L-BFGS have no scale."""
+    if not record.get("lbfgs"):
+        return ""
+    return "scaled" if "lbfgs_loss_scale" in record else "raw"
+
+
+def prepare(runs: Iterable[dict]) -> tuple[list[dict], list[tuple[dict, dict]]]:
+    """Records with their metric sets (``"sets"``) and configuration
+    (``"group"``), one per (case, group, method, seed): the first one given is
+    kept; later ones come back as ``(duplicate, kept)`` pairs."""
+    kept, first, dropped = [], {}, []
+    for rec in runs:
+        r = {**rec, "sets": metric_sets(rec), "group": Group.of(rec)}
+        key = (r["case"], r["group"], r["method"], r["seed"])
+        if key in first:
+            dropped.append((r, first[key]))
+            continue
+        first[key] = r
+        kept.append(r)
+    return kept, dropped
+
+
+def paper_value(
+    table: Mapping | None, method: str, field: str, metric: str = "RMSE"
+) -> float | None:
+    """The paper's ``metric`` for ``method`` and ``field`` in ``table`` (a case's
+    :func:`deepxde_lnn.pinn.paper.paper_table`; its methods are named as ours); a set
+    ``F@GRID`` (another evaluation grid) gets the paper's number for ``F``;
+    ``train_seconds`` is the paper's training time."""
+    row = (table or {}).get(method, {})
+    if metric == "train_seconds":
+        return row.get("train_s")
+    ref = row.get(field) or row.get(field.split("@")[0])
+    return ref.get(metric) if isinstance(ref, dict) else None
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One method's runs (sorted by seed) on one field: ``stats`` of every
+    metric and of :data:`EXTRA` (over the runs that hold it; absent when none
+    does), the paper's numbers, and ``ci``, the RMSE ratio to the baseline
+    (None for the baseline itself or without it)."""
+
+    method: str
+    field: str
+    runs: tuple[dict, ...] = dataclasses.field(repr=False)
+    stats: Mapping[str, dict]
+    parameters: tuple[int, ...]
+    s_per_step: float | None
+    devices: tuple[str, ...]
+    paper: Mapping[str, float]
+    ci: RatioCI | None
+
+    @property
+    def n(self) -> int:
+        return len(self.runs)
+
+    @property
+    def seeds(self) -> list[int]:
+        return [r["seed"] for r in self.runs]
+
+    def values(self, metric: str) -> list[float]:
+        """``metric`` per run (a metric of the field, or one of :data:`EXTRA`)."""
+        values = (value(r, self.field, metric) for r in self.runs)
+        return [v for v in values if v is not None]
+
+    @property
+    def rmse_geomean(self) -> float:
+        return geomean(self.values("RMSE"))
+
+    @property
+    def vs_paper(self) -> float | None:
+        """Our mean RMSE over the paper's."""
+        ref = self.paper.get("RMSE")
+        return self.stats["RMSE"]["mean"] / ref if ref else None
+
+
+def value(record: dict, field: str, metric: str) -> float | None:
+    """A run's ``metric`` on ``field`` (or one of :data:`EXTRA`; None if the
+    record lacks it)."""
+    if metric == "J":
+        return record.get("final_loss", {}).get("total")
+    if metric == "steps":
+        return record.get("steps", record["iterations"])
+    if metric in EXTRA:
+        return record.get(metric)
+    return _sets(record)[field][metric]
+
+
+def _sets(record: dict) -> dict:
+    """The record's metric sets (kept as ``"sets"`` by :func:`prepare`)."""
+    return record["sets"] if "sets" in record else metric_sets(record)
+
+
+def rows(
+    runs: Sequence[dict],
+    field: str,
+    baseline: str = BASELINE,
+    margin: float = MARGIN,
+    looks: int = 1,
+    paper: Mapping | None = None,
+) -> list[Row]:
+    """One :class:`Row` per method of the ``runs`` holding ``field`` (records of
+    one configuration), in :func:`method_order`. Each method ``m`` but ``baseline``
+    is compared with it by ``exp(mean log RMSE_m - mean log RMSE_baseline)`` over
+    seeds (paired by seed where possible), judged with ``margin`` over a design of
+    ``looks`` looks (:func:`deepxde_lnn.analysis.stats.ratio_ci`); ``paper`` is the case's
+    paper table (None: no paper numbers)."""
+    have = [r for r in runs if field in _sets(r)]
+    by_method: dict[str, list[dict]] = {}
+    for r in sorted(have, key=lambda r: (method_order(r["method"]), r["seed"])):
+        by_method.setdefault(r["method"], []).append(r)
+    base = {r["seed"]: value(r, field, "RMSE") for r in by_method.get(baseline, [])}
+    several = len({r.get("device", "?") for r in have}) > 1
+    out = []
+    for m, mine in by_method.items():
+        row = _row(m, field, mine, paper)
+        rmse = {r["seed"]: value(r, field, "RMSE") for r in mine}
+        compared = base and m != baseline
+        ci = ratio_ci(rmse, base, LEVEL, margin, looks) if compared else None
+        devices = row.devices if several else ()
+        out.append(dataclasses.replace(row, ci=ci, devices=devices))
+    return out
+
+
+def _row(method: str, field: str, mine: list[dict], paper: Mapping | None) -> Row:
+    """The row of ``method``'s runs ``mine``, without a comparison."""
+    metrics = {k: [value(r, field, k) for r in mine] for k in (*METRICS, *EXTRA)}
+    steps = [r["seconds_per_iteration"] for r in mine if "seconds_per_iteration" in r]
+    ref = {k: paper_value(paper, method, field, k) for k in (*METRICS, EXTRA[0])}
+    return Row(
+        method=method,
+        field=field,
+        runs=tuple(mine),
+        stats={
+            k: stats(v for v in vals if v is not None)
+            for k, vals in metrics.items()
+            if any(v is not None for v in vals)
+        },
+        parameters=tuple(sorted({r["parameters"] for r in mine if "parameters" in r})),
+        s_per_step=float(np.mean(steps)) if steps else None,
+        devices=tuple(sorted({r.get("device", "?") for r in mine})),
+        paper={k: v for k, v in ref.items() if v is not None},
+        ci=None,
+    )
+
+
+def judged(cis: Sequence[RatioCI | None]) -> list[str]:
+    """Each verdict of one family (a table, or a column), with Holm's adjusted
+    verdict where it differs, e.g. ``better (Holm: undecided)``; "—" for no
+    comparison."""
+    adjusted = holm(cis, LEVEL)
+    out = []
+    for ci, adj in zip(cis, adjusted):
+        if ci is None:
+            out.append("—")
+            continue
+        raw = ci.verdict_text()
+        out.append(raw if adj == ci.verdict else f"{raw} (Holm: {adj})")
+    return out
+
+
+def ci_text(ci: RatioCI | None) -> str:
+    """A ratio's table cell: ``ratio (low–high)``, marked where unpaired (Welch);
+    "—" for no comparison."""
+    if ci is None:
+        return "—"
+    if not math.isfinite(ci.high):
+        return f"{ci.ratio:.3g} (no interval)"
+    how = "" if ci.paired else ", Welch"
+    return f"{ci.ratio:.3g} ({ci.low:.3g}–{ci.high:.3g}{how})"

@@ -1,0 +1,331 @@
+"""Many independent runs at once, spread by joblib (and Dask or Ray through it).
+
+Each job is one :class:`~deepxde_lnn.training.runner.RunConfig` and its folder; jobs share
+nothing but the file system, and results are merged from folders afterwards. The
+local default is joblib's ``loky`` process pool with ``cores // workers`` torch
+threads per worker (one worker runs in this process). ``backend="dask"`` sends the
+same jobs to a Dask cluster (``address`` of its scheduler, or a ``LocalCluster``),
+``backend="ray"`` to Ray (``ray.util.joblib``); both come with
+``pip install deepxde-lnn[cluster]``. Finished runs are reused and interrupted ones
+resumed by the runner itself, so a job can be repeated or moved freely.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from ..checks import check_int
+from ..runs.names import lr_text
+from ..training.outcome import Outcome
+from ..training.runner import RunConfig, stackable_protocol
+from ..training.signals import handling
+
+__all__ = [
+    "Outcome",
+    "run_jobs",
+    "iter_jobs",
+    "BACKENDS",
+    "default_workers",
+    "capped_workers",
+    "check_backend",
+]
+
+BACKENDS = ("loky", "dask", "ray")
+CONNECT_SECONDS = 5  # how long a cluster's scheduler may take to answer at start
+
+
+def default_workers(n_jobs: int) -> int:
+    """As many workers as cores, no more than jobs."""
+    return max(1, min(n_jobs, os.cpu_count() or 1))
+
+
+def capped_workers(workers: int | None, n_units: int, backend: str = "loky") -> int:
+    """``workers`` (default: :func:`default_workers`) at most the units of work
+    and, for local processes, the cores; a cap is said in one line on stderr."""
+    if workers is None:
+        return default_workers(n_units)
+    check_int(workers, "workers", 1)
+    cores = os.cpu_count() or 1
+    limit = max(1, min(n_units, cores) if backend == "loky" else n_units)
+    if workers > limit and n_units:
+        why = f"{n_units} to run" if limit == n_units else f"{cores} cores here"
+        print(f"workers: {workers} capped at {limit} ({why})", file=sys.stderr)
+    return min(workers, limit)
+
+
+def _one(cfg, out, overwrite, threads, progress, case=None) -> Outcome:
+    """Run one job (in a worker process or here) and report its outcome."""
+    import torch
+
+    from ..training.controller import Progress
+    from ..training.runner import RunInterrupted, TrainingDiverged, run
+
+    if threads:
+        torch.set_num_threads(threads)
+    label = f"{cfg.case} {cfg.method} seed {cfg.seed} lr {lr_text(cfg.lr)}"
+    try:
+        rec = run(
+            cfg,
+            out,
+            resume=not overwrite and (Path(out) / "checkpoint.pt").exists(),
+            overwrite=overwrite,
+            progress=progress(label) if progress else Progress("off", label),
+            case=case,
+        )
+    except TrainingDiverged as err:
+        return Outcome(cfg, Path(out), "diverged", message=str(err))
+    except RunInterrupted as err:
+        return Outcome(cfg, Path(out), "interrupted", message=str(err))
+    return Outcome(cfg, Path(out), "done", rec)
+
+
+def run_jobs(jobs: list[tuple[RunConfig, Path]], **kwargs) -> list[Outcome]:
+    """:func:`iter_jobs` collected into a list (outcomes in job order)."""
+    return list(iter_jobs(jobs, **kwargs))
+
+
+def iter_jobs(
+    jobs: list[tuple[RunConfig, Path]],
+    *,
+    batch: bool = False,
+    workers: int | None = None,
+    backend: str = "loky",
+    address: str | None = None,
+    overwrite: bool = False,
+    progress=None,
+    case=None,
+):
+    """Run ``(config, folder)`` jobs, ``workers`` at a time, yielding each outcome
+    (in job order) as soon as it is known. ``batch=True`` trains the jobs that
+    differ only by seed as one stacked model (:func:`~deepxde_lnn.training.runner.run_batched`).
+
+    ``progress(label) -> Progress`` makes each job's progress reporter (workers
+    report in lines). ``case`` overrides the registered case (tests).
+    """
+    _check_name(backend)
+    jobs = [(cfg.resolved(case), Path(out)) for cfg, out in jobs]  # all checked
+    units = _units(jobs, batch, case)
+    workers = capped_workers(workers, len(units), backend)
+    if backend == "loky" and (workers == 1 or len(units) <= 1):
+        yield from _serial(units, overwrite, progress, case)
+        return
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    from joblib import Parallel, delayed
+
+    lines = _lines if progress else None
+    parent = os.getpid() if backend == "loky" else None  # local workers' parent
+    with _engine(backend, address), _stop_file_on_signal() as stop:
+        for outcomes in Parallel(n_jobs=workers, return_as="generator")(
+            delayed(_unit)(u, overwrite, threads, lines, case, stop, parent)
+            for u in units
+        ):
+            yield from outcomes
+
+
+def _units(jobs, batch: bool, case=None) -> list[list]:
+    """Jobs grouped into units of work: one job each, or (``batch``) every group of
+    jobs equal but for the seed, where the method's seeds can be stacked (``case``:
+    the problem, default the registered case of each job)."""
+    from .. import cases
+
+    if not batch:
+        return [[job] for job in jobs]
+    groups: dict = {}
+    for cfg, out in jobs:
+        key = tuple(v for k, v in sorted(vars(cfg).items()) if k != "seed")
+        problem = case or cases.get(cfg.case)
+        prof = problem.profile(cfg.profile)
+        alone = cfg.seconds is not None or not stackable_protocol(prof, cfg)
+        if not problem.stackable(cfg.method) or alone:
+            key = (*key, cfg.seed, out)
+        groups.setdefault(key, []).append((cfg, out))
+    return list(groups.values())
+
+
+def _serial(units, overwrite, progress, case):
+    """The units one after another in this process. A signal (Ctrl-C, SIGTERM)
+    stops the running unit at a checkpoint, and then the rest do not start."""
+    stopped = False
+    for unit in units:
+        if stopped:
+            yield from _not_started(unit)
+            continue
+        outcomes = _unit(unit, overwrite, None, progress, case)
+        stopped = any(o.status == "interrupted" for o in outcomes)
+        yield from outcomes
+
+
+def _not_started(unit) -> list[Outcome]:
+    msg = "not started: the jobs were interrupted"
+    return [Outcome(cfg, Path(out), "interrupted", message=msg) for cfg, out in unit]
+
+
+def _unit(
+    unit, overwrite, threads, progress, case=None, stop=None, parent=None
+) -> list[Outcome]:
+    """Run one unit (a single job, or a batch of seeds as one stacked model) in a
+    worker; none of it starts once the file ``stop`` exists, and a running unit
+    stops at a checkpoint when it appears (see :func:`_stop_file_on_signal`).
+    A local worker whose ``parent`` (the command's pid) is gone, e.g. killed,
+    stops the same way and exits: nobody is left to read its outcome."""
+    if _orphaned(parent):
+        os._exit(130)
+    if stop is not None and os.path.exists(stop):
+        return _not_started(unit)
+    with _interrupt_when(stop, parent):
+        outcomes = _train_unit(unit, overwrite, threads, progress, case)
+    if _orphaned(parent):
+        os._exit(130)  # the folders are complete or checkpointed, locks released
+    return outcomes
+
+
+def _orphaned(parent: int | None) -> bool:
+    """Whether this process is a worker whose parent, the process ``parent``,
+    is gone."""
+    if parent is None or os.getpid() == parent:
+        return False
+    return os.getppid() != parent
+
+
+def _train_unit(unit, overwrite, threads, progress, case) -> list[Outcome]:
+    if len(unit) == 1:
+        return [_one(*unit[0], overwrite, threads, progress, case)]
+    import torch
+
+    from ..training.runner import run_batched
+
+    if threads:
+        torch.set_num_threads(threads)
+    cfgs, outs = zip(*unit)
+    return run_batched(
+        list(cfgs), list(outs), overwrite=overwrite, progress=progress, case=case
+    )
+
+
+@contextlib.contextmanager
+def _stop_file_on_signal():
+    """Yields a path that SIGINT/SIGTERM to this process create, while the pool
+    runs. Workers are separate processes: without this a signal ends this process
+    only and leaves them training; with it they stop at a checkpoint and report
+    'interrupted' (this process then exits with that status). A second signal
+    stops waiting (joblib then terminates the workers)."""
+    with tempfile.TemporaryDirectory(prefix="deepxde-lnn-") as tmp:
+        path = os.path.join(tmp, "stop")
+
+        def handler(signum, frame):
+            if os.path.exists(path):  # a second signal: stop waiting for them
+                raise KeyboardInterrupt
+            open(path, "a").close()
+
+        with handling(handler):
+            yield path
+
+
+@contextlib.contextmanager
+def _interrupt_when(stop: str | None, parent: int | None = None, every: float = 0.5):
+    """While a worker trains: once the file ``stop`` exists or the process
+    ``parent`` is gone (:func:`_orphaned`), send this process SIGINT every
+    ``every`` seconds (the runner's signal handling saves a checkpoint and stops;
+    SIGINT outside a run is ignored here). Local processes only: not in a worker
+    thread (Dask threads), not where ``stop`` is another machine's path."""
+    if stop is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    done = threading.Event()
+
+    def poll():
+        while not done.wait(every):
+            if os.path.exists(stop) or _orphaned(parent):
+                os.kill(os.getpid(), signal.SIGINT)
+
+    watcher = threading.Thread(target=poll, daemon=True)
+    with handling(lambda *_: None, (signal.SIGINT,)):
+        watcher.start()
+        try:
+            yield
+        finally:
+            done.set()
+            watcher.join()
+
+
+def _lines(label):
+    from ..training.controller import Progress
+
+    return Progress("lines", label)
+
+
+def check_backend(backend: str, address: str | None) -> None:
+    """ValueError naming the argument unless ``backend`` can run the jobs: its
+    package is installed and, for Dask, the scheduler at ``address`` answers
+    within ``CONNECT_SECONDS``. Meant to run before anything is created."""
+    _check_name(backend)
+    if backend == "loky":
+        if address is not None:
+            raise ValueError("address: only --backend dask or ray use an address")
+        return
+    _cluster_package(backend)
+    if backend == "dask" and address is not None:
+        from dask.distributed import Client
+
+        try:
+            with Client(address, timeout=CONNECT_SECONDS):
+                pass
+        except (OSError, TimeoutError, ValueError) as err:
+            raise ValueError(
+                f"address: no Dask scheduler answered at {address!r} within "
+                f"{CONNECT_SECONDS} s ({err})"
+            ) from None
+
+
+def _check_name(backend: str) -> None:
+    if backend not in BACKENDS:
+        raise ValueError(
+            f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}"
+        )
+
+
+def _cluster_package(backend: str):
+    """``dask.distributed`` or ``ray``, or a ValueError saying how to install it."""
+    import importlib
+
+    name = "dask.distributed" if backend == "dask" else "ray"
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise ValueError(
+            f"backend: {backend!r} needs {name} (pip install deepxde-lnn[cluster])"
+        ) from None
+
+
+@contextlib.contextmanager
+def _engine(backend: str, address: str | None):
+    """joblib's backend for the duration of the jobs (Dask/Ray optional)."""
+    from joblib import parallel_config
+
+    if backend == "loky":
+        with parallel_config(backend="loky"):
+            yield
+        return
+    if backend == "dask":
+        dd = _cluster_package("dask")
+        cluster = (
+            None if address else dd.LocalCluster(processes=True, threads_per_worker=1)
+        )
+        with dd.Client(address or cluster) as client, parallel_config(backend="dask"):
+            yield client
+        if cluster is not None:
+            cluster.close()
+        return
+    ray = _cluster_package("ray")
+    from ray.util.joblib import register_ray
+
+    ray.init(address=address, ignore_reinit_error=True)
+    register_ray()
+    with parallel_config(backend="ray"):
+        yield

@@ -1,0 +1,53 @@
+"""The published documents, rebuilt from run records (nothing trains):
+``deepxde_lnn.report(...)`` and ``deepxde-lnn report``.
+
+The reproduction report (:mod:`deepxde_lnn.analysis.reproduction`) and, if asked, the
+README's generated blocks (:mod:`deepxde_lnn.analysis.readme`), from the ``metrics.json``
+records below some folders.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..runs import atomic
+from ..analysis.readme import rebuild
+from ..analysis.reproduction import build_report
+from ..analysis.stats import MARGIN, check_margin
+
+__all__ = ["report", "Report"]
+
+
+@dataclass(frozen=True)
+class Report:
+    """The reproduction report written to ``out``, its ``figures`` folder and the
+    README whose generated blocks were rebuilt (``None``: none asked)."""
+
+    out: Path
+    figures: Path
+    readme: Path | None = None
+
+
+def report(
+    runs_dirs: Sequence[str | os.PathLike] | str | os.PathLike,
+    out: str | os.PathLike = "docs/REPRODUCTION.md",
+    readme: str | os.PathLike | None = None,
+    margin: float = MARGIN,
+) -> Report:
+    """The reproduction report of every finished run below ``runs_dirs``: markdown
+    to ``out``, one figure per case in ``out``'s name without ``.md``
+    (:func:`deepxde_lnn.analysis.reproduction.build_report`; records only, nothing trains).
+    ``readme``: a markdown file whose generated blocks (``<!-- BEGIN generated:
+    NAME -->`` ... ``<!-- END generated: NAME -->``) are rebuilt from the same
+    records (:mod:`deepxde_lnn.analysis.readme`); checked before anything is written.
+    """
+    if isinstance(runs_dirs, (str, os.PathLike)):
+        runs_dirs = [runs_dirs]
+    text = None if readme is None else rebuild(readme, list(runs_dirs))
+    path = build_report(list(runs_dirs), out, margin=check_margin(margin))
+    if readme is not None:
+        readme = atomic.atomic_write_text(Path(readme), text)
+    return Report(path, path.parent / path.stem, readme)

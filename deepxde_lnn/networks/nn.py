@@ -1,0 +1,424 @@
+"""Liquid residual networks as drop-in replacements for ``deepxde.nn.FNN``.
+
+Liquid residual block (paper eq. for the LNN-PINN hidden update)::
+
+    L(h) = h + alpha * tanh(A h + c),      alpha in R^w trainable, init 0.5
+
+(``tanh`` is the paper's, whose networks use tanh; by default ``sigma`` is the
+network's own hidden activation, so a tanh network has the paper's block and a sin
+network sin blocks; ``block_activation`` sets another.)
+
+``LNN`` inserts one block after every hidden ``Linear -> activation`` stage
+(``layout="standard"``) or uses the blocks *instead of* the hidden activations
+(``layout="reduced"``, the paper's heat network). ``MLP`` is the same trunk with no
+blocks: the paper's "PINN", so that a comparison differs only by the blocks.
+``ReZero`` is the standard layout with one scalar ``alpha`` per block, from 0.
+
+Each network declares its forward pass once, as the list of stages that
+:meth:`MLP.stages` returns (``Linear`` layers, pointwise activations and blocks,
+applied in order); ``forward`` runs that list, and the stacked form
+(:mod:`deepxde_lnn.training.ensemble`) and the Taylor-mode form (:mod:`deepxde_lnn.networks.taylor`)
+are derived from it. A new architecture is a subclass that builds its modules and
+says which stages follow each hidden ``Linear`` (:meth:`MLP._layer_stages`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._backend import ensure_pytorch_backend
+from ..checks import check_int, check_number, parse_number
+from .limits import ALPHA_MAX, LAYOUTS
+
+ensure_pytorch_backend()
+
+import torch  # noqa: E402
+from deepxde import config  # noqa: E402
+from deepxde import utils as dde_utils  # noqa: E402
+from deepxde.nn import activations, initializers  # noqa: E402
+from deepxde.nn.pytorch.nn import NN  # noqa: E402
+
+__all__ = ["LiquidBlock", "LNN", "MLP", "ReZero", "TORCH_DEFAULT", "check_activation"]
+
+#: ``kernel_initializer`` value that keeps PyTorch's default ``nn.Linear``
+#: initialisation (weights and *biases* ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))), as the
+#: authors' code does. Every other value is a DeepXDE initializer with zero biases.
+TORCH_DEFAULT = "torch-default"
+LAAF_MAX = 1e3  # largest scale n of an "LAAF-n NAME" activation
+_ACTIVATION = re.compile(r"(?:LAAF-(?P<scale>\S+) )?(?P<base>[A-Za-z]+)")
+
+
+class LiquidBlock(torch.nn.Module):
+    """Width-preserving liquid residual block ``h + alpha * sigma(A h + c)``.
+
+    ``A, c`` form one ``Linear(width, width)`` with bias; ``alpha`` is a trainable
+    gate initialised to ``alpha_init``: one per channel (``per_channel=True``, the
+    paper's; ``w^2 + 2w`` parameters) or one scalar for the whole block
+    (``per_channel=False``, ReZero's; ``w^2 + w + 1``). ``sigma`` is ``activation``
+    (DeepXDE name or callable), the paper's ``tanh`` by default (plus the parameters
+    of a trainable activation such as ``"LAAF-10 tanh"``).
+    """
+
+    def __init__(
+        self,
+        width: int,
+        alpha_init: float = 0.5,
+        activation="tanh",
+        *,
+        per_channel: bool = True,
+    ):
+        super().__init__()
+        width = _check_size(width, "width")
+        alpha_init = _check_alpha(alpha_init)
+        self.activation = _get_activation(activation)
+        self.activation_name = _activation_name(activation)
+        dtype = config.real(torch)
+        self.linear = torch.nn.Linear(width, width, dtype=dtype)
+        shape = (width,) if per_channel else ()
+        self.alpha = torch.nn.Parameter(torch.full(shape, alpha_init, dtype=dtype))
+
+    def stages(self) -> list:
+        """The branch ``sigma(A h + c)`` as stages (see :meth:`MLP.stages`)."""
+        return [self.linear, self.activation]
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return h + self.alpha * _apply_stages(self.stages(), h)
+
+    def extra_repr(self) -> str:
+        out = f"width={self.linear.in_features}"
+        if self.alpha.ndim == 0:
+            out += ", per_channel=False"
+        if self.activation_name != "tanh":
+            out += f", activation={self.activation_name!r}"
+        return out
+
+
+def _apply_stages(stages: Sequence, x: torch.Tensor) -> torch.Tensor:
+    """``x`` through every stage of ``stages`` in order."""
+    for stage in stages:
+        x = stage(x)
+    return x
+
+
+class MLP(NN):
+    """Fully connected network, ``FNN``'s signature, selectable initialisation.
+
+    Unlike ``dde.nn.FNN`` it can keep PyTorch's default initialisation
+    (``kernel_initializer="torch-default"``, non-zero biases); with any DeepXDE
+    initializer name it matches ``FNN`` (initialised weights, zero biases).
+
+    Args:
+        layer_sizes: ``[d_in, w_1, ..., w_L, d_out]``.
+        activation: DeepXDE activation name or callable, or a list of
+            ``len(layer_sizes) - 1`` of them (the last one is unused: linear output,
+            as in ``FNN``).
+        kernel_initializer: DeepXDE initializer name/callable or ``"torch-default"``.
+        regularization: as in ``FNN`` (e.g. ``["l2", 1e-5]``); handled by
+            ``dde.Model``.
+    """
+
+    def __init__(
+        self,
+        layer_sizes: Sequence[int],
+        activation,
+        kernel_initializer,
+        regularization=None,
+    ):
+        super().__init__()
+        self.layer_sizes = _check_layer_sizes(layer_sizes)
+        self.activation = _get_activations(activation, len(self.layer_sizes) - 1)
+        self.regularizer = regularization
+        self.kernel_initializer = kernel_initializer  # recorded in run metadata
+        init = _get_initializer(kernel_initializer)
+        dtype = config.real(torch)
+        self.linears = torch.nn.ModuleList(
+            torch.nn.Linear(n_in, n_out, dtype=dtype)
+            for n_in, n_out in zip(self.layer_sizes[:-1], self.layer_sizes[1:])
+        )
+        self._blocks_init(init)
+
+    def _blocks_init(self, init) -> None:
+        _initialize(self.modules(), init)
+
+    def stages(self) -> list:
+        """The network between its transforms, as the stages ``forward`` applies
+        in order: each hidden ``Linear`` followed by :meth:`_layer_stages`, then
+        the output ``Linear``. The one definition of the forward pass: the
+        stacked and Taylor-mode forms are derived from it."""
+        out = []
+        for j, linear in enumerate(self.linears[:-1]):
+            out += [linear, *self._layer_stages(j)]
+        return out + [self.linears[-1]]
+
+    def _layer_stages(self, j: int) -> list:
+        """Stages after hidden ``Linear`` ``j``: its activation."""
+        return [self.activation[j]]
+
+    def trunk(self, x: torch.Tensor) -> torch.Tensor:
+        """:meth:`stages` applied to ``x`` (``forward`` without the transforms)."""
+        return _apply_stages(self.stages(), x)
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        x = inputs
+        if self._input_transform is not None:
+            x = self._input_transform(x)
+        x = self.trunk(x)
+        if self._output_transform is not None:
+            x = self._output_transform(inputs, x)
+        return x
+
+
+class LNN(MLP):
+    """Liquid residual network (LNN-PINN), a drop-in for ``dde.nn.FNN``.
+
+    ``layout="standard"`` (paper's main layout)::
+
+        z_i = act(W_{i-1} h_{i-1} + b_{i-1});  h_i = L_i(z_i),  i = 1..L
+        out = W_L h_L + b_L
+
+    ``layout="reduced"`` (paper's heat network; equal hidden widths required)::
+
+        h_i = L_i(W_{i-1} h_{i-1} + b_{i-1}),  i = 1..L;   out = W_L h_L + b_L
+
+    where ``L_i(h) = h + alpha_i * sigma(A_i h + c_i)`` (:class:`LiquidBlock`),
+    ``sigma = tanh`` in the paper (whose networks are tanh networks). By default
+    ``sigma`` is the stage's own hidden activation (``block_activation="same"``);
+    with ``"reduced"`` the blocks' ``sigma`` is then the only nonlinearity.
+
+    Args:
+        layer_sizes, activation, kernel_initializer, regularization: as
+            :class:`MLP` / ``dde.nn.FNN``. The initializer applies to every
+            ``Linear``, those inside the blocks included.
+        alpha_init: initial value of every ``alpha`` channel (finite).
+        layout: ``"standard"`` or ``"reduced"``.
+        block_activation: ``sigma`` of the blocks: ``"same"`` (default) for the
+            hidden ``activation`` of each stage (``activation[i]`` when a list is
+            given; the paper's tanh for a tanh network), or a DeepXDE activation
+            name or callable (e.g. ``"tanh"``, the paper's block in any network).
+
+    Note:
+        DeepXDE's ``"l2"`` regularization becomes Adam weight decay and so also
+        decays ``alpha``; the paper uses none.
+    """
+
+    def __init__(
+        self,
+        layer_sizes: Sequence[int],
+        activation,
+        kernel_initializer,
+        regularization=None,
+        *,
+        alpha_init: float = 0.5,
+        layout: str = "standard",
+        block_activation="same",
+    ):
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+        self.alpha_init = _check_alpha(alpha_init)
+        self.layout = layout
+        self.block_activation = block_activation
+        if not _is_same(block_activation):
+            _get_activation(block_activation, "block_activation")  # fail early
+        sizes = _check_layer_sizes(layer_sizes)
+        if layout == "reduced" and len(set(sizes[1:-1])) > 1:
+            raise ValueError(
+                "layer_sizes: the 'reduced' layout needs equal hidden widths, got "
+                f"{list(sizes[1:-1])}"
+            )
+        super().__init__(sizes, activation, kernel_initializer, regularization)
+
+    def _blocks_init(self, init) -> None:
+        if _is_same(self.block_activation):
+            sigmas = self.activation[:-1]
+        else:
+            sigmas = [self.block_activation] * (len(self.layer_sizes) - 2)
+        self.blocks = torch.nn.ModuleList(
+            LiquidBlock(w, self.alpha_init, sigma)
+            for w, sigma in zip(self.layer_sizes[1:-1], sigmas)
+        )
+        _initialize(self.modules(), init)
+
+    def _layer_stages(self, j: int) -> list:
+        if self.layout == "standard":
+            return [self.activation[j], self.blocks[j]]
+        return [self.blocks[j]]
+
+    def extra_repr(self) -> str:
+        """Layout, ``alpha_init`` and the blocks' ``sigma`` as resolved (one name,
+        or one per block where they differ), e.g. ``block_activation='tanh'``."""
+        names = [b.activation_name for b in self.blocks]
+        if not names:  # no hidden layer, no block
+            names = [_activation_name(self.block_activation)]
+        shown = names[0] if len(set(names)) == 1 else names
+        return (
+            f"layout={self.layout!r}, alpha_init={self.alpha_init}, "
+            f"block_activation={shown!r}"
+        )
+
+
+class ReZero(MLP):
+    """ReZero residual network (Bachlechner et al. 2020, "ReZero is all you
+    need") in the LNN's trunk, standard layout::
+
+        z_i = act(W_{i-1} h_{i-1} + b_{i-1});  h_i = z_i + alpha_i sigma(A_i z_i + c_i)
+        out = W_L h_L + b_L
+
+    with ONE scalar ``alpha_i`` per block (:class:`LiquidBlock` with
+    ``per_channel=False``), initialised to 0: at the start the network is the plain
+    :class:`MLP` of the same trunk. ``MLP``'s parameters plus ``w_i^2 + w_i + 1``
+    per block.
+
+    Args:
+        layer_sizes, activation, kernel_initializer, regularization: as :class:`MLP`.
+        alpha_init: initial value of every ``alpha_i`` (finite; 0 is ReZero's).
+        block_activation: ``sigma`` of the blocks, as :class:`LNN`'s.
+    """
+
+    def __init__(
+        self,
+        layer_sizes: Sequence[int],
+        activation,
+        kernel_initializer,
+        regularization=None,
+        *,
+        alpha_init: float = 0.0,
+        block_activation="same",
+    ):
+        self.alpha_init = _check_alpha(alpha_init)
+        self.block_activation = block_activation
+        if not _is_same(block_activation):
+            _get_activation(block_activation, "block_activation")  # fail early
+        super().__init__(layer_sizes, activation, kernel_initializer, regularization)
+
+    def _blocks_init(self, init) -> None:
+        same = _is_same(self.block_activation)
+        self.blocks = torch.nn.ModuleList(
+            LiquidBlock(
+                w,
+                self.alpha_init,
+                a if same else self.block_activation,
+                per_channel=False,
+            )
+            for w, a in zip(self.layer_sizes[1:-1], self.activation)
+        )
+        _initialize(self.modules(), init)
+
+    def _layer_stages(self, j: int) -> list:
+        return [self.activation[j], self.blocks[j]]
+
+    def extra_repr(self) -> str:
+        return (
+            f"alpha_init={self.alpha_init}, block_activation={self.block_activation!r}"
+        )
+
+
+# --- argument checks ---------------------------------------------------------------
+
+
+def _check_size(n, name: str) -> int:
+    return check_int(n, name, 1)
+
+
+def _check_layer_sizes(layer_sizes) -> list[int]:
+    if isinstance(layer_sizes, np.ndarray) and layer_sizes.ndim == 1:
+        layer_sizes = layer_sizes.tolist()  # as FNN accepts it
+    if isinstance(layer_sizes, (str, bytes)) or not isinstance(layer_sizes, Sequence):
+        raise ValueError(f"layer_sizes must be a list of integers, got {layer_sizes!r}")
+    if len(layer_sizes) < 2:
+        raise ValueError(
+            f"layer_sizes needs at least input and output sizes, got {layer_sizes!r}"
+        )
+    return [_check_size(n, f"layer_sizes[{i}]") for i, n in enumerate(layer_sizes)]
+
+
+def _check_finite(x, name: str) -> float:
+    return check_number(x, name)
+
+
+def _check_alpha(alpha_init) -> float:
+    return check_number(alpha_init, "alpha_init", -ALPHA_MAX, ALPHA_MAX)
+
+
+def _get_activations(activation, n: int) -> list:
+    if isinstance(activation, (list, tuple)):
+        if len(activation) != n:
+            raise ValueError(
+                f"activation: a list needs {n} entries (one per layer), "
+                f"got {len(activation)}"
+            )
+        return [_get_activation(a) for a in activation]
+    return [_get_activation(activation)] * n
+
+
+def _get_activation(identifier, name: str = "activation"):
+    if isinstance(identifier, str):
+        check_activation(identifier, name)
+    try:
+        return activations.get(identifier)
+    except (KeyError, TypeError, ValueError, IndexError) as err:
+        raise ValueError(
+            f"{name} {identifier!r} is not known to DeepXDE ({err})"
+        ) from None
+
+
+def check_activation(text: str, name: str = "activation") -> str:
+    """``text`` if it names a DeepXDE activation exactly: ``NAME`` or
+    ``LAAF-n NAME`` (layer-wise adaptive, scale ``1 <= n <= LAAF_MAX``), else a
+    ValueError naming ``name`` (DeepXDE itself ignores trailing words)."""
+    match = _ACTIVATION.fullmatch(text) if isinstance(text, str) else None
+    if match is None:
+        raise ValueError(
+            f"{name} must be an activation name or 'LAAF-n NAME'; got {text!r}"
+        )
+    if match["scale"] is not None:
+        parse_number(match["scale"], f"{name} {text!r}: LAAF scale n", 1, LAAF_MAX)
+    try:
+        activations.get(match["base"])
+    except KeyError:
+        raise ValueError(f"{name} {text!r} is not known to DeepXDE") from None
+    return text
+
+
+def _is_same(identifier) -> bool:
+    return isinstance(identifier, str) and identifier == "same"
+
+
+def _activation_name(identifier) -> str:
+    """A name for ``extra_repr``: the string itself, or the callable's name
+    (``"tanh"`` whatever its case, ``"linear"`` for ``None``, ``"LAAF-n f"`` for
+    DeepXDE's L-LAAF wrapper)."""
+    if identifier is None:
+        return "linear"
+    if isinstance(identifier, dde_utils.LLAAF):
+        return f"LAAF-{identifier.n:g} {_activation_name(identifier.activation)}"
+    name = identifier if isinstance(identifier, str) else None
+    name = name or getattr(identifier, "__name__", None) or type(identifier).__name__
+    return "tanh" if name.lower() == "tanh" else name
+
+
+def _get_initializer(identifier):
+    if identifier == TORCH_DEFAULT:
+        return None
+    try:
+        return initializers.get(identifier)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(
+            f"kernel_initializer {identifier!r} is not known to DeepXDE and is not "
+            f"{TORCH_DEFAULT!r} ({err})"
+        ) from None
+
+
+def _initialize(modules, init) -> None:
+    """DeepXDE convention: ``init`` on every Linear weight, zero biases.
+
+    ``init is None`` ("torch-default") leaves PyTorch's initialisation untouched.
+    """
+    if init is None:
+        return
+    for m in modules:
+        if isinstance(m, torch.nn.Linear):
+            init(m.weight)
+            torch.nn.init.zeros_(m.bias)

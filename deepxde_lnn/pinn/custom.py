@@ -1,0 +1,239 @@
+"""Your own DeepXDE problem, trained and scored the way the package's cases are.
+
+:class:`DeepXDEProblem` makes a :class:`~deepxde_lnn.pinn.problem.Problem` of
+
+* ``data``: a zero-argument function returning a ``dde.data.Data`` with an exact
+  solution (``solution=`` of ``dde.data.PDE``, kept as ``data.soln``), and
+* ``nets``: ``{name: zero-argument function returning a dde.nn.NN}``.
+
+The runner calls ``data()`` and ``nets[name]()`` for every run, after seeding
+(``dde.config.set_random_seed``), trains through ``dde.Model`` as it trains a case,
+and scores the network on DeepXDE's test points ``x = data.test()[0]`` against
+``u = data.soln(x)`` (RMSE, relL2, ... of :mod:`deepxde_lnn.pinn.metrics`). Everything is
+built once and checked when the problem is made, so bad input fails before any
+training, with a ``ValueError`` naming the argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+
+import numpy as np
+
+from .._backend import ensure_pytorch_backend
+
+ensure_pytorch_backend()
+
+import deepxde as dde  # noqa: E402
+import torch  # noqa: E402
+from deepxde.data import Data  # noqa: E402
+
+from .case import CUSTOM_PROFILE  # noqa: E402
+from ..checks import check_choice, check_name  # noqa: E402
+from ..runs.checkpoint import rng_state, set_rng_state  # noqa: E402
+from .data import is_training_pass  # noqa: E402
+from .problem import Evaluation, Profile  # noqa: E402
+
+__all__ = ["DeepXDEProblem", "TrackedData", "PROFILE"]
+
+PROFILE = CUSTOM_PROFILE  # the one profile of a DeepXDEProblem
+# defaults of its profile (the runner's configuration overrides them)
+DEFAULT = Profile(iterations=1000, lr=1e-3, seed=0, n_seeds=3, resample=False)
+
+
+class DeepXDEProblem:
+    """A user's ``data`` and ``nets`` factories as a problem named ``name``
+    (default: the data function's name if it is a safe name, else ``custom``)."""
+
+    extra_metrics = None
+    extra_grids: Mapping[str, int] = MappingProxyType({})
+    paper_table: Mapping = MappingProxyType({})  # no paper numbers to set beside
+
+    def __init__(
+        self,
+        data: Callable[[], Data],
+        nets: Mapping[str, Callable[[], dde.nn.NN]],
+        name: str | None = None,
+    ):
+        if not callable(data):
+            raise ValueError(
+                "data must be a function of no arguments returning a "
+                f"deepxde.data.Data; got {data!r}"
+            )
+        if not isinstance(nets, Mapping) or not nets:
+            raise ValueError(
+                "nets must be a non-empty dict {name: function returning a "
+                f"deepxde.nn.NN}}; got {nets!r}"
+            )
+        for key, make in nets.items():
+            check_name(key, "nets: a network's name")
+            if not callable(make):
+                raise ValueError(f"nets[{key!r}] must be a function; got {make!r}")
+        self.name = name if name is not None else _default_name(data)
+        check_name(self.name, "name")
+        self.make_data, self.nets = data, dict(nets)
+        self.inputs, self.fields = _inspect(data, self.nets)
+
+    def __repr__(self) -> str:
+        return f"DeepXDEProblem({self.name!r}, nets={list(self.nets)})"
+
+    # --- the runner's interface (deepxde_lnn.pinn.problem.Problem) --------------------
+
+    def profile(self, name: str) -> Profile:
+        check_choice(name, "profile", (PROFILE,))
+        return DEFAULT
+
+    def check_method(self, method: str) -> None:
+        check_choice(method, "method", tuple(self.nets))
+
+    def deterministic(self, method: str) -> bool:
+        return True  # as far as the package can tell
+
+    def stackable(self, method: str) -> bool:
+        return False  # stacking needs the package's own data and networks
+
+    def build_data(self, method: str, profile: Profile, seed: int) -> TrackedData:
+        return TrackedData(self.make_data())
+
+    def build_net(self, method: str) -> dde.nn.NN:
+        return self.nets[method]()
+
+    def evaluation(self, profile: Profile, data: TrackedData) -> Evaluation:
+        """DeepXDE's test points and the exact solution there (no grid)."""
+        x, exact = _test_set(data.data)
+        return Evaluation(x, exact, np.ones(len(x), bool))
+
+
+def _default_name(data) -> str:
+    name = getattr(data, "__name__", "")
+    try:
+        check_name(name, "name")
+    except ValueError:
+        return PROFILE
+    return name
+
+
+def _test_set(data: Data) -> tuple[np.ndarray, np.ndarray]:
+    """``(x, u)``: DeepXDE's test points and the exact solution there, float64."""
+    x = np.asarray(data.test()[0], dtype=np.float64)
+    exact = np.asarray(data.soln(x), dtype=np.float64)
+    return x, exact.reshape(len(x), -1)
+
+
+def _inspect(data, nets) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Build the data and every network once (random states restored after),
+    check that they fit together; the input and field names."""
+    state = rng_state(None)
+    try:
+        made = _made(data, "data")
+        if not isinstance(made, Data):
+            raise ValueError(
+                f"data: the function returned {type(made).__name__}, not a "
+                "deepxde.data.Data"
+            )
+        if not callable(getattr(made, "soln", None)):
+            raise ValueError(
+                "data: the Data has no exact solution to score against; pass "
+                "solution=... (e.g. dde.data.PDE(..., solution=u_exact))"
+            )
+        x, exact = _made(lambda: _test_set(made), "data: its test points")
+        for key, make in nets.items():
+            _check_net(_made(make, f"nets[{key!r}]"), key, x, exact.shape[1])
+    finally:
+        set_rng_state(state)
+    d, k = x.shape[1], exact.shape[1]
+    inputs = ("x",) if d == 1 else tuple(f"x{i + 1}" for i in range(d))
+    return inputs, ("u",) if k == 1 else tuple(f"u{i + 1}" for i in range(k))
+
+
+def _made(factory, what: str):
+    try:
+        return factory()
+    except Exception as err:
+        raise ValueError(f"{what} raised {type(err).__name__}: {err}") from err
+
+
+def _check_net(net, key: str, x: np.ndarray, fields: int) -> None:
+    if not isinstance(net, dde.nn.NN):
+        raise ValueError(
+            f"nets[{key!r}]: the function returned {type(net).__name__}, not a "
+            "deepxde.nn.NN"
+        )
+    xb = torch.as_tensor(x[:4], dtype=dde.config.real(torch))
+    with torch.no_grad():
+        y = _made(lambda: net(xb), f"nets[{key!r}]: the network on the test points")
+    if y.ndim != 2 or y.shape[1] != fields:
+        raise ValueError(
+            f"nets[{key!r}]: the network gives {tuple(y.shape[1:])} outputs per "
+            f"point, the solution {fields}"
+        )
+
+
+class TrackedData(Data):
+    """A user's DeepXDE ``Data`` as the runner trains it: the DeepXDE Data API goes
+    to ``data``; this keeps what the runner reads of a problem's data (the latest
+    training step's per-term losses, the term names, the point counts)."""
+
+    resample = False  # DeepXDE's Data keeps its points
+    update_weights = True  # no weights hook
+
+    def __init__(self, data: Data):
+        self.data = data
+        self.names: list[str] = []  # known once the losses were evaluated
+        self.last_losses: torch.Tensor | None = None
+        # DeepXDE samples from NumPy's global generator, which every checkpoint
+        # saves; this is the runner's slot for a per-run sampler, unused here
+        self.rng = np.random.default_rng(0)
+        self.rng_state_before_draw = self.rng.bit_generator.state
+
+    def train_next_batch(self, batch_size=None):
+        return self.data.train_next_batch(batch_size)
+
+    def test(self):
+        return self.data.test()
+
+    def losses_train(self, targets, outputs, loss_fn, inputs, model, aux=None):
+        losses = self.data.losses_train(targets, outputs, loss_fn, inputs, model, aux)
+        if is_training_pass(model):
+            self.last_losses = torch.stack([torch.as_tensor(v) for v in losses])
+            self.last_losses = self.last_losses.detach().reshape(-1)
+        return self._named(losses)
+
+    def losses_test(self, targets, outputs, loss_fn, inputs, model, aux=None):
+        return self._named(
+            self.data.losses_test(targets, outputs, loss_fn, inputs, model, aux)
+        )
+
+    def _named(self, losses):
+        if not self.names:
+            self.names = _loss_names(self.data, len(losses))
+        return losses
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {
+            k: len(v)
+            for k in ("train_x", "test_x")
+            if (v := getattr(self.data, k, None)) is not None
+        }
+
+    def describe_derivatives(self, net) -> str:
+        return "nested autograd (DeepXDE)"
+
+    def state_dict(self) -> dict:
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        pass
+
+
+def _loss_names(data: Data, n: int) -> list[str]:
+    """``pde`` (``pde1``, ... for several residuals) and ``bc1``, ... for
+    ``dde.data.PDE``-like data (residuals first, then conditions); else ``loss1``, ...
+    """
+    bcs = len(getattr(data, "bcs", None) or ())
+    if not hasattr(data, "bcs") or bcs > n:
+        return [f"loss{i + 1}" for i in range(n)]
+    pde = ["pde"] if n - bcs == 1 else [f"pde{i + 1}" for i in range(n - bcs)]
+    return pde + [f"bc{i + 1}" for i in range(bcs)]

@@ -1,0 +1,285 @@
+"""A run's result folder: is it ours, is it writable, who holds it, is it finished.
+
+deepxde-lnn writes only into a folder that is empty or that it wrote before, and
+deletes only files it writes itself (``RUN_FILES`` and their temporary files):
+
+* :func:`check_ours` refuses a folder holding anything else: a folder is ours if it
+  is empty, holds the marker ``.deepxde-lnn`` (written by :func:`mark`), or holds a
+  run record (``metrics.json``) of this package, directly (a run folder) or up to
+  three levels below (a ``compare``/``sweep``/``ablate`` root written before markers
+  existed).
+* :meth:`RunFolder.prepare` runs before any training: it checks the folder is ours,
+  creates it and proves it writable with a probe file.
+* :meth:`RunFolder.locked` holds an exclusive OS lock on ``.lock`` (``filelock``:
+  ``fcntl``/``msvcrt``) for the whole run; the OS drops it when the process dies,
+  so a killed run never leaves a stale lock. Only while holding it are temporary
+  files of killed writes deleted (another process may be writing its own) and the
+  marker written.
+* :meth:`RunFolder.finished` reads ``metrics.json`` as JSON only (never code) and
+  trusts it only if it parses, holds every configuration field and matches; a
+  matching record that does not check, or lacks an artifact, is trained again.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import os
+import re
+import stat
+from pathlib import Path
+
+from . import records
+from .atomic import PROBE, atomic_write_text, remove_orphans, writable_folder
+from .errors import FolderError
+
+__all__ = [
+    "RunFolder",
+    "FolderError",
+    "FolderLocked",
+    "WriteFailed",
+    "check_ours",
+    "mark",
+    "claim",
+    "RUN_FILES",
+    "record_decay",
+]
+
+LOCK_NAME = ".lock"
+MARKER_NAME = ".deepxde-lnn"
+MARKER_FORMAT = "deepxde-lnn result folder/1"
+# every file a run writes in its folder: the only ones --overwrite deletes
+RUN_FILES = (
+    "metrics.json",
+    "checkpoint.pt",
+    "loss.csv",
+    "fields.npz",
+    "model.pt",
+    "fields.png",
+    "loss.png",
+)
+_LEGACY_DEPTH = 3  # ROOT/lr-X/METHOD/seed-S/metrics.json (sweep, ablate)
+
+
+class FolderLocked(FolderError):
+    """Another process is running in this folder."""
+
+
+class WriteFailed(FolderError):
+    """A file could not be written in the folder (disk full, no permission)."""
+
+
+def _lstat(path: Path) -> os.stat_result | None:
+    """``os.lstat`` or None if nothing is there; ``FolderError`` naming the path
+    for any other failure (a name too long, no permission, ...)."""
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise FolderError(f"out: {path}: {err.strerror}") from None
+
+
+def _regular(path: Path) -> bool:
+    st = _lstat(path)
+    return st is not None and stat.S_ISREG(st.st_mode)
+
+
+def _is_marker(path: Path) -> bool:
+    if not _regular(path):
+        return False
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(MARKER_FORMAT) + 1)
+    except OSError:
+        return False
+    return head.decode("utf-8", "replace").strip() == MARKER_FORMAT
+
+
+def _is_record(path: Path) -> bool:
+    """Whether ``path`` is a run record of this package (a regular file that
+    :func:`deepxde_lnn.runs.records.problem` finds nothing wrong with)."""
+    try:
+        return records.problem(records.read_record(path)) is None
+    except FolderError:
+        return False
+
+
+def _holds_record(path: Path) -> bool:
+    """A record of ours in ``path`` or up to ``_LEGACY_DEPTH`` levels below it."""
+    for depth in range(_LEGACY_DEPTH + 1):
+        pattern = "/".join(["*"] * depth + ["metrics.json"])
+        try:
+            if any(_is_record(p) for p in path.glob(pattern)):
+                return True
+        except OSError:
+            return False
+    return False
+
+
+def check_ours(path: str | os.PathLike) -> None:
+    """``FolderError`` (naming ``--out``) unless ``path`` is missing, an empty
+    folder, or a folder deepxde-lnn wrote (its marker, or a record of ours)."""
+    path = Path(path)
+    st = _lstat(path)
+    if st is None:
+        return
+    if not path.is_dir():
+        raise FolderError(f"out: {path} exists and is not a folder")
+    try:
+        names = sorted(os.listdir(path))
+    except OSError as err:
+        raise FolderError(f"out: cannot read {path} ({err.strerror})") from None
+    if not names or _is_marker(path / MARKER_NAME) or _holds_record(path):
+        return
+    shown = ", ".join(map(repr, names[:3])) + (", ..." if len(names) > 3 else "")
+    raise FolderError(
+        f"out: {path} holds files deepxde-lnn did not write ({shown}); choose an "
+        "empty folder or one of deepxde-lnn's result folders (--overwrite does not "
+        "change this)"
+    )
+
+
+def mark(path: str | os.PathLike) -> None:
+    """Write the marker that makes ``path`` a folder of deepxde-lnn."""
+    marker = Path(path) / MARKER_NAME
+    if not _is_marker(marker):
+        atomic_write_text(marker, MARKER_FORMAT + "\n")
+
+
+def claim(path: str | os.PathLike) -> Path:
+    """A folder that holds result folders and summaries (a ``compare``, ``sweep``
+    or ``ablate`` root): checked to be ours, created and marked."""
+    path = Path(path)
+    check_ours(path)
+    writable_folder(path)
+    with writing(path):
+        mark(path)
+    return path
+
+
+@contextlib.contextmanager
+def writing(path: Path, left=lambda: ""):
+    """Turn an ``OSError`` while writing a file below ``path`` (disk full, no
+    permission) into a ``WriteFailed`` naming the file, ending with ``left()``
+    (what a rerun will find); other errors pass unchanged."""
+    try:
+        yield
+    except OSError as err:
+        where = Path(err.filename) if err.filename else None
+        if where is None or (path != where and path not in where.parents):
+            raise
+        what = err.strerror or err
+        raise WriteFailed(f"out: cannot write {where} ({what}){left()}") from None
+
+
+class RunFolder:
+    """The folder of one run: ``metrics.json``, ``checkpoint.pt`` and artifacts."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.metrics = self.path / "metrics.json"
+        self.checkpoint = self.path / "checkpoint.pt"
+
+    def prepare(self) -> None:
+        """Check that the folder is ours, create it and check that files can be
+        written in it. Deletes nothing: another process may be running here."""
+        check_ours(self.path)
+        writable_folder(self.path)
+
+    @contextlib.contextmanager
+    def locked(self):
+        """Hold the folder's exclusive lock; ``FolderLocked`` if another run has it.
+        Holding it, delete temporary files of killed writes and mark the folder."""
+        from filelock import FileLock, Timeout
+
+        path = self.path / LOCK_NAME
+        st = _lstat(path)
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            kind = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+            raise FolderError(
+                f"out: {path} is {kind}, not deepxde-lnn's lock file; remove it"
+            )
+        lock = FileLock(path, timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise FolderLocked(
+                f"out: {self.path} is in use by another deepxde-lnn process "
+                f"(lock {path}); wait for it or choose another folder"
+            ) from None
+        except OSError as err:
+            raise FolderError(f"out: cannot lock {path} ({err.strerror})") from None
+        try:
+            with writing(self.path):
+                remove_orphans(self.path, (*RUN_FILES, MARKER_NAME, PROBE))
+                mark(self.path)
+            yield self
+        finally:
+            lock.release()
+
+    def writing(self):
+        """:func:`writing` for a run: the error says what a rerun will find (the
+        last checkpoint, or finished results whose figures are missing)."""
+        return writing(self.path, self._left)
+
+    def _left(self) -> str:
+        if _regular(self.checkpoint):
+            return f"; the last checkpoint {self.checkpoint} is kept (--resume)"
+        if _regular(self.metrics):
+            return "; the results are complete, rerun to draw the missing figures"
+        return "; no checkpoint was saved"
+
+    def finished(self, identity: dict) -> dict | None:
+        """The finished record of this configuration, or None if there is none
+        (also when its record does not check or an artifact is missing:
+        :func:`deepxde_lnn.runs.records.run_problem`; the run is trained again).
+
+        Raises ``FolderError`` naming ``metrics.json`` and why when it exists but is
+        unreadable, incomplete or from another configuration.
+        """
+        if _lstat(self.metrics) is None:
+            return None
+        record = self.read_record()
+        if "decay" in identity and "decay" not in record:  # an older record
+            record["decay"] = record_decay(record)
+        missing = [k for k in identity if k not in record]
+        if missing:
+            raise FolderError(
+                f"{self.metrics}: incomplete record, missing {', '.join(missing)}"
+            )
+        differ = [k for k, v in identity.items() if record[k] != v]
+        if differ:
+            detail = ", ".join(
+                f"{k}={record[k]!r} (asked {identity[k]!r})" for k in differ
+            )
+            raise FolderError(
+                f"{self.metrics}: a finished run of another configuration ({detail}); "
+                "pass --overwrite to replace it or choose another folder"
+            )
+        return None if records.run_problem(self.path, record) else record
+
+    def read_record(self) -> dict:
+        """``metrics.json`` parsed as a JSON object (``FolderError`` otherwise;
+        read as untrusted data: :func:`deepxde_lnn.runs.records.read_record`)."""
+        return records.read_record(self.metrics)
+
+    def clear(self) -> None:
+        """Remove a previous run's results (``--overwrite``), only the files a run
+        writes: the record first, so a half-cleared folder never looks finished."""
+        for name in RUN_FILES:
+            (self.path / name).unlink(missing_ok=True)
+
+
+def record_decay(record: dict) -> list | None:
+    """Adam's learning-rate schedule of a run record (None: constant): its
+    ``decay``, or, in records written before that key, the ``lr decay (...)`` its
+    ``optimizer`` text names."""
+    if "decay" in record:
+        return record["decay"]
+    found = re.search(r"lr decay (\([^)]*\))", str(record.get("optimizer", "")))
+    try:  # literals only: a record's text never runs as code
+        decay = ast.literal_eval(found.group(1)) if found else None
+    except (ValueError, SyntaxError):
+        return None
+    return list(decay) if isinstance(decay, tuple) else None

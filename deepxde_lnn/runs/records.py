@@ -1,0 +1,369 @@
+"""Result files from anywhere (``metrics.json`` run records, ``budget.json``): read
+as untrusted data, checked once, rendered escaped.
+
+* :func:`read_bytes` opens a regular file only (no FIFO, device or symbolic
+  link: ``lstat``, then ``O_NOFOLLOW | O_NONBLOCK`` and ``fstat``) and reads at
+  most ``limit`` bytes; :func:`read_json` parses it as strict JSON (no
+  ``NaN``/``Infinity``, no float overflowing to infinity, no integer over
+  :data:`MAX_DIGITS` digits, nesting beyond the parser's depth refused). A
+  record is a few kB; :data:`MAX_JSON_BYTES` (1 MiB) bounds the memory a file
+  can take, :data:`MAX_ARTIFACT_BYTES` (256 MiB) that of ``fields.npz`` and
+  ``loss.csv`` (tens of MB at the largest grids and step counts).
+* :func:`problem` says what a record lacks: ``"report"`` — what the
+  reproduction report reads (records of older versions included); ``"run"`` —
+  a record as the runner writes it, which compare/sweep/ablation summaries and
+  reuse read. Names must come from the registries (case, profile, dtype,
+  method parsed by :func:`deepxde_lnn.pinn.methods.parse`, the case's fields) and
+  every other name (extra metric sets, grids) match :data:`NAME`, so no name
+  can reach a path or the markup; numbers must be finite, metrics >= 0.
+* :func:`load_runs` every record below a folder, each checked (a ``FolderError``
+  naming the file otherwise); :func:`run_problem` a finished run's folder (a
+  ``"run"`` record and the artifacts summaries read).
+* :func:`escape` is the one way a string from a record enters markdown.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import math
+import os
+import stat
+from pathlib import Path
+
+from .. import cases
+from ..checks import check_name, is_integer, is_number
+from .errors import FolderError
+from ..pinn.methods import parse as parse_method
+from ..pinn.metrics import METRICS, set_names
+from .names import NAME, inside
+from ..pinn.problem import CUSTOM_PROFILE, DTYPES, PROFILES
+
+__all__ = [
+    "MAX_JSON_BYTES",
+    "MAX_ARTIFACT_BYTES",
+    "NAME",
+    "read_bytes",
+    "read_json",
+    "read_record",
+    "read_budget",
+    "problem",
+    "check",
+    "metric_sets",
+    "load_runs",
+    "run_problem",
+    "inside",
+    "escape",
+]
+
+MAX_JSON_BYTES = 2**20
+MAX_ARTIFACT_BYTES = 2**28  # fields.npz, loss.csv: tens of MB at most
+MAX_DIGITS = 30  # integers in a record are counts, seeds and bytes
+MAX_TEXT = 200  # device names, version strings
+ARTIFACTS = ("loss.csv", "fields.npz")  # what summaries read besides the record
+_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
+
+# ---------------------------------------------------------------- reading
+
+
+def _unsafe(path: Path, why: str) -> FolderError:
+    return FolderError(f"{path}: unreadable ({why})")
+
+
+def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
+    """The bytes of the regular file ``path`` (at most ``limit``); ``FolderError``
+    naming it for a link, FIFO, device, folder, a larger file or an OS error."""
+    path = Path(path)
+    try:
+        mode = os.lstat(path).st_mode
+        if not stat.S_ISREG(mode):
+            link = stat.S_ISLNK(mode)
+            raise _unsafe(path, "a symbolic link" if link else "not a regular file")
+        fd = os.open(path, _FLAGS)
+    except OSError as err:
+        why = "a symbolic link" if err.errno == errno.ELOOP else err.strerror
+        raise _unsafe(path, why) from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):  # swapped after the lstat
+            raise _unsafe(path, "not a regular file")
+        data = f.read(limit + 1) if info.st_size <= limit else b""
+    if info.st_size > limit or len(data) > limit:
+        raise _unsafe(path, f"larger than {limit:,} bytes")
+    return data
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a finite number")
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is not a finite float")
+    return value
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"an integer of {len(text)} digits")
+    return int(text)
+
+
+def read_json(path: str | os.PathLike, limit: int = MAX_JSON_BYTES):
+    """``path`` parsed as strict JSON (see the module); ``FolderError`` naming it."""
+    data = read_bytes(path, limit)
+    try:
+        return json.loads(
+            data.decode("utf-8"),
+            parse_constant=_no_constant,
+            parse_float=_float,
+            parse_int=_int,
+        )
+    except RecursionError:
+        raise _unsafe(Path(path), "nested too deeply") from None
+    except ValueError as err:  # JSONDecodeError, UnicodeDecodeError, the above
+        raise _unsafe(Path(path), str(err)) from None
+
+
+def read_record(path: str | os.PathLike) -> dict:
+    """A ``metrics.json`` as a JSON object (not yet checked: :func:`check`)."""
+    record = read_json(path)
+    if not isinstance(record, dict):
+        raise FolderError(f"{path}: not a JSON object")
+    return record
+
+
+def read_budget(path: str | os.PathLike) -> float:
+    """The seconds per run kept in a ``budget.json`` (finite, > 0)."""
+    budget = read_json(path)
+    seconds = budget.get("seconds") if isinstance(budget, dict) else None
+    if not is_number(seconds) or seconds <= 0:
+        raise FolderError(f"{path}: malformed (seconds must be a finite number > 0)")
+    return float(seconds)
+
+
+# ---------------------------------------------------------------- checking
+
+
+def _name(v) -> bool:
+    return isinstance(v, str) and NAME.fullmatch(v) is not None
+
+
+def _text(v) -> bool:
+    return isinstance(v, str) and len(v) <= MAX_TEXT
+
+
+# key -> (test, what it must be); absent keys are checked by ``problem``
+_TYPES = {
+    "seed": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
+    "iterations": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
+    "lr": (lambda v: is_number(v) and v > 0, "a finite number > 0"),
+    "budget": (lambda v: v in ("steps", "time"), "'steps' or 'time'"),
+    "seconds": (lambda v: v is None or is_number(v) and v > 0, "a finite number > 0"),
+    "lbfgs": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
+    "lbfgs_loss_scale": (lambda v: v is None or is_number(v), "a finite number"),
+    "parameters": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
+    "seconds_per_iteration": (lambda v: is_number(v) and v >= 0, "a number >= 0"),
+    "train_seconds": (lambda v: is_number(v) and v >= 0, "a number >= 0"),
+    "steps": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
+    "grid_points": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
+    "batched_runs": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
+    "decay": (
+        lambda v: v is None
+        or isinstance(v, list)
+        and bool(v)
+        and _name(v[0])
+        and all(map(is_number, v[1:])),
+        "null or a list [name, numbers...]",
+    ),
+    "device": (_name, "a device name"),
+    "device_name": (_text, f"a string of at most {MAX_TEXT} characters"),
+    "versions": (
+        lambda v: isinstance(v, dict) and all(map(_text, v.values())),
+        "an object of strings",
+    ),
+    "final_loss": (
+        lambda v: isinstance(v, dict)
+        and "total" in v
+        and all(map(is_number, v.values())),
+        "an object of finite numbers with the total",
+    ),
+}
+NEEDS = {
+    "report": ("case", "method", "profile", "dtype", "seed", "iterations", "lr"),
+    "run": (
+        *("case", "method", "profile", "dtype", "seed", "iterations", "lr"),
+        *("train_seconds", "seconds_per_iteration", "parameters", "final_loss"),
+        *("grid_points", "device"),
+    ),
+}
+
+
+def problem(record: dict, need: str = "report") -> str | None:
+    """What is wrong with ``record`` for readers of kind ``need`` (see the
+    module), or None."""
+    missing = [k for k in NEEDS[need] if k not in record]
+    if missing:
+        return f"missing {', '.join(missing)}"
+    return (
+        _names_problem(record)
+        or next(
+            (
+                f"{k} must be {what}"
+                for k, (ok, what) in _TYPES.items()
+                if k in record and not ok(record[k])
+            ),
+            None,
+        )
+        or _metrics_problem(record)
+    )
+
+
+def _names_problem(rec: dict) -> str | None:
+    """Names a path or a report is built from: a registered case (its profiles,
+    its methods) or a problem of the user's own (a case file, or plain DeepXDE:
+    a safe name, the ``custom`` profile, its networks' names)."""
+    registered = rec["case"] in cases.available()
+    if not registered and not _case_name(rec["case"]):
+        return (
+            f"case must be one of {', '.join(cases.available())} or a name of "
+            "letters, digits, '_' and '-'"
+        )
+    profiles = PROFILES if registered else (*PROFILES, CUSTOM_PROFILE)
+    for key, known in (("profile", profiles), ("dtype", DTYPES)):
+        if rec[key] not in known:
+            return f"{key} must be one of {', '.join(known)}"
+    if not _name(rec["method"]):
+        return "method must be a method name such as lnn or lnn:width=32"
+    if rec["profile"] == CUSTOM_PROFILE:
+        return None  # a plain DeepXDE problem's network names are its own
+    try:
+        parse_method(rec["method"])
+    except ValueError:
+        return "method is not a method of this version"
+    return None
+
+
+def _case_name(v) -> bool:
+    try:
+        check_name(v, "case")
+    except ValueError:
+        return False
+    return True
+
+
+def _fields(rec: dict) -> list[str] | None:
+    """A registered case's fields, or the record's own (a user's problem)."""
+    if rec["case"] in cases.available():
+        return set_names(cases.info(rec["case"]).fields)
+    own = rec.get("fields")
+    ok = isinstance(own, list) and own and all(map(_name, own))
+    return set_names(own) if ok and len(set(own)) == len(own) else None
+
+
+def metric_sets(record: dict) -> dict:
+    """Every set of the five metrics in a run record: the fields, then extra sets
+    (e.g. heat's absolute-T modes, ``name@grid`` for other evaluation grids)."""
+    sets = dict(record["metrics"])
+    for name, v in record.get("extra_metrics", {}).items():
+        if isinstance(v, dict) and set(METRICS) <= set(v):
+            sets[name] = v
+    for label, per_field in record.get("extra_grid_metrics", {}).items():
+        for fld, v in per_field.items():
+            sets[f"{fld}@{label}"] = v
+    return sets
+
+
+def _metrics_problem(rec: dict) -> str | None:
+    fields = _fields(rec)
+    if fields is None:
+        return "fields must be a list of distinct field names"
+    if not isinstance(rec.get("metrics"), dict) or set(rec["metrics"]) != set(fields):
+        return f"metrics must be an object of the fields {', '.join(fields)}"
+    for key in ("extra_metrics", "extra_grid_metrics"):
+        if not isinstance(rec.get(key, {}), dict):
+            return f"{key} must be an object"
+    if not all(isinstance(v, dict) for v in rec.get("extra_grid_metrics", {}).values()):
+        return "extra_grid_metrics must map grids to objects"
+    grids = rec.get("extra_grid_metrics", {})
+    names = [*rec["metrics"], *rec.get("extra_metrics", {}), *grids]
+    bad = [n for n in [*names, *(f for g in grids.values() for f in g)] if not _name(n)]
+    if bad:
+        return f"name {bad[0][:40]!r} must match {NAME.pattern}"
+    for name, values in metric_sets(rec).items():
+        if not isinstance(values, dict):
+            return f"metrics {name!r} must be an object"
+        for m in METRICS:
+            if not is_number(values.get(m)) or values[m] < 0:
+                return f"metrics {name!r} {m} must be a finite number >= 0"
+    return None
+
+
+def check(record: dict, path: str | os.PathLike, need: str = "report") -> dict:
+    """``record`` if it passes :func:`problem`; ``FolderError`` naming ``path``."""
+    why = problem(record, need)
+    if why:
+        raise FolderError(f"{path}: malformed record ({why})")
+    return record
+
+
+def load_runs(root: str | os.PathLike, need: str = "run") -> list[dict]:
+    """Every record (``metrics.json``) below ``root``, checked for ``need``, with
+    its folder as ``"_dir"``; sorted by path."""
+    runs = []
+    for path in sorted(Path(root).rglob("metrics.json")):
+        rec = check(read_record(path), path, need)
+        runs.append({**rec, "_dir": str(path.parent)})
+    return runs
+
+
+def run_problem(folder: str | os.PathLike, record: dict) -> str | None:
+    """What keeps ``folder`` (holding ``record``) from being a finished run that
+    summaries can read, or None."""
+    why = problem(record, "run")
+    if why:
+        return f"malformed record ({why})"
+    for name in ARTIFACTS:
+        try:
+            regular = stat.S_ISREG(os.lstat(Path(folder) / name).st_mode)
+        except OSError:
+            regular = False
+        if not regular:
+            return f"no {name}"
+    return None
+
+
+# ---------------------------------------------------------------- writing
+
+
+_MARKUP = str.maketrans(
+    {
+        "\\": "\\\\",
+        "`": "&#96;",
+        "|": "\\|",
+        "[": "\\[",
+        "]": "\\]",
+        "<": "&lt;",
+        ">": "&gt;",
+        "&": "&amp;",
+    }
+)
+
+
+def escape(value) -> str:
+    """``value`` as text for markdown, in a table cell, heading or code span: no
+    markup, HTML, link, table cell or line can start or end inside it.
+
+    Control characters become spaces; ``\\ | [ ]`` are backslash-escaped,
+    ``< > &`` and the backtick become HTML references, a leading ``#`` is
+    escaped. Names from the registries pass unchanged."""
+    text = "".join(" " if c.isspace() or not c.isprintable() else c for c in str(value))
+    text = text.translate(_MARKUP)
+    return "\\" + text if text.startswith("#") else text
