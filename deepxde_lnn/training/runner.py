@@ -37,8 +37,8 @@ import torch  # noqa: E402
 
 from ..runs import atomic  # noqa: E402
 from .accurate import LBFGSConverged, iterations_done, make_lbfgs  # noqa: E402
-from ..pinn.case import DTYPES, Profile  # noqa: E402
-from ..checks import SEED_MAX, check_choice, check_int, check_positive, is_number
+from ..pinn.problem import Profile  # noqa: E402
+from .config import TIME_CAP, RunConfig, stackable_protocol  # noqa: E402
 from ..runs.checkpoint import (
     CheckpointError,
     check_fits,
@@ -67,8 +67,6 @@ __all__ = [
     "predict",
 ]
 
-TIME_CAP = 20  # with a time budget, at most this many times the profile's steps
-
 
 class RunInterrupted(RuntimeError):
     """Training stopped by SIGINT/SIGTERM; a checkpoint was saved."""
@@ -76,105 +74,6 @@ class RunInterrupted(RuntimeError):
 
 class TrainingDiverged(RuntimeError):
     """A non-finite loss appeared; the last good checkpoint is kept."""
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """One training job. ``None`` fields take the profile's value."""
-
-    case: str
-    method: str = "lnn"
-    seed: int | None = None
-    lr: float | None = None
-    iterations: int | None = None
-    profile: str = "quick"
-    dtype: str | None = None  # None: the profile's (float32; accurate: float64)
-    checkpoint_every: int = 1000
-    seconds: float | None = None  # a wall-clock budget; iterations is then a cap
-    lbfgs: int | None = None  # L-BFGS iterations after the Adam steps
-    decay: tuple | None = None  # Adam's learning-rate schedule (DeepXDE's format)
-
-    def resolved(self, case: Problem | None = None) -> RunConfig:
-        """Validate every field (ValueError naming it) and fill profile defaults
-        from ``case`` (default: the registered case named ``self.case``)."""
-        if case is None:
-            from .. import cases
-
-            case = cases.get(self.case)
-        prof = case.profile(self.profile)  # ValueError naming the profile
-        dtype = prof.dtype if self.dtype is None else self.dtype
-        check_choice(dtype, "dtype", DTYPES)
-        case.check_method(self.method)  # ValueError naming the method
-        lbfgs = prof.lbfgs if self.lbfgs is None else self.lbfgs
-        check_int(lbfgs, "lbfgs", 0)
-        _check_lbfgs(lbfgs, self.method, self.seconds, case)
-        seed = prof.seed if self.seed is None else self.seed
-        lr = prof.lr if self.lr is None else self.lr
-        iterations = self.iterations
-        if iterations is None:
-            iterations = prof.iterations * (TIME_CAP if self.seconds else 1)
-        if self.seconds is not None:
-            check_positive(self.seconds, "seconds")
-        check_int(seed, "seed", 0, SEED_MAX)
-        check_int(iterations, "iterations", 1)
-        check_int(self.checkpoint_every, "checkpoint_every", 1)
-        check_positive(lr, "lr")
-        seconds = None if self.seconds is None else float(self.seconds)
-        decay = _check_decay(prof.decay if self.decay is None else self.decay)
-        return replace(
-            self,
-            seed=int(seed),
-            lr=float(lr),
-            iterations=int(iterations),
-            dtype=dtype,
-            seconds=seconds,
-            lbfgs=int(lbfgs),
-            decay=decay,
-        )
-
-    def identity(self) -> dict:
-        """The fields that determine a run's result (not ``checkpoint_every``)."""
-        out = asdict(self)
-        del out["checkpoint_every"]
-        if out["seconds"] is None:  # step budget: as records before time budgets
-            del out["seconds"]
-        if not out["lbfgs"]:  # Adam only: as records before the accurate profile
-            del out["lbfgs"]
-        if out["decay"] is None:  # constant lr: as records before schedules
-            del out["decay"]
-        else:  # as JSON reads it back
-            out["decay"] = list(out["decay"])
-        return out
-
-    @property
-    def total_steps(self) -> int:
-        """Adam steps plus L-BFGS iterations (of a resolved configuration)."""
-        return self.iterations + (self.lbfgs or 0)
-
-
-def _check_decay(decay) -> tuple | None:
-    """``decay`` as a tuple ``(name, *numbers)`` (DeepXDE's format), or None."""
-    if decay is None:
-        return None
-    ok = isinstance(decay, (tuple, list)) and decay and isinstance(decay[0], str)
-    if not ok or not all(is_number(v) for v in decay[1:]):
-        raise ValueError(f"decay must be (name, numbers...) or None; got {decay!r}")
-    return tuple(decay)
-
-
-def _check_lbfgs(lbfgs: int, method: str, seconds, case: Problem) -> None:
-    if not lbfgs:
-        return
-    if seconds is not None:
-        raise ValueError(
-            "seconds: a time budget cannot be combined with L-BFGS (lbfgs > 0); "
-            "pass lbfgs=0 (--lbfgs 0) or no time budget"
-        )
-    if not case.deterministic(method):
-        raise ValueError(
-            f"method {method!r}: its training loss is random (dropout), which "
-            "L-BFGS's line search cannot use; pass lbfgs=0 (--lbfgs 0)"
-        )
 
 
 @dataclass
@@ -354,13 +253,6 @@ def _check_stackable(case: Problem, cfgs: list[RunConfig]) -> None:
         raise ValueError(
             f"method: {cfgs[0].method!r} cannot train its seeds as one stack"
         )
-
-
-def stackable_protocol(profile, cfg) -> bool:
-    """Whether the training protocol allows stacking seeds: the stacked Adam
-    (with the profile's learning-rate schedule, one for all runs) redraws points
-    every step; L-BFGS's line search would couple the seeds."""
-    return profile.resample and not cfg.lbfgs
 
 
 def batch_pays(case, profile_name: str) -> bool:
