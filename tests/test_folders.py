@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from deepxde_lnn.runs import atomic
+import deepxde_lnn
 from deepxde_lnn import cli, fem
 from deepxde_lnn.runs.checkpoint import (
     CheckpointError,
@@ -378,3 +379,33 @@ def test_overwrite_with_resume_is_refused_naming_both(tmp_path, capsys, cut):
     line = _one_error_line(io)
     assert code == 2 and "--overwrite" in line and "--resume" in line
     assert _files(out) == before
+
+
+# committed records: a run kept as its metrics.json alone is finished ------------
+
+
+def test_a_run_pruned_to_its_record_is_reused_and_summarised(tmp_path):
+    """Runs committed as their ``metrics.json`` alone (docs/results) are finished
+    runs: ``compare`` reuses them (adding seeds beside them, as
+    ``--until-decided`` does) instead of training them again, and the summary
+    leaves them out of its figure only."""
+    case, root = tiny_case(), tmp_path / "c"
+    kw = dict(methods=["pinn"], iterations=2, out=root, progress=False)
+    first = deepxde_lnn.compare(case, seeds=[1], **kw)
+    run_dir = root / "pinn" / "seed-1"
+    record = json.loads((run_dir / "metrics.json").read_text())
+    for p in run_dir.iterdir():
+        if p.name not in ("metrics.json", ".deepxde-lnn", ".lock"):
+            p.unlink()  # pruned, as for a commit
+    again = deepxde_lnn.compare(case, seeds=[1, 2], **kw)
+    assert sorted(p.name for p in run_dir.iterdir() if not p.name.startswith(".")) == [
+        "metrics.json"
+    ]  # not trained again
+    assert json.loads((run_dir / "metrics.json").read_text()) == record
+    assert (root / "pinn" / "seed-2" / "fields.npz").is_file()
+    assert len(again.runs) == 2 and len(first.runs) == 1
+    assert (root / "summary.png").is_file()
+    # an artifact missing beside others is not a pruned run: trained again
+    (root / "pinn" / "seed-2" / "loss.csv").unlink()
+    deepxde_lnn.compare(case, seeds=[2], **kw)
+    assert (root / "pinn" / "seed-2" / "loss.csv").is_file()

@@ -30,7 +30,7 @@ from ..runs.folder import record_decay
 from ..pinn.metrics import METRICS, summary_field
 from ..runs.names import lr_text
 from ..runs.records import MAX_ARTIFACT_BYTES, check, escape, load_runs, metric_sets
-from ..runs.records import read_bytes, read_record
+from ..runs.records import is_pruned, read_bytes, read_record
 from ..experiments.sequential import looks_of
 from .stats import LEVEL, MARGIN, RatioCI, holm
 from .table import BASELINE, Row, ci_text, judged, method_order, rows, value
@@ -355,6 +355,8 @@ def _schedule(record: dict) -> str:
 def _summary_figure(root: Path, runs, methods) -> None:
     plt = plt_module()
     fig = summary_figure(runs, methods)
+    if fig is None:  # every run pruned to its record: nothing to draw
+        return
     aio.save_figure(root / "summary.png", fig, dpi=110)
     plt.close(fig)
 
@@ -377,8 +379,13 @@ def error_norm(errors: list[np.ndarray], decades: float = 6.0):
 
 def summary_figure(runs, methods):
     """The first seed's |error| map per method (mean over fields, on one shared
-    scale, :func:`error_norm`) and the loss histories over seeds."""
+    scale, :func:`error_norm`) and the loss histories over seeds; runs kept as
+    their record alone (pruned artifacts) are left out, and methods with none."""
     plt = plt_module()
+    runs = [r for r in runs if not is_pruned(r["_dir"])]
+    methods = [m for m in methods if any(r["method"] == m for r in runs)]
+    if not methods:
+        return None
     first = {
         m: min((r for r in runs if r["method"] == m), key=lambda r: r["seed"])
         for m in methods

@@ -233,7 +233,9 @@ class RunFolder:
     def finished(self, identity: dict) -> dict | None:
         """The finished record of this configuration, or None if there is none
         (also when its record does not check or an artifact is missing:
-        :func:`deepxde_lnn.runs.records.run_problem`; the run is trained again).
+        :func:`deepxde_lnn.runs.records.run_problem`; the run is trained again). A
+        checked record whose artifacts were all pruned (committed records) counts
+        as finished: its metrics are in the record.
 
         Raises ``FolderError`` naming ``metrics.json`` and why when it exists but is
         unreadable, incomplete or from another configuration.
@@ -257,7 +259,8 @@ class RunFolder:
                 f"{self.metrics}: a finished run of another configuration ({detail}); "
                 "pass --overwrite to replace it or choose another folder"
             )
-        return None if records.run_problem(self.path, record) else record
+        why = records.run_problem(self.path, record, pruned_ok=True)
+        return None if why else record
 
     def read_record(self) -> dict:
         """``metrics.json`` parsed as a JSON object (``FolderError`` otherwise;

@@ -52,6 +52,7 @@ __all__ = [
     "metric_sets",
     "load_runs",
     "run_problem",
+    "is_pruned",
     "inside",
     "escape",
 ]
@@ -324,12 +325,18 @@ def load_runs(root: str | os.PathLike, need: str = "run") -> list[dict]:
     return runs
 
 
-def run_problem(folder: str | os.PathLike, record: dict) -> str | None:
+def run_problem(
+    folder: str | os.PathLike, record: dict, pruned_ok: bool = False
+) -> str | None:
     """What keeps ``folder`` (holding ``record``) from being a finished run that
-    summaries can read, or None."""
+    summaries can read, or None. ``pruned_ok``: a checked record whose artifacts
+    are all gone (pruned, as in a repository's committed records: the record holds
+    every metric) is a finished run too."""
     why = problem(record, "run")
     if why:
         return f"malformed record ({why})"
+    if pruned_ok and is_pruned(folder):
+        return None
     for name in ARTIFACTS:
         try:
             regular = stat.S_ISREG(os.lstat(Path(folder) / name).st_mode)
@@ -338,6 +345,12 @@ def run_problem(folder: str | os.PathLike, record: dict) -> str | None:
         if not regular:
             return f"no {name}"
     return None
+
+
+def is_pruned(folder: str | os.PathLike) -> bool:
+    """Whether none of the artifacts summaries read is in ``folder`` (a run kept
+    as its ``metrics.json`` alone)."""
+    return not any(os.path.lexists(Path(folder) / name) for name in ARTIFACTS)
 
 
 # ---------------------------------------------------------------- writing
