@@ -24,6 +24,7 @@ __all__ = [
     "parse_number",
     "unique",
     "check_choice",
+    "check_bool",
     "check_name",
 ]
 
@@ -118,6 +119,14 @@ def check_choice(value, name: str, choices) -> None:
     """ValueError naming ``name`` unless ``value`` is one of ``choices``."""
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+
+
+def check_bool(value, name: str) -> bool:
+    """``value`` if it is ``True`` or ``False`` (not 0/1, not text), else a
+    ValueError naming ``name``."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return value
 
 
 def check_name(value, name: str) -> None:

@@ -261,6 +261,7 @@ def _settings(args) -> dict:
         lbfgs=args.lbfgs,
         seconds=args.seconds,
         checkpoint_every=args.checkpoint_every,
+        compile_jets=args.compile_jets,
         overwrite=args.overwrite,
         progress=not args.no_progress,
         **{

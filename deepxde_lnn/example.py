@@ -6,7 +6,7 @@ A case file ends with ``deepxde_lnn.main(CASE)`` under ``if __name__ ==
 (its loss table included) and then prints the errors on the case's evaluation
 grid. The flags mean what they mean in
 ``deepxde-lnn run``: ``--method``, ``--profile``, ``--iterations``, ``--seed``,
-``--lr``, ``--dtype``, ``--lbfgs``; defaults come from the profile (``quick``
+``--lr``, ``--dtype``, ``--lbfgs``, ``--compile-jets``; defaults come from the profile (``quick``
 unless asked). With L-BFGS (the ``accurate`` profile) a script continues the
 DeepXDE way, ``model.compile("L-BFGS"); model.train()`` (DeepXDE's own loop, whose
 iteration cap ``parse_args`` sets).
@@ -46,6 +46,7 @@ class ExampleArgs:
     iterations: int
     seed: int
     lbfgs: int = 0  # L-BFGS iterations after Adam (the accurate profile)
+    compile_jets: bool = False  # the jets through torch.compile
 
     @property
     def decay(self):
@@ -56,7 +57,9 @@ class ExampleArgs:
         """The method's training data: the case's terms with the profile's counts
         (changed as the method needs, e.g. XPINN interface terms), seeded."""
         prof = replace(self.profile, iterations=self.iterations, lr=self.lr)
-        return build_data(self.method, case, prof, self.seed)
+        return build_data(
+            self.method, case, prof, self.seed, compile_jets=self.compile_jets
+        )
 
     def net(self, case: Case):
         """The method's network, initialised under ``dde.config.set_random_seed``."""
@@ -98,6 +101,7 @@ def parse_args(case: Case, argv=None) -> ExampleArgs:
             profile=args.profile,
             dtype=args.dtype,
             lbfgs=args.lbfgs,
+            compile_jets=args.compile_jets,
         ).resolved(case)
     except ValueError as err:
         parser.error(str(err))
@@ -105,7 +109,15 @@ def parse_args(case: Case, argv=None) -> ExampleArgs:
     prof = case.profile(cfg.profile)
     if cfg.lbfgs:
         _lbfgs_cap(cfg.lbfgs)
-    return ExampleArgs(cfg.method, prof, cfg.lr, cfg.iterations, cfg.seed, cfg.lbfgs)
+    return ExampleArgs(
+        cfg.method,
+        prof,
+        cfg.lr,
+        cfg.iterations,
+        cfg.seed,
+        cfg.lbfgs,
+        cfg.compile_jets,
+    )
 
 
 def _lbfgs_cap(maxiter: int) -> None:

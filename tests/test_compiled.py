@@ -1,17 +1,32 @@
-"""Compiled jets (``ResampledPDE(compile_jets=True)``) against the eager jets."""
+"""Compiled jets (``ResampledPDE(compile_jets=True)``) against the eager jets, for
+single and stacked runs, and ``compile_jets`` as a run option (RunConfig, the API,
+the command line, case scripts)."""
 
+import inspect
+import json
 import os
+import sys
 import warnings
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
 import deepxde as dde
+import deepxde_lnn
+from deepxde_lnn import cases, cli, example
+from deepxde_lnn.experiments.api import Settings
 from deepxde_lnn.networks import compiled, taylor
+from deepxde_lnn.networks.stacked import StackedNet
 from deepxde_lnn.pinn.data import ResampledPDE, Term
+from deepxde_lnn.pinn.methods import build_net
 from deepxde_lnn.networks.nn import LNN
 from deepxde_lnn.pinn.sampling import Box, Edge
+from deepxde_lnn.training import runner
+from deepxde_lnn.training.config import RunConfig
+from deepxde_lnn.training.ensemble import EnsembleData
 
 LO, HI = (0.0, 0.0), (1.0, 1.0)
 
@@ -131,3 +146,169 @@ def test_compiled_jets_as_cuda_graphs_train_as_eager(float64):
     assert compiled.mode_for(torch.device("cuda")) == "reduce-overhead"
     assert not fast[2]._compiled[laplacian_jet].fallback
     _assert_same_training(fast, eager, 1e-9)
+
+
+# --- stacked runs: the per-run-vmapped jet, compiled ---------------------------------
+
+STACKED_SEEDS = (3, 4, 5)
+
+
+def _train_stacked(name: str, compile_jets: bool, steps: int = 4):
+    """Three seeds of ``name``'s LNN (16 points per term) as one stacked model:
+    the (steps, K, T) training losses, the stacked parameters and the data."""
+    case = cases.get(name)
+    prof = replace(case.quick, counts={t.name: 16 for t in case.terms})
+    datas, nets = [], []
+    for seed in STACKED_SEEDS:
+        dde.config.set_random_seed(seed)
+        terms = case.make_terms(prof)
+        datas.append(ResampledPDE(terms, seed=seed, compile_jets=compile_jets))
+        nets.append(build_net("lnn", case))
+    data, net = EnsembleData(datas), StackedNet(nets)
+    model = dde.Model(data, net)
+    model.compile("adam", lr=prof.lr)
+    losses = []
+    for _ in range(steps):
+        model.train_step(*data.train_next_batch())
+        losses.append(data.last_losses.cpu().numpy())
+    return np.array(losses), [p.detach().cpu().numpy() for p in net.parameters()], data
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "aot_eager_decomp_partition",
+        pytest.param(
+            "inductor",
+            marks=pytest.mark.skipif(
+                not os.environ.get(SLOW),
+                reason=f"inductor's C++ compile takes minutes cold: set {SLOW}=1",
+            ),
+        ),
+    ],
+)
+def test_stacked_runs_compile_the_vmapped_jet(float64, monkeypatch, backend):
+    """K seeds in one model compile each jet vmapped over the runs: the same
+    losses and Adam iterates as the eager stacked jets, to rounding (float64)."""
+    monkeypatch.setitem(compiled.OPTIONS, "backend", backend)
+    eager = _train_stacked("laplace", False)
+    fast = _train_stacked("laplace", True)
+    own = fast[2].runs[0]._compiled  # the runs' losses are runs[0]'s code
+    jets = {t.jet for t in cases.get("laplace").terms if t.jet is not None}
+    assert len(own) == len(jets) == 2  # one compiled function per jet
+    assert not any(f.fallback for f in own.values())
+    _assert_same_training(fast, eager, 1e-10)
+    assert np.abs(eager[0][0] - eager[0][-1]).max() > 1e-3  # it did train
+    assert eager[0].shape[1] == len(STACKED_SEEDS)
+    assert not np.allclose(eager[0][:, 0], eager[0][:, 1])  # runs of their own
+    net = StackedNet([build_net("lnn", cases.get("laplace"))])
+    text = fast[2].describe_derivatives(net)
+    assert text.startswith("Taylor-mode jets compiled with torch.compile (pde")
+
+
+# --- the run option ------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_compile(monkeypatch):
+    """``compiled.compiled`` replaced by a recorder that returns the eager jet
+    (what it was asked to compile, in order): no compile is paid."""
+    asked = []
+
+    def fake(jet):
+        asked.append(jet)
+
+        def call(x, net):
+            return jet(x, net)
+
+        call.fallback = []
+        return call
+
+    monkeypatch.setattr(compiled, "compiled", fake)
+    return asked
+
+
+QUIET = dict(progress=False, verbose=False)
+
+
+def _record(folder) -> dict:
+    return json.loads((Path(folder) / "metrics.json").read_text())
+
+
+def test_compile_jets_is_not_part_of_a_runs_identity():
+    plain = RunConfig("laplace").resolved()
+    fast = RunConfig("laplace", compile_jets=True).resolved()
+    assert fast.compile_jets is True and plain.compile_jets is False
+    assert fast.identity() == plain.identity()
+    assert "compile_jets" not in fast.identity()
+
+
+def test_the_runner_builds_compiled_data_and_records_it(tmp_path, fake_compile):
+    cfg = RunConfig("laplace", iterations=2, compile_jets=True).resolved()
+    job = runner._build(cases.get("laplace"), [cfg], [None], [None])
+    assert job.data.compile_jets is True
+    rec = runner.run(cfg, tmp_path / "fast", progress=None)
+    assert rec["derivatives"].startswith(
+        "Taylor-mode jets compiled with torch.compile (pde, "
+    )
+    assert "compile_jets" not in rec
+    jets = {t.jet for t in cases.get("laplace").terms if t.jet is not None}
+    assert set(fake_compile) == jets  # each jet compiled once, in the one run
+    plain = runner.run(replace(cfg, compile_jets=False), tmp_path / "plain")
+    assert plain["derivatives"].startswith("Taylor-mode jets (pde, ")
+    assert len(fake_compile) == len(jets)  # the eager run compiled nothing
+
+
+def test_the_api_keyword_reaches_single_and_stacked_runs(tmp_path, fake_compile):
+    res = deepxde_lnn.run(
+        "laplace", iterations=2, compile_jets=True, out=tmp_path / "one", **QUIET
+    )
+    assert "compiled with torch.compile" in res.record["derivatives"]
+    n = len(fake_compile)
+    cmp = deepxde_lnn.compare(
+        "laplace",
+        methods=["lnn"],
+        seeds=[1, 2],
+        iterations=2,
+        batch="on",
+        compile_jets=True,
+        out=tmp_path / "cmp",
+        workers=1,
+        **QUIET,
+    )
+    recs = [r.record for r in cmp.runs]
+    assert [r["batched_runs"] for r in recs] == [2, 2]  # one stacked model
+    assert all("compiled with torch.compile" in r["derivatives"] for r in recs)
+    assert len(fake_compile) == 2 * n  # the vmapped jets, compiled once each
+    assert all(f.__name__ == "per_run" for f in fake_compile[n:])
+
+
+@pytest.mark.parametrize("command", ["run", "compare", "sweep", "ablate"])
+def test_every_command_takes_compile_jets(command):
+    argv = [command, "laplace"] + (["--lrs", "1e-3"] if command == "sweep" else [])
+    parser = cli.build_parser()
+    on = cli._settings(parser.parse_args([*argv, "--compile-jets"]))
+    off = cli._settings(parser.parse_args(argv))
+    assert on["compile_jets"] is True and off["compile_jets"] is False
+    assert "compile_jets" in inspect.signature(getattr(deepxde_lnn, command)).parameters
+
+
+def test_a_case_script_takes_compile_jets():
+    case = cases.get("laplace")
+    assert example.parse_args(case, ["--compile-jets"]).data(case).compile_jets
+    assert not example.parse_args(case, []).data(case).compile_jets
+
+
+def test_bad_compile_jets_is_refused_naming_it(tmp_path, capsys):
+    with pytest.raises(
+        ValueError, match=r"^compile_jets must be True or False, got 'yes'"
+    ):
+        deepxde_lnn.run("laplace", compile_jets="yes", out=tmp_path / "a", **QUIET)
+    assert not (tmp_path / "a").exists()
+    with pytest.raises(ValueError, match="^compile_jets must be True or False, got 1"):
+        RunConfig("laplace", compile_jets=1).resolved()
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["run", "laplace", "--compile-jets=yes", "--out", str(tmp_path / "b")])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and not (tmp_path / "b").exists()
+    assert err.count("\n") == 1 and err.startswith("error: argument --compile-jets")

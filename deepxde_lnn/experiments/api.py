@@ -205,6 +205,7 @@ class Settings:
     optimizer: str = "adam"
     seconds: float | None = None
     checkpoint_every: int = 1000
+    compile_jets: bool = False
     overwrite: bool = False
     workers: int | None = None
     backend: str = "loky"
@@ -256,7 +257,10 @@ _DOC = """
         profile, lr, iterations (Adam steps), dtype ("float32"/"float64"),
         lbfgs (L-BFGS iterations after Adam), optimizer ("adam", the only first
         phase), seconds (a wall-clock budget per run; ``iterations`` is then a
-        cap), checkpoint_every (steps).
+        cap), checkpoint_every (steps), compile_jets (the Taylor-mode
+        derivatives through ``torch.compile``: a first compile of minutes on a
+        CPU, cached afterwards, for shorter steps; not part of a run's identity,
+        its record's "derivatives" says whether they were compiled).
 
     Execution:
         overwrite: replace finished runs of another configuration in ``out``.
@@ -403,6 +407,7 @@ def run(
     optimizer: str = "adam",
     seconds: float | None = None,
     checkpoint_every: int = 1000,
+    compile_jets: bool = False,
     overwrite: bool = False,
     progress: bool = True,
     verbose: bool = True,
@@ -455,6 +460,7 @@ def compare(
     optimizer: str = "adam",
     seconds: float | None = None,
     checkpoint_every: int = 1000,
+    compile_jets: bool = False,
     overwrite: bool = False,
     workers: int | None = None,
     backend: str = "loky",
@@ -529,6 +535,7 @@ def sweep(
     optimizer: str = "adam",
     seconds: float | None = None,
     checkpoint_every: int = 1000,
+    compile_jets: bool = False,
     overwrite: bool = False,
     workers: int | None = None,
     backend: str = "loky",
@@ -606,6 +613,7 @@ def ablate(
     optimizer: str = "adam",
     seconds: float | None = None,
     checkpoint_every: int = 1000,
+    compile_jets: bool = False,
     overwrite: bool = False,
     workers: int | None = None,
     backend: str = "loky",
@@ -660,6 +668,7 @@ def _config(s: Settings, case: Problem, method: str, seed: int | None) -> RunCon
         checkpoint_every=s.checkpoint_every,
         seconds=s.seconds,
         lbfgs=s.lbfgs,
+        compile_jets=s.compile_jets,
     )
 
 

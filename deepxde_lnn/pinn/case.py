@@ -137,8 +137,12 @@ class Case:
     def stackable(self, method: str) -> bool:
         return methods.get(method).stackable
 
-    def build_data(self, method: str, profile: Profile, seed: int) -> ResampledPDE:
-        return methods.build_data(method, self, profile, seed)
+    def build_data(
+        self, method: str, profile: Profile, seed: int, compile_jets: bool = False
+    ) -> ResampledPDE:
+        return methods.build_data(
+            method, self, profile, seed, compile_jets=compile_jets
+        )
 
     def build_net(self, method: str):
         return methods.build_net(method, self)

@@ -93,7 +93,11 @@ class DeepXDEProblem:
     def stackable(self, method: str) -> bool:
         return False  # stacking needs the package's own data and networks
 
-    def build_data(self, method: str, profile: Profile, seed: int) -> TrackedData:
+    def build_data(
+        self, method: str, profile: Profile, seed: int, compile_jets: bool = False
+    ) -> TrackedData:
+        """The user's data; ``compile_jets`` is ignored (DeepXDE's own losses have
+        no jets: its record says "nested autograd")."""
         return TrackedData(self.make_data())
 
     def build_net(self, method: str) -> dde.nn.NN:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._backend import ensure_pytorch_backend
+from ..checks import check_bool
 
 ensure_pytorch_backend()
 
@@ -205,11 +206,7 @@ class ResampledPDE(Data):
             )
         self.derivatives = derivatives
         self._jet_ok: dict[int, bool] = {}
-        if not isinstance(compile_jets, bool):
-            raise ValueError(
-                f"compile_jets must be True or False, got {compile_jets!r}"
-            )
-        self.compile_jets = compile_jets
+        self.compile_jets = check_bool(compile_jets, "compile_jets")
         self._compiled: dict = {}
         if isinstance(terms, Term) or not isinstance(terms, Iterable):
             raise ValueError(f"terms must be a sequence of Term, got {terms!r}")
@@ -375,7 +372,7 @@ class ResampledPDE(Data):
             if t.jet is not None and t.kind != "value":
                 groups.setdefault(t.jet, []).append(i)
         out, K = {}, len(Xs)
-        if self.compile_jets and stacked is None and torch.is_grad_enabled():
+        if self.compile_jets and torch.is_grad_enabled():
             from ..networks import compiled
 
             compiled.begin_step(inputs.device)
@@ -385,7 +382,7 @@ class ResampledPDE(Data):
             if stacked is None:
                 r = self._jet_function(jet)(x, net)
             else:
-                r = stacked.per_run(jet, x)
+                r = self._jet_function(_per_run(jet))(x, stacked)
             parts = torch.split(
                 r.reshape(K, -1, *r.shape[1:]), [self.terms[i].n for i in idx], 1
             )
@@ -394,7 +391,8 @@ class ResampledPDE(Data):
 
     def _jet_function(self, jet):
         """``jet`` itself, or its compiled version (one per jet function) while
-        gradients are recorded (training; an evaluation is not worth a compile)."""
+        gradients are recorded (training; an evaluation is not worth a compile).
+        Stacked runs compile ``_per_run(jet)``: the jet vmapped over the runs."""
         if not (self.compile_jets and torch.is_grad_enabled()):
             return jet
         if jet not in self._compiled:
@@ -425,6 +423,18 @@ class ResampledPDE(Data):
                 how += " compiled with torch.compile"
             return f"{how} ({', '.join(jets)}); others nested autograd"
         return "nested autograd (DeepXDE)"
+
+
+@functools.cache
+def _per_run(jet):
+    """``jet`` for a :class:`~deepxde_lnn.networks.stacked.StackedNet`: each run's
+    jet on its row block (``StackedNet.per_run``), one function per ``jet`` (so
+    one compiled function per jet for stacked runs too)."""
+
+    def per_run(x: torch.Tensor, stacked):
+        return stacked.per_run(jet, x)
+
+    return per_run
 
 
 def is_training_pass(model) -> bool:

@@ -335,9 +335,11 @@ def build_data(
     profile: Profile,
     seed: int | None,
     derivatives: str = "taylor",
+    compile_jets: bool = False,
 ) -> ResampledPDE:
     """``method``'s training data for ``case`` under ``profile``: the case's terms
-    (with the profile's counts) as the method changes them, and its weights hook."""
+    (with the profile's counts) as the method changes them, and its weights hook
+    (``derivatives``, ``compile_jets``: as :class:`~.data.ResampledPDE` takes them)."""
     from .data import ResampledPDE
 
     m = get(method)
@@ -349,6 +351,7 @@ def build_data(
         resample=profile.resample,
         derivatives=derivatives,
         weights=weights,
+        compile_jets=compile_jets,
     )
 
 

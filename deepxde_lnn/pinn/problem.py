@@ -91,9 +91,13 @@ class Problem(Protocol):
     def stackable(self, method: str) -> bool:
         """Whether seeds of ``method`` can train as one stacked model."""
 
-    def build_data(self, method: str, profile: Profile, seed: int) -> Data:
+    def build_data(
+        self, method: str, profile: Profile, seed: int, compile_jets: bool = False
+    ) -> Data:
         """``method``'s training data (a DeepXDE ``Data`` with the attributes of
-        :class:`~deepxde_lnn.pinn.data.ResampledPDE` that the runner reads)."""
+        :class:`~deepxde_lnn.pinn.data.ResampledPDE` that the runner reads);
+        ``compile_jets``: its Taylor-mode residuals through ``torch.compile``
+        (where it has any; its ``describe_derivatives`` says what it did)."""
 
     def build_net(self, method: str) -> Module:
         """``method``'s network, initialised from torch's current random state."""

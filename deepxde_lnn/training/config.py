@@ -1,16 +1,24 @@
 """A run's configuration: what a run is, checked without torch or DeepXDE.
 
 One :class:`RunConfig` is one run (case, method, seed, learning rate, steps,
-profile, float type, budget, L-BFGS, schedule); :meth:`RunConfig.resolved` checks
-every field and fills the profile's defaults, :meth:`RunConfig.identity` is what
-makes two runs the same run (records and checkpoints are matched on it).
+profile, float type, budget, L-BFGS, schedule) and how it computes (compiled
+jets); :meth:`RunConfig.resolved` checks every field and fills the profile's
+defaults, :meth:`RunConfig.identity` is what makes two runs the same run (records
+and checkpoints are matched on it; how a run computes is not part of it).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-from ..checks import SEED_MAX, check_choice, check_int, check_positive, is_number
+from ..checks import (
+    SEED_MAX,
+    check_bool,
+    check_choice,
+    check_int,
+    check_positive,
+    is_number,
+)
 from ..pinn.problem import DTYPES, Problem
 
 __all__ = ["RunConfig", "TIME_CAP", "stackable_protocol"]
@@ -33,6 +41,9 @@ class RunConfig:
     seconds: float | None = None  # a wall-clock budget; iterations is then a cap
     lbfgs: int | None = None  # L-BFGS iterations after the Adam steps
     decay: tuple | None = None  # Adam's learning-rate schedule (DeepXDE's format)
+    # the jets through torch.compile: the same math, rounded otherwise; recorded in
+    # the run's "derivatives" text, not part of its identity
+    compile_jets: bool = False
 
     def resolved(self, case: Problem | None = None) -> RunConfig:
         """Validate every field (ValueError naming it) and fill profile defaults
@@ -58,6 +69,7 @@ class RunConfig:
         check_int(seed, "seed", 0, SEED_MAX)
         check_int(iterations, "iterations", 1)
         check_int(self.checkpoint_every, "checkpoint_every", 1)
+        check_bool(self.compile_jets, "compile_jets")
         check_positive(lr, "lr")
         seconds = None if self.seconds is None else float(self.seconds)
         decay = _check_decay(prof.decay if self.decay is None else self.decay)
@@ -73,9 +85,10 @@ class RunConfig:
         )
 
     def identity(self) -> dict:
-        """The fields that determine a run's result (not ``checkpoint_every``)."""
+        """The fields that determine a run's result (not ``checkpoint_every``,
+        nor ``compile_jets``: the same iterates up to rounding)."""
         out = asdict(self)
-        del out["checkpoint_every"]
+        del out["checkpoint_every"], out["compile_jets"]
         if out["seconds"] is None:  # step budget: as records before time budgets
             del out["seconds"]
         if not out["lbfgs"]:  # Adam only: as records before the accurate profile

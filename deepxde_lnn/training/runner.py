@@ -356,7 +356,7 @@ def _build(case: Problem, cfgs, folders, states) -> _Job:
     runs = []
     for c, folder in zip(cfgs, folders):
         dde.config.set_random_seed(c.seed)
-        data = case.build_data(c.method, profile, c.seed)
+        data = case.build_data(c.method, profile, c.seed, compile_jets=c.compile_jets)
         runs.append(_Run(c, folder, data, case.build_net(c.method)))
     if len(runs) == 1:
         net, data = runs[0].net, runs[0].data
