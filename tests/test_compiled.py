@@ -78,21 +78,20 @@ def _assert_same_training(a, b, tol):
 #: machine, so it runs on request; the traced, decomposed and partitioned graphs
 #: (everything but the code generation) are checked always
 SLOW = "DEEPXDE_LNN_COMPILE_TESTS"
-
-
-@pytest.mark.parametrize(
-    "backend",
-    [
-        "aot_eager_decomp_partition",
-        pytest.param(
-            "inductor",
-            marks=pytest.mark.skipif(
-                not os.environ.get(SLOW),
-                reason=f"inductor's C++ compile takes minutes cold: set {SLOW}=1",
-            ),
+# a fast compiler backend always; inductor (a cold C++ compile of minutes) on request
+BACKENDS = [
+    "aot_eager_decomp_partition",
+    pytest.param(
+        "inductor",
+        marks=pytest.mark.skipif(
+            not os.environ.get(SLOW),
+            reason=f"inductor's C++ compile takes minutes cold: set {SLOW}=1",
         ),
-    ],
-)
+    ),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_compiled_jets_train_as_the_eager_jets(float64, monkeypatch, backend):
     """torch.compile fuses the jets' arithmetic: the same losses and Adam iterates
     as the eager jets, to rounding (float64)."""
@@ -174,19 +173,7 @@ def _train_stacked(name: str, compile_jets: bool, steps: int = 4):
     return np.array(losses), [p.detach().cpu().numpy() for p in net.parameters()], data
 
 
-@pytest.mark.parametrize(
-    "backend",
-    [
-        "aot_eager_decomp_partition",
-        pytest.param(
-            "inductor",
-            marks=pytest.mark.skipif(
-                not os.environ.get(SLOW),
-                reason=f"inductor's C++ compile takes minutes cold: set {SLOW}=1",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_stacked_runs_compile_the_vmapped_jet(float64, monkeypatch, backend):
     """K seeds in one model compile each jet vmapped over the runs: the same
     losses and Adam iterates as the eager stacked jets, to rounding (float64)."""
