@@ -10,7 +10,12 @@ loss, backward, update) is
 * replayed: every matrix product of the step (``mm``/``addmm``/``bmm``/``baddbmm``
   recorded with its shapes, strides and dtype) is timed alone, at the step's own
   thread count; ``F / t_mm`` is the machine's matmul throughput at the step's shapes;
-* timed: the step itself, ``t_step`` (best of blocks of steps).
+* timed: the step itself, ``t_step`` (best of blocks of steps);
+* compared: the matmul FLOPs of the hand-written loop of ``step_time.py`` (the
+  authors' way: a forward per term, nested autograd) on the same case, and the
+  ratio ours / hand, and the hand step's time and achieved fraction. The step-time
+  ratio ours / hand is the FLOP ratio times the hand's fraction over ours: below
+  the FLOP ratio only by running the products more efficiently than the hand loop.
 
 The achieved fraction of the matmul throughput is ``(F / t_step) / (F / t_mm) =
 t_mm / t_step``: 100 % would be a step that does nothing but its matrix products.
@@ -38,6 +43,7 @@ from deepxde_lnn import cases
 import deepxde as dde
 from deepxde_lnn.pinn.data import ResampledPDE
 from deepxde_lnn.pinn.methods import build_net
+from step_time import HAND, hand_step
 
 aten = torch.ops.aten
 MATMULS = (aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default)
@@ -120,14 +126,7 @@ def matmul_seconds(calls: Counter, repeats: int = 20) -> float:
     operands of its own shapes and strides, best of ``repeats`` blocks)."""
     total = 0.0
     for (func, meta, kwargs), n in calls.items():
-        args = [
-            (
-                torch.empty_strided(m[0], m[1], dtype=m[2]).normal_()
-                if isinstance(m, tuple)
-                else m
-            )
-            for m in meta
-        ]
+        args = [_operand(*m) if isinstance(m, tuple) else m for m in meta]
         kw = dict(kwargs)
         func(*args, **kw)
         best = float("inf")
@@ -138,6 +137,13 @@ def matmul_seconds(calls: Counter, repeats: int = 20) -> float:
             best = min(best, clock() - t)
         total += best
     return total
+
+
+def _operand(shape, stride, dtype) -> torch.Tensor:
+    """Random values viewed with ``shape`` and ``stride`` (strides may be 0, as
+    in the expanded gradients of autograd)."""
+    size = 1 + sum((n - 1) * st for n, st in zip(shape, stride))
+    return torch.randn(size, dtype=dtype).as_strided(shape, stride)
 
 
 def step_seconds(step, steps: int = 10, blocks: int = 5) -> float:
@@ -239,6 +245,7 @@ def main(argv=None) -> None:
     head += ["GFLOP/s", "fraction"]
     if args.compile:
         head += ["compiled ms", "fraction"]
+    head += ["hand MFLOP", "FLOPs/hand", "hand ms", "fraction"]
     print(f"{head[0]:12s} {head[1]:7s}" + "".join(f"{h:>12s}" for h in head[2:]))
     for name in names:
         case = cases.get(name)
@@ -253,6 +260,12 @@ def main(argv=None) -> None:
             if args.compile:  # same FLOPs: the count is the eager step's
                 t_c = step_seconds(build_step(case, method, compile_jets=True))
                 row += [1e3 * t_c, 100 * t_mm / t_c]
+            if name in HAND:
+                h_step = hand_step(case, method)
+                hand, h_calls = count(h_step)
+                t_h = step_seconds(h_step, args.steps, args.blocks)
+                row += [hand / 1e6, flops / hand, 1e3 * t_h]
+                row += [100 * matmul_seconds(h_calls) / t_h]
             cells = "".join(f"{v:12.1f}" if v >= 100 else f"{v:12.2f}" for v in row)
             print(f"{name:12s} {method:7s}{cells}", flush=True)
 

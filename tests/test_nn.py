@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import deepxde_lnn
+from deepxde_lnn.networks.nn import tanh
 from deepxde_lnn import LNN, MLP, LiquidBlock
 from deepxde_lnn.training import runner
 
@@ -59,8 +60,8 @@ def _manual_forward(net, x, layout):
     for lin, blk in zip(net.linears[:-1], net.blocks):
         z = h @ lin.weight.T + lin.bias
         if layout == "standard":
-            z = torch.tanh(z)
-        h = z + blk.alpha * torch.tanh(z @ blk.linear.weight.T + blk.linear.bias)
+            z = tanh(z)
+        h = z + blk.alpha * tanh(z @ blk.linear.weight.T + blk.linear.bias)
     out = net.linears[-1]
     return h @ out.weight.T + out.bias
 
@@ -108,7 +109,7 @@ def test_block_activation_defaults_to_the_network_activation():
     ):
         assert k == k2 and torch.equal(a, b)
     assert torch.equal(tanh_net(x), paper(x))
-    assert torch.equal(tanh_net(x), _manual_forward_sigma(paper, x, *[torch.tanh] * 2))
+    assert torch.equal(tanh_net(x), _manual_forward_sigma(paper, x, *[tanh] * 2))
     assert repr(tanh_net) == repr(paper)
     # the run record's "network" field names the blocks' sigma
     assert runner._describe(tanh_net) == (
@@ -124,8 +125,8 @@ def test_block_activation_defaults_to_the_network_activation():
 @pytest.mark.parametrize(
     "block_activation, hidden, sigma",
     [
-        ("sin", torch.tanh, torch.sin),
-        (torch.sigmoid, torch.tanh, torch.sigmoid),
+        ("sin", tanh, torch.sin),
+        (torch.sigmoid, tanh, torch.sigmoid),
         ("same", torch.sin, torch.sin),
     ],
     ids=["sin", "callable", "same"],
@@ -154,8 +155,8 @@ def test_block_activation_same_follows_activation_list_and_reduced_layout():
     x = torch.rand(3, 1)
     z = torch.sin(net.linears[0](x))
     z = z + net.blocks[0].alpha * torch.sin(net.blocks[0].linear(z))
-    z = torch.tanh(net.linears[1](z))
-    z = z + net.blocks[1].alpha * torch.tanh(net.blocks[1].linear(z))
+    z = tanh(net.linears[1](z))
+    z = z + net.blocks[1].alpha * tanh(net.blocks[1].linear(z))
     torch.testing.assert_close(net(x), net.linears[2](z))
     # reduced layout: "same" makes the hidden activation the blocks' nonlinearity
     net = LNN(
@@ -233,7 +234,7 @@ def test_activation_list_like_fnn():
     x = torch.rand(3, 1)
     z = torch.sin(net.linears[0](x))
     z = net.blocks[0](z)
-    z = net.blocks[1](torch.tanh(net.linears[1](z)))
+    z = net.blocks[1](tanh(net.linears[1](z)))
     torch.testing.assert_close(net(x), net.linears[2](z))
 
 
@@ -328,3 +329,28 @@ def test_lnn_trains_poisson_adam_lbfgs_and_save_restore(tmp_path):
     assert not np.allclose(twin.predict(x), y)
     twin.restore(path)
     np.testing.assert_array_equal(twin.predict(x), y)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_tanh_of_the_networks_is_tanh_to_a_few_units_in_the_last_place(dtype):
+    special = [0.0, -0.0, 1e-30, -1e-30, float("inf"), float("-inf")]
+    x = torch.cat(
+        [
+            torch.linspace(-40, 40, 400_001, dtype=dtype),
+            torch.tensor(special, dtype=dtype),
+        ]
+    )
+    err = (tanh(x) - torch.tanh(x)).abs().max().item()
+    assert err <= 4 * torch.finfo(dtype).eps
+    assert tanh(x).abs().max().item() == 1.0  # saturates, never past +-1
+    assert tanh(torch.tensor([float("nan")], dtype=dtype)).isnan().all()
+
+
+def test_networks_built_with_tanh_use_the_fast_tanh():
+    from deepxde.backend import tanh as dde_tanh
+
+    for act in ("tanh", torch.tanh, dde_tanh):
+        net = LNN([2, 4, 4, 1], act, "Glorot normal")
+        assert net.activation[0] is tanh and net.blocks[0].activation is tanh
+        assert net.extra_repr().endswith("block_activation='tanh'")
+    assert MLP([2, 4, 1], "sin", "Glorot normal").activation[0] is not tanh

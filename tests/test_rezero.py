@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import deepxde_lnn
+from deepxde_lnn.networks.nn import tanh
 from deepxde_lnn import MLP, ReZero, cases
 from deepxde_lnn.experiments import ablation
 from deepxde_lnn.pinn import methods
@@ -33,8 +34,8 @@ def test_zero_alpha_starts_as_the_plain_mlp_and_the_blocks_then_act():
             block.alpha.fill_(0.3 * (i + 1))
     h = x
     for lin, block in zip(net.linears[:-1], net.blocks):
-        z = torch.tanh(h @ lin.weight.T + lin.bias)
-        h = z + block.alpha * torch.tanh(z @ block.linear.weight.T + block.linear.bias)
+        z = tanh(h @ lin.weight.T + lin.bias)
+        h = z + block.alpha * tanh(z @ block.linear.weight.T + block.linear.bias)
     out = net.linears[-1]
     torch.testing.assert_close(net(x), h @ out.weight.T + out.bias)
     assert not torch.allclose(net(x), plain(x))

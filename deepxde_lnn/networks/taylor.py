@@ -65,7 +65,7 @@ from deepxde import backend as bkd  # noqa: E402
 from deepxde import utils as dde_utils  # noqa: E402
 from deepxde.nn import activations as dde_activations  # noqa: E402
 
-from .nn import MLP, LiquidBlock  # noqa: E402
+from .nn import MLP, LiquidBlock, tanh  # noqa: E402
 
 __all__ = [
     "directional_derivatives",
@@ -148,7 +148,7 @@ def _eval_polynomials(y: Tensor, polys: tuple) -> list:
 def _tanh_factors(z0: Tensor, order: int) -> list:
     # tanh' = 1 - tanh^2
     polys = _ode_polynomials((Fraction(1), Fraction(0), Fraction(-1)), order)
-    return _eval_polynomials(torch.tanh(z0), polys)
+    return _eval_polynomials(tanh(z0), polys)
 
 
 def _sigmoid_factors(z0: Tensor, order: int) -> list:
@@ -219,6 +219,7 @@ def register_activation(fn: Callable, factors: TaylorFactors) -> None:
 
 for _fn, _rule in [
     (torch.tanh, _tanh_factors),
+    (tanh, _tanh_factors),
     (F.tanh, _tanh_factors),
     (torch.sin, _sin_factors),
     (torch.cos, _cos_factors),
@@ -453,7 +454,7 @@ def _compose_tanh(y0: Tensor, s0: Tensor, jet: _Jet, lay: _Layout) -> _Jet:
 
 def _activate(factors: TaylorFactors, z0: Tensor, jet: _Jet, lay: _Layout) -> tuple:
     if factors is _tanh_factors:
-        y0 = torch.tanh(z0)
+        y0 = tanh(z0)
         return y0, _compose_tanh(y0, 1.0 - y0 * y0, jet, lay)
     g = factors(z0, lay.order)
     return g[0], _compose(g, jet, lay)
