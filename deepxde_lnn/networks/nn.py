@@ -367,10 +367,10 @@ def tanh(x: torch.Tensor) -> torch.Tensor:
     on a CPU and as ``torch.tanh`` elsewhere.
 
     Same function, rounded differently: on a CPU ``torch.tanh`` (float32 and float64)
-    takes about three times as long as ``torch.sigmoid`` and the identity's three
-    operations together (``benchmarks/activations.py``), and its absolute error stays
-    within a few units in the last place of 1. Every network here built with
-    ``"tanh"`` (or ``torch.tanh``) uses it, in its forward and in its jets."""
+    takes about three times as long as the identity's three operations
+    (``benchmarks/activations.py``), which stay within a few units in the last place
+    of 1 of it. Every network here built with ``"tanh"`` (or ``torch.tanh``) uses
+    it, in its forward and in its jets."""
     if x.device.type == "cpu":
         return 2.0 * torch.sigmoid(2.0 * x) - 1.0
     return torch.tanh(x)
