@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import deepxde_lnn
-from deepxde_lnn.networks.nn import tanh
 from deepxde_lnn import LNN, MLP, LiquidBlock
+from deepxde_lnn.networks.nn import tanh
 from deepxde_lnn.training import runner
 
 import deepxde as dde

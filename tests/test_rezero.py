@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import deepxde_lnn
-from deepxde_lnn.networks.nn import tanh
 from deepxde_lnn import MLP, ReZero, cases
+from deepxde_lnn.networks.nn import tanh
 from deepxde_lnn.experiments import ablation
 from deepxde_lnn.pinn import methods
 from deepxde_lnn.pinn.data import ResampledPDE
