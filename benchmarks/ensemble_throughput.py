@@ -13,6 +13,14 @@ the median is printed.
     python benchmarks/ensemble_throughput.py --case laplace --method lnn \\
         --profile paper --steps 20 --threads 4 --device auto
     python benchmarks/ensemble_throughput.py --matmul --derivatives autograd
+    python benchmarks/ensemble_throughput.py --cuda-graph --ks 1,10,30
+    python benchmarks/ensemble_throughput.py --matrix --cuda-graph --steps 20
+
+``--cuda-graph`` steps every timed model through
+:class:`~deepxde_lnn.training.graphed.GraphedStep` (one CUDA graph per step on a
+GPU; the capture falls in the warm-up steps). ``--matrix`` times every case and
+method of the reproduction matrix at the paper's counts and prints its estimated
+training time.
 
 ``--matmul`` times variants of the stacked forward's batched linear layer, "vmap"
 being the generic rule (the layer's own ``forward`` under ``torch.func.vmap``) that
@@ -30,8 +38,8 @@ import torch
 import deepxde as dde
 from deepxde_lnn.training import ensemble
 from deepxde_lnn.networks import stacked
-from deepxde_lnn.pinn.data import ResampledPDE
-from deepxde_lnn.pinn.methods import METHODS, build_net
+from deepxde_lnn.pinn.methods import METHODS
+from deepxde_lnn.training.graphed import GraphedStep
 
 MATMULS = {
     "baddbmm": lambda h, w, b: torch.baddbmm(b.unsqueeze(1), h, w.transpose(1, 2)),
@@ -84,20 +92,26 @@ class Clock:
         return (self.t[self.stop] - self.t[self.start]) / (self.stop - self.start)
 
 
+GRAPH = {"on": False}  # --cuda-graph: every timed model steps through GraphedStep
+
+
 def time_model(case, method, prof, seeds, steps, warmup, derivatives) -> float:
     """s/step of the runs ``seeds`` trained by one ``dde.Model`` (the runner's
     loop): one run's own data and net, or K seeds stacked."""
     datas, nets = [], []
     for seed in seeds:
         dde.config.set_random_seed(seed)
-        terms = case.make_terms(prof)
-        datas.append(ResampledPDE(terms, seed=seed, derivatives=derivatives))
-        nets.append(build_net(method, case))
+        data = case.build_data(method, prof, seed)
+        data.derivatives = derivatives
+        datas.append(data)
+        nets.append(case.build_net(method))
     if len(seeds) == 1:
         model = dde.Model(datas[0], nets[0])
     else:
         model = dde.Model(ensemble.EnsembleData(datas), stacked.StackedNet(nets))
     model.compile("adam", lr=prof.lr, verbose=0)
+    if GRAPH["on"]:
+        GraphedStep(model).install()
     # ticks at the start of iterations warmup+1 and warmup+steps+1: the last
     # iteration (with DeepXDE's final evaluation) is not timed
     clock = Clock(warmup + 1, warmup + steps + 1)
@@ -162,6 +176,37 @@ def matmul_table(args, case, prof) -> None:
         print(f"  {name:<11} {min(ts):.4f}")
 
 
+MATRIX_METHODS = ("lnn", "pinn", "pinn-matched", "rba", "xpinn")
+MATRIX_CASES = ("drift_decay", "laplace", "heat", "beam", "rel_b", "rel_c")
+
+
+def matrix_table(args) -> None:
+    """The reproduction matrix's training time on this device: every case and
+    method, ``--seeds`` seeds at the paper's step counts, a method's seeds
+    stacked when it can be (else one after another); runs in sequence."""
+    k, total = args.seeds, 0.0
+    run = (args.steps, args.warmup, args.derivatives)
+    print(f"{'case':<12} {'method':<13} {'K':>2} {'s/step':>9} {'steps':>6} {'min':>7}")
+    for name in MATRIX_CASES:
+        case = get_case(name)
+        prof = case.profile("paper")
+        for method in MATRIX_METHODS:
+            try:
+                case.check_method(method)
+            except ValueError:  # e.g. no XPINN split for this case
+                continue
+            stack = case.stackable(method)
+            seeds = list(range(k)) if stack else [0]
+            t = time_model(case, method, prof, seeds, *run)
+            minutes = prof.iterations * t * (1 if stack else k) / 60
+            total += minutes
+            print(
+                f"{name:<12} {method:<13} {len(seeds):>2} {t:>9.4f} "
+                f"{prof.iterations:>6} {minutes:>7.1f}"
+            )
+    print(f"matrix ({k} seeds, paper steps, in sequence): {total:.1f} minutes")
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--case", default="laplace")
@@ -176,7 +221,19 @@ def main(argv=None) -> None:
     p.add_argument("--dtype", default="float32", choices=("float32", "float64"))
     p.add_argument("--derivatives", default="taylor", choices=("taylor", "autograd"))
     p.add_argument("--matmul", action="store_true", help="compare matmul variants")
+    p.add_argument(
+        "--cuda-graph",
+        action="store_true",
+        help="step through GraphedStep (one CUDA graph per step on a GPU)",
+    )
+    p.add_argument(
+        "--matrix",
+        action="store_true",
+        help="estimate the reproduction matrix (6 cases x 5 methods, --seeds each)",
+    )
+    p.add_argument("--seeds", type=int, default=3, help="seeds per cell (--matrix)")
     args = p.parse_args(argv)
+    GRAPH["on"] = args.cuda_graph
     if args.warmup < 1 or args.steps < 1 or args.repeats < 1:
         p.error("--warmup, --steps and --repeats must be >= 1")
 
@@ -198,7 +255,10 @@ def main(argv=None) -> None:
         f"{torch.get_num_threads()} threads; {args.steps} steps timed after "
         f"{args.warmup}"
     )
-    (matmul_table if args.matmul else throughput_table)(args, case, prof)
+    if args.matrix:
+        matrix_table(args)
+    else:
+        (matmul_table if args.matmul else throughput_table)(args, case, prof)
 
 
 if __name__ == "__main__":

@@ -262,6 +262,7 @@ def _settings(args) -> dict:
         seconds=args.seconds,
         checkpoint_every=args.checkpoint_every,
         compile_jets=args.compile_jets,
+        cuda_graph=args.cuda_graph,
         overwrite=args.overwrite,
         progress=not args.no_progress,
         **{

@@ -122,3 +122,11 @@ def add_training_options(p: argparse.ArgumentParser) -> None:
         "buys shorter steps, e.g. on a 2-core CPU the beam LNN's step from 0.47x "
         "to 0.30x a naive PyTorch loop's (docs/running.md, Compiled jets)",
     )
+    p.add_argument(
+        "--cuda-graph",
+        action="store_true",
+        help="on a GPU, capture each Adam step (losses, backward, Adam) as one "
+        "CUDA graph: one launch per step instead of hundreds; the same points and "
+        "math, other rounding. Elsewhere the same step runs eagerly "
+        "(docs/running.md, CUDA graphs)",
+    )

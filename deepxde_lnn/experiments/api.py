@@ -206,6 +206,7 @@ class Settings:
     seconds: float | None = None
     checkpoint_every: int = 1000
     compile_jets: bool = False
+    cuda_graph: bool = False
     overwrite: bool = False
     workers: int | None = None
     backend: str = "loky"
@@ -260,7 +261,10 @@ _DOC = """
         cap), checkpoint_every (steps), compile_jets (the Taylor-mode
         derivatives through ``torch.compile``: a first compile of minutes on a
         CPU, cached afterwards, for shorter steps; not part of a run's identity,
-        its record's "derivatives" says whether they were compiled).
+        its record's "derivatives" says whether they were compiled),
+        cuda_graph (each Adam step as one CUDA graph on a GPU, the same step
+        eagerly elsewhere; not part of a run's identity, its record's "step"
+        says how the steps ran).
 
     Execution:
         overwrite: replace finished runs of another configuration in ``out``.
@@ -408,6 +412,7 @@ def run(
     seconds: float | None = None,
     checkpoint_every: int = 1000,
     compile_jets: bool = False,
+    cuda_graph: bool = False,
     overwrite: bool = False,
     progress: bool = True,
     verbose: bool = True,
@@ -461,6 +466,7 @@ def compare(
     seconds: float | None = None,
     checkpoint_every: int = 1000,
     compile_jets: bool = False,
+    cuda_graph: bool = False,
     overwrite: bool = False,
     workers: int | None = None,
     backend: str = "loky",
@@ -536,6 +542,7 @@ def sweep(
     seconds: float | None = None,
     checkpoint_every: int = 1000,
     compile_jets: bool = False,
+    cuda_graph: bool = False,
     overwrite: bool = False,
     workers: int | None = None,
     backend: str = "loky",
@@ -614,6 +621,7 @@ def ablate(
     seconds: float | None = None,
     checkpoint_every: int = 1000,
     compile_jets: bool = False,
+    cuda_graph: bool = False,
     overwrite: bool = False,
     workers: int | None = None,
     backend: str = "loky",
@@ -669,6 +677,7 @@ def _config(s: Settings, case: Problem, method: str, seed: int | None) -> RunCon
         seconds=s.seconds,
         lbfgs=s.lbfgs,
         compile_jets=s.compile_jets,
+        cuda_graph=s.cuda_graph,
     )
 
 

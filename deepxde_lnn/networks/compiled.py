@@ -20,21 +20,37 @@ warning says so and the eager jet is used from then on.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import warnings
 from collections.abc import Callable
 
 import torch
 
-__all__ = ["compiled", "begin_step", "mode_for", "OPTIONS"]
+__all__ = ["compiled", "begin_step", "mode_for", "inside_graph", "OPTIONS"]
 
 #: extra ``torch.compile`` keywords for every compiled jet (e.g. a ``backend``)
 OPTIONS: dict = {}
 
+_INSIDE_GRAPH = [False]
+
 
 def mode_for(device: torch.device) -> str:
-    """``torch.compile`` mode: CUDA graphs on CUDA, plain fusion elsewhere."""
-    return "reduce-overhead" if device.type == "cuda" else "default"
+    """``torch.compile`` mode: CUDA graphs on CUDA (unless inside a larger
+    graph), plain fusion elsewhere."""
+    own_graphs = device.type == "cuda" and not _INSIDE_GRAPH[0]
+    return "reduce-overhead" if own_graphs else "default"
+
+
+@contextlib.contextmanager
+def inside_graph():
+    """Within, compiled jets are plain fused kernels on CUDA too: a whole step
+    captured as one CUDA graph (:mod:`deepxde_lnn.training.graphed`) holds them."""
+    before, _INSIDE_GRAPH[0] = _INSIDE_GRAPH[0], True
+    try:
+        yield
+    finally:
+        _INSIDE_GRAPH[0] = before
 
 
 def begin_step(device: torch.device) -> None:

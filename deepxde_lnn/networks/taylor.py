@@ -55,6 +55,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import NamedTuple
 
+import numpy as np
+
 from .._backend import ensure_pytorch_backend
 
 ensure_pytorch_backend()
@@ -506,11 +508,39 @@ def _check_order(order) -> int:
     return int(order)
 
 
+def _axis_directions(x: Tensor, axes: Sequence[int]) -> Tensor:
+    """The unit vectors of ``axes`` as ``(D, 1, d)`` directions (rows of an
+    identity picked one by one: no index tensor copied from the host)."""
+    eye = torch.eye(x.shape[1], dtype=x.dtype, device=x.device)
+    rows = [eye[i] for i in axes]
+    return (torch.stack(rows) if rows else eye[:0]).unsqueeze(1)
+
+
+SMALL = 64  # constants of at most this many numbers are made once per device
+
+
+def _constant(value, x: Tensor) -> Tensor:
+    """``value`` (a tensor, or numbers: a tuple, list or array) as a tensor with
+    ``x``'s dtype and device. A small constant is made once per value, dtype and
+    device (a step replayed as a CUDA graph cannot copy from the host)."""
+    if isinstance(value, Tensor):
+        return value.to(dtype=x.dtype, device=x.device)
+    a = np.asarray(value, dtype=np.float64)
+    if a.size > SMALL:
+        return torch.as_tensor(a, dtype=x.dtype, device=x.device)
+    return _made_once(tuple(a.ravel().tolist()), a.shape, x.dtype, x.device)
+
+
+@lru_cache(maxsize=256)
+def _made_once(values: tuple, shape: tuple, dtype, device) -> Tensor:
+    return torch.tensor(values, dtype=dtype, device=device).reshape(shape)
+
+
 def _directions(directions, x: Tensor) -> Tensor:
     """``(D, d)`` or ``(D, N, d)`` direction tensor on ``x``'s device/dtype, as
     ``(D, 1, d)`` or ``(D, N, d)``."""
     n, d = x.shape
-    v = torch.as_tensor(directions, dtype=x.dtype, device=x.device)
+    v = _constant(directions, x)
     if v.ndim == 2 and v.shape[1] == d:
         return v.unsqueeze(1)
     if v.ndim == 3 and v.shape[1:] == (n, d):
@@ -529,7 +559,7 @@ def _one_direction(direction, x: Tensor) -> Tensor:
             raise ValueError(f"direction axis must be in [0, {d}), got {direction}")
         v = torch.eye(d, dtype=x.dtype, device=x.device)[direction]
     else:
-        v = torch.as_tensor(direction, dtype=x.dtype, device=x.device)
+        v = _constant(direction, x)
     if v.shape not in ((d,), tuple(x.shape)):
         raise ValueError(
             f"direction must be an axis, a ({d},) vector or (N, {d}) vectors, "
@@ -626,8 +656,7 @@ def pure_derivatives(
     orders = [top[i] for i in axes]
     if strategy == "stacked":
         orders = [max(orders, default=0)] * len(axes)
-    eye = torch.eye(x.shape[1], dtype=x.dtype, device=x.device)
-    u, c, _ = _jets(net, x, eye[axes].unsqueeze(1), orders)
+    u, c, _ = _jets(net, x, _axis_directions(x, axes), orders)
     row = {i: r for r, i in enumerate(axes)}
     return u, [math.factorial(k) * c[k - 1][row[i]] if k else u for i, k in requests]
 
@@ -654,8 +683,7 @@ def pure_derivative_combination(
     for a, i, k in terms:
         if k and k == top[i]:
             weights[row[i]] += float(a) * math.factorial(k)
-    eye = torch.eye(x.shape[1], dtype=x.dtype, device=x.device)
-    u, c, lu = _jets(net, x, eye[axes].unsqueeze(1), [top[i] for i in axes], weights)
+    u, c, lu = _jets(net, x, _axis_directions(x, axes), [top[i] for i in axes], weights)
     lu = u.new_zeros(u.shape) if lu is None else lu
     for a, i, k in terms:
         if k == 0:

@@ -31,6 +31,7 @@ other rows would be thrown away. ``data.train_x`` holds every term's points.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import inspect
@@ -139,12 +140,12 @@ def _uncached(name: str, bc):
     points every step that cache would return stale values (ids are reused) and
     grow without bound. The functions are rebuilt from public parts: the user's
     function (``inspect.unwrap`` of the ``functools.wraps`` chain) and the
-    geometry's ``boundary_normal``.
+    geometry's ``boundary_normal``, as :class:`HostFunction` objects.
     """
     _check_supported(name, bc)
     bc = copy.copy(bc)
     if isinstance(bc, icbc.BC):
-        bc.boundary_normal = _range_call(return_tensor(bc.geom.boundary_normal))
+        bc.boundary_normal = HostFunction(return_tensor(bc.geom.boundary_normal))
     if isinstance(bc, _VALUE_FUNC):
         user = inspect.unwrap(bc.func)
         if get_num_args(user) != 1:
@@ -152,20 +153,46 @@ def _uncached(name: str, bc):
                 f"Term {name!r}: condition functions with auxiliary variables are "
                 "not supported by ResampledPDE"
             )
-        bc.func = _range_call(return_tensor(user))
+        bc.func = HostFunction(return_tensor(user))
     return bc
 
 
-def _range_call(func):
-    """DeepXDE's ``func(X, beg, end, aux_var)`` calling convention, no cache
-    (``wraps`` keeps the chain to the user's function, so rebuilding is
-    idempotent)."""
+class HostFunction:
+    """A condition's function of the points alone (its values, or the boundary
+    normals), evaluated on the host's NumPy rows, in DeepXDE's ``(X, beg, end,
+    aux_var)`` convention and without DeepXDE's cache (``__wrapped__`` keeps the
+    chain to the user's function, so rebuilding is idempotent).
 
-    @functools.wraps(func)
-    def call(X, beg, end, aux_var=None):
-        return func(X[beg:end])
+    While ``staged`` holds a tensor, a call returns it instead: a step whose
+    values were computed on the host beforehand and copied to the device
+    (:meth:`ResampledPDE.staged`), so that the step itself reads no host memory.
+    """
 
-    return call
+    def __init__(self, func):
+        functools.update_wrapper(self, func)
+        self.staged: torch.Tensor | None = None
+
+    def host(self, rows: np.ndarray) -> torch.Tensor:
+        """The values on ``rows``, as the unstaged call gives them."""
+        return self.__wrapped__(rows)
+
+    def __call__(self, X, beg, end, aux_var=None):
+        if self.staged is not None:
+            return self.staged
+        return self.host(X[beg:end])
+
+
+def _host_functions(condition) -> list[HostFunction]:
+    """The point-only functions a condition's ``error`` calls, in a fixed order."""
+    if isinstance(condition, (icbc.DirichletBC, icbc.IC)):
+        names = ("func",)
+    elif isinstance(condition, icbc.NeumannBC):
+        names = ("func", "boundary_normal")
+    elif isinstance(condition, icbc.RobinBC):
+        names = ("boundary_normal",)
+    else:  # OperatorBC: its function takes the tensors
+        names = ()
+    return [getattr(condition, a) for a in names]
 
 
 class ResampledPDE(Data):
@@ -244,6 +271,7 @@ class ResampledPDE(Data):
             slice(int(a), int(b)) for a, b in zip(v_off[:-1], v_off[1:])
         ]
         self.last_losses: torch.Tensor | None = None
+        self._staged_points: torch.Tensor | None = None
         self.rng_state_before_draw = self.rng.bit_generator.state
         self.train_x: np.ndarray | None = None
         self.test_x = self._draw(np.random.default_rng([seed or 0, 7919]))
@@ -277,6 +305,55 @@ class ResampledPDE(Data):
     def _value_rows(self, X: np.ndarray) -> np.ndarray:
         rows = [X[sl] for t, sl in zip(self.terms, self.slices) if t.kind == "value"]
         return np.vstack(rows) if rows else X[:0]
+
+    # --- a step that reads no host memory (CUDA graphs) ---------------------------
+
+    def host_arrays(self, Xs: Sequence[np.ndarray] | None = None) -> list:
+        """What the training losses of the point sets ``Xs`` (default: this run's
+        ``train_x``; K runs' sets in a stack) read from host memory, as CPU
+        tensors: DeepXDE's inputs (the value terms' rows, run by run), the points
+        ``(K, N, d)`` and each condition's point-only values on its rows."""
+        Xs = [self.train_x] if Xs is None else list(Xs)
+        inputs = np.vstack([self._value_rows(X) for X in Xs])
+        out = [torch.from_numpy(inputs), torch.from_numpy(np.stack(Xs))]
+        for t, sl in zip(self.terms, self.slices):
+            if isinstance(t.residual, _CONDITIONS):
+                rows = _term_rows(Xs, sl)
+                out += [f.host(rows) for f in _host_functions(t.residual)]
+        return out
+
+    @contextlib.contextmanager
+    def staged(self, tensors: Sequence[torch.Tensor]):
+        """Within, the losses read the points and the conditions' values from
+        ``tensors`` (laid out as :meth:`host_arrays`, e.g. on the GPU) instead of
+        host memory; ``tensors[0]`` is what to pass DeepXDE as its inputs."""
+        funcs = [
+            f
+            for t in self.terms
+            if isinstance(t.residual, _CONDITIONS)
+            for f in _host_functions(t.residual)
+        ]
+        if len(tensors) != 2 + len(funcs):
+            raise ValueError(f"tensors: expected {2 + len(funcs)}, got {len(tensors)}")
+        self._staged_points = tensors[1]
+        for f, v in zip(funcs, tensors[2:]):
+            f.staged = v
+        try:
+            yield
+        finally:
+            self._staged_points = None
+            for f in funcs:
+                f.staged = None
+
+    def _points(self, Xs, slices, like: torch.Tensor) -> torch.Tensor:
+        """Rows ``slices`` of each run's points (run by run), a new tensor with
+        ``like``'s dtype and device, staged or from the host arrays ``Xs``."""
+        P = self._staged_points
+        if P is not None:
+            parts = [P[k, sl] for k in range(len(Xs)) for sl in slices]
+            return torch.cat(parts).to(like.dtype)
+        rows = np.concatenate([X[sl] for X in Xs for sl in slices])
+        return torch.as_tensor(rows, dtype=like.dtype, device=like.device)
 
     # --- DeepXDE Data API --------------------------------------------------------
 
@@ -334,23 +411,24 @@ class ResampledPDE(Data):
         for i, (term, sl, vsl) in enumerate(
             zip(self.terms, self.slices, self.value_slices)
         ):
-            rows = Xs[0][sl] if K == 1 else np.vstack([X[sl] for X in Xs])
+            rows = _term_rows(Xs, sl)
             if i in jets:
                 r = jets[i]
             else:
                 x, y = _blocks(inputs, K, vsl), _blocks(outputs, K, vsl)
-                r = self._residual(term, rows, x, y, net)
+                r = self._residual(term, Xs, sl, x, y, net)
             _check_residual(term, r, K)
             update = training and self.update_weights
             omega = self.weights(i, term, rows, r, update) if self.weights else None
             losses.append(_weighted(term, _mean_square(r, omega, K)))
         return losses
 
-    def _residual(self, term, rows, value_x, value_y, net):
+    def _residual(self, term, Xs, sl, value_x, value_y, net):
+        rows = _term_rows(Xs, sl)
         if term.kind == "value":
             x, y = value_x, value_y
         else:  # own forward: derivatives on this term's rows only
-            x = torch.as_tensor(rows, dtype=value_x.dtype, device=value_x.device)
+            x = self._points(Xs, [sl], value_x)
             x.requires_grad_()
             if term.kind == "net":
                 return term.residual(x, net)
@@ -377,8 +455,7 @@ class ResampledPDE(Data):
 
             compiled.begin_step(inputs.device)
         for jet, idx in groups.items():
-            rows = np.concatenate([X[self.slices[i]] for X in Xs for i in idx])
-            x = torch.as_tensor(rows, dtype=inputs.dtype, device=inputs.device)
+            x = self._points(Xs, [self.slices[i] for i in idx], inputs)
             if stacked is None:
                 r = self._jet_function(jet)(x, net)
             else:
@@ -489,6 +566,11 @@ def _rows(p, n: int, column: bool = False) -> bool:
 
 def _shape(p) -> str:
     return str(tuple(p.shape)) if isinstance(p, torch.Tensor) else type(p).__name__
+
+
+def _term_rows(Xs, sl: slice) -> np.ndarray:
+    """Rows ``sl`` of each run's host points, run by run."""
+    return Xs[0][sl] if len(Xs) == 1 else np.vstack([X[sl] for X in Xs])
 
 
 def _blocks(t: torch.Tensor, K: int, sl: slice) -> torch.Tensor:

@@ -2,7 +2,7 @@
 
 One :class:`RunConfig` is one run (case, method, seed, learning rate, steps,
 profile, float type, budget, L-BFGS, schedule) and how it computes (compiled
-jets); :meth:`RunConfig.resolved` checks every field and fills the profile's
+jets, a CUDA-graph step); :meth:`RunConfig.resolved` checks every field and fills the profile's
 defaults, :meth:`RunConfig.identity` is what makes two runs the same run (records
 and checkpoints are matched on it; how a run computes is not part of it).
 """
@@ -44,6 +44,9 @@ class RunConfig:
     # the jets through torch.compile: the same math, rounded otherwise; recorded in
     # the run's "derivatives" text, not part of its identity
     compile_jets: bool = False
+    # the Adam step as one CUDA graph (training/graphed.py): the same points and
+    # math, rounded otherwise; how a run computes, not part of its identity
+    cuda_graph: bool = False
 
     def resolved(self, case: Problem | None = None) -> RunConfig:
         """Validate every field (ValueError naming it) and fill profile defaults
@@ -70,6 +73,7 @@ class RunConfig:
         check_int(iterations, "iterations", 1)
         check_int(self.checkpoint_every, "checkpoint_every", 1)
         check_bool(self.compile_jets, "compile_jets")
+        check_bool(self.cuda_graph, "cuda_graph")
         check_positive(lr, "lr")
         seconds = None if self.seconds is None else float(self.seconds)
         decay = _check_decay(prof.decay if self.decay is None else self.decay)
@@ -86,9 +90,10 @@ class RunConfig:
 
     def identity(self) -> dict:
         """The fields that determine a run's result (not ``checkpoint_every``,
-        nor ``compile_jets``: the same iterates up to rounding)."""
+        nor ``compile_jets`` and ``cuda_graph``: the same iterates up to
+        rounding)."""
         out = asdict(self)
-        del out["checkpoint_every"], out["compile_jets"]
+        del out["checkpoint_every"], out["compile_jets"], out["cuda_graph"]
         if out["seconds"] is None:  # step budget: as records before time budgets
             del out["seconds"]
         if not out["lbfgs"]:  # Adam only: as records before the accurate profile

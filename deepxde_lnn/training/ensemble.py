@@ -143,6 +143,14 @@ class EnsembleData(Data):
     def test(self):
         return np.vstack([d.test()[0] for d in self.runs]), None, None
 
+    def host_arrays(self) -> list:
+        """:meth:`ResampledPDE.host_arrays` of the K runs' current point sets."""
+        return self.runs[0].host_arrays([d.train_x for d in self.runs])
+
+    def staged(self, tensors):
+        """:meth:`ResampledPDE.staged`, for the K runs' :meth:`host_arrays`."""
+        return self.runs[0].staged(tensors)
+
     def losses_train(self, targets, outputs, loss_fn, inputs, model, aux=None):
         losses = self._losses([d.train_x for d in self.runs], inputs, outputs, model)
         if is_training_pass(model):

@@ -49,6 +49,7 @@ from ..runs.checkpoint import (
     set_rng_state,
 )
 from .controller import Controller, Progress, Signals, sync  # noqa: E402
+from .graphed import GraphedStep, plain_adam_state, plain_scheduler_state
 from .ensemble import EnsembleData, select_adam_, split_adam_state, stack_adam_states
 from ..runs.folder import FolderError, RunFolder  # noqa: E402
 from ..pinn.metrics import all_fields  # noqa: E402
@@ -112,6 +113,8 @@ class _Job:
     phase: str = "adam"
     adam_text: str = ""  # the Adam phase's description, for the record
     converged: bool = False  # L-BFGS stopped before its iteration cap
+    graphed: GraphedStep | None = None  # the Adam step, staged (cuda_graph)
+    adam_step: str = ""  # how the Adam steps ran (GraphedStep.engine), if staged
     wall_seconds: float = 0.0  # this session's training time (all runs)
 
     @property
@@ -417,6 +420,7 @@ def _compile(job: _Job, phase: str) -> None:
     """Compile the model for ``phase`` (Adam with the profile's decay, or
     L-BFGS with a frozen weights hook), restoring a checkpoint's optimizer state
     saved in the same phase (the runs' states stacked when K > 1)."""
+    job.graphed = None
     if phase == "adam":
         decay = job.profile.decay
         job.model.compile("adam", lr=job.cfg.lr, decay=decay, verbose=0)
@@ -432,6 +436,8 @@ def _compile(job: _Job, phase: str) -> None:
         )
         if job.model.lr_scheduler is not None and saved["scheduler"] is not None:
             job.model.lr_scheduler.load_state_dict(saved["scheduler"])
+    if phase == "adam" and job.cfg.cuda_graph:
+        job.graphed = GraphedStep(job.model).install()
     job.phase = phase
 
 
@@ -472,6 +478,8 @@ def _fold(job: _Job, ctl: Controller) -> None:
         r.diverged_at = ctl.diverged.get(i)
     job.wall_seconds += ctl.elapsed()
     job.live = list(ctl.live)
+    if job.graphed is not None:
+        job.adam_step = job.graphed.engine
 
 
 def _net_states(job: _Job) -> list[dict]:
@@ -481,6 +489,8 @@ def _net_states(job: _Job) -> list[dict]:
 
 def _opt_states(job: _Job) -> list[dict]:
     state = job.model.opt.state_dict()
+    if job.graphed is not None:
+        state = plain_adam_state(state)
     return split_adam_state(state, len(job.live)) if job.stacked else [state]
 
 
@@ -499,7 +509,7 @@ def _saver(job: _Job):
                 "net": nets[pos],
                 "phase": job.phase,
                 "opt": opts[pos],
-                "scheduler": None if sched is None else sched.state_dict(),
+                "scheduler": None if sched is None else plain_scheduler_state(sched),
                 # the sampler's state *before* its latest draw: dde.Model.train
                 # draws once before its first step, so a resumed run redraws it
                 "rng": rng_state(r.data.rng_state_before_draw),
@@ -662,6 +672,8 @@ def _protocol(job: _Job, r: _Run) -> dict:
             else "one fixed point set per term"
         ),
     }
+    if job.cfg.cuda_graph:
+        out["step"] = job.adam_step or "no Adam step in this session"
     if job.cfg.lbfgs:
         opt = job.model.opt  # the L-BFGS: evaluation follows a finished phase
         done = iterations_done(opt)
