@@ -30,6 +30,7 @@ from .pinn.case import Case, Profile  # noqa: E402
 from .pinn.methods import METHODS, build_data, build_net  # noqa: E402
 from .pinn.metrics import all_fields  # noqa: E402
 from .options import Parser, add_training_options, parse_seed  # noqa: E402
+from .training.graphed import GraphedStep  # noqa: E402
 from .training.runner import RunConfig  # noqa: E402
 
 __all__ = ["ExampleArgs", "main", "parse_args", "print_errors"]
@@ -47,6 +48,7 @@ class ExampleArgs:
     seed: int
     lbfgs: int = 0  # L-BFGS iterations after Adam (the accurate profile)
     compile_jets: bool = False  # the jets through torch.compile
+    cuda_graph: bool = False  # each Adam step as one CUDA graph (on a GPU)
 
     @property
     def decay(self):
@@ -75,6 +77,8 @@ def main(case: Case, argv=None) -> dict:
     args = parse_args(case, argv)  # --method --profile --iterations --seed --lr ...
     model = dde.Model(args.data(case), args.net(case))
     model.compile("adam", lr=args.lr, decay=args.decay)
+    if args.cuda_graph:
+        GraphedStep(model).install()
     model.train(iterations=args.iterations, display_every=args.profile.display_every)
     if args.lbfgs:
         model.compile("L-BFGS", loss_weights=unit_loss_weights(model))
@@ -102,6 +106,7 @@ def parse_args(case: Case, argv=None) -> ExampleArgs:
             dtype=args.dtype,
             lbfgs=args.lbfgs,
             compile_jets=args.compile_jets,
+            cuda_graph=args.cuda_graph,
         ).resolved(case)
     except ValueError as err:
         parser.error(str(err))
@@ -117,6 +122,7 @@ def parse_args(case: Case, argv=None) -> ExampleArgs:
         cfg.seed,
         cfg.lbfgs,
         cfg.compile_jets,
+        cfg.cuda_graph,
     )
 
 

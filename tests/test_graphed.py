@@ -4,6 +4,7 @@ trains as DeepXDE's eager step does. On a CUDA machine the runner-level tests
 below exercise the captured step (and its re-capture after a run leaves a stack);
 the last tests need CUDA."""
 
+import contextlib
 from dataclasses import replace
 
 import numpy as np
@@ -12,6 +13,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import deepxde as dde
+from deepxde_lnn.training import graphed
 from deepxde_lnn.training.graphed import (
     GraphedStep,
     capture_obstacle,
@@ -137,6 +139,8 @@ def test_the_staged_losses_read_points_and_values_from_the_staged_tensors(float6
     ref = model.outputs_losses_train(inputs, None, None)[1].detach()
     arrays = data.host_arrays()
     assert len(arrays) == 2 + 4  # inputs, points, the four edges' exact values
+    with torch.device("meta"):  # as DeepXDE's default device on a GPU
+        assert all(a.device.type == "cpu" for a in data.host_arrays())
 
     def moved(k):
         shifted = list(arrays)
@@ -172,6 +176,52 @@ def test_the_graphed_step_says_how_it_steps_and_why_it_does_not_capture():
     step = GraphedStep(user).install()
     assert user.train_step is own and not step.capture
     assert step.engine == "eager, DeepXDE's step (the data cannot stage a step)"
+
+
+@pytest.fixture
+def stand_in_cuda(monkeypatch):
+    """CUDA's part of a capture replaced on a CPU: recording a step records
+    nothing and its replay runs the step (so the warm-up must be undone exactly,
+    and the losses logged must come from the replay). Counts the captures."""
+    captures = []
+
+    def record(step):
+        captures.append(step)
+        return step
+
+    monkeypatch.setattr(graphed, "capture_obstacle", lambda model: None)
+    monkeypatch.setattr(graphed, "_record", record)
+    monkeypatch.setattr(graphed, "_side_stream", contextlib.nullcontext)
+    monkeypatch.setattr(graphed, "_pinned", lambda a: a.clone())
+    monkeypatch.setattr(graphed, "_recorded_event", lambda: None)
+    monkeypatch.setattr(graphed, "_make_capturable", lambda model: None)
+    return captures
+
+
+def test_the_capture_path_with_a_stand_in_for_cuda(stand_in_cuda, tmp_path):
+    """One run under a schedule (one capture after three warm-up steps that are
+    undone), then a stack that loses a run at step 11 (captured again for the two
+    left): each run equals its eager twin."""
+    case = tiny_case()
+    cfg = RunConfig("laplace", seed=3, iterations=20, dtype="float64", decay=COSINE)
+    run(cfg, tmp_path / "eager", case=case, figures=False)
+    got = run(replace(cfg, cuda_graph=True), tmp_path / "graph", case=case)
+    assert got["step"].startswith("one CUDA graph") and len(stand_in_cuda) == 1
+    _same_run(tmp_path / "graph", tmp_path / "eager")
+
+    refs = _separate(tmp_path, _cfgs())
+    outs = [tmp_path / f"b{s}" for s in SEEDS]
+    res = run_batched(
+        _cfgs(checkpoint_every=10, cuda_graph=True),
+        outs,
+        case=tiny_case(),
+        figures=False,
+        callbacks=[_AtStep(11, _poison_run_1)],
+    )
+    assert [o.status for o in res] == ["done", "diverged", "done"]
+    assert len(stand_in_cuda) == 3
+    for k in (0, 2):
+        _same_run(outs[k], refs[k])
 
 
 class _FromHostNumbers(TorchDispatchMode):
@@ -252,7 +302,7 @@ def _train_pair(capture_flags, steps=25, decay=None):
 @pytest.mark.parametrize("decay", [None, ("inverse time", 10, 0.5)])
 def test_a_captured_step_trains_as_the_staged_eager_step(float64, decay):
     (graph, got), (eager, want) = _train_pair([None, False], decay=decay)
-    assert graph.graph is not None and graph.engine.startswith("one CUDA graph")
-    assert eager.graph is None
+    assert graph.replay is not None and graph.engine.startswith("one CUDA graph")
+    assert eager.replay is None
     for a, b in zip(got, want):
         _close(a.numpy(), b.numpy())

@@ -173,13 +173,15 @@ class HostFunction:
         self.staged: torch.Tensor | None = None
 
     def host(self, rows: np.ndarray) -> torch.Tensor:
-        """The values on ``rows``, as the unstaged call gives them."""
-        return self.__wrapped__(rows)
+        """The values on ``rows`` as the unstaged call gives them, but in host
+        memory (DeepXDE makes tensors on the GPU when there is one)."""
+        with torch.device("cpu"):
+            return self.__wrapped__(rows)
 
     def __call__(self, X, beg, end, aux_var=None):
         if self.staged is not None:
             return self.staged
-        return self.host(X[beg:end])
+        return self.__wrapped__(X[beg:end])
 
 
 def _host_functions(condition) -> list[HostFunction]:

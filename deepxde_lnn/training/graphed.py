@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from collections.abc import Callable
 
 import torch
 
@@ -100,10 +101,10 @@ class GraphedStep:
         if not self.stageable:  # e.g. a user's own DeepXDE data
             self.capture = False
             self.engine = "eager, DeepXDE's step (the data cannot stage a step)"
-        self.graph = self.key = self.losses = None
+        self.replay = self.key = self.losses = None
         self.static: list[torch.Tensor] = []
         self.pinned: list[list[torch.Tensor]] = []
-        self.copied: list[torch.cuda.Event | None] = [None, None]
+        self.copied: list = [None, None]  # an event per pinned set: its copy
         self.turn = 0
         self.steps = 0  # steps taken through this object
 
@@ -119,8 +120,8 @@ class GraphedStep:
         self._load(self.data.host_arrays())
         if self.capture and self.key != self._key():
             self._capture()
-        if self.graph is not None:
-            self.graph.replay()
+        if self.replay is not None:
+            self.replay()
             self.data.last_losses = self.losses.clone()
         else:
             self._step()
@@ -150,8 +151,8 @@ class GraphedStep:
         layout = [(a.shape, a.dtype) for a in arrays]
         if layout != [(s.shape, s.dtype) for s in self.static]:
             self.static = [torch.empty_like(a, device=device) for a in arrays]
-            self.pinned = [[a.pin_memory() for a in arrays] for _ in range(2)]
-            self.copied, self.graph, self.key = [None, None], None, None
+            self.pinned = [[_pinned(a) for a in arrays] for _ in range(2)]
+            self.copied, self.replay, self.key = [None, None], None, None
         pinned, event = self.pinned[self.turn], self.copied[self.turn]
         if event is not None:
             event.synchronize()  # that buffer's previous copy has been read
@@ -159,8 +160,7 @@ class GraphedStep:
             for host, src, dst in zip(arrays, pinned, self.static):
                 src.copy_(host)
                 dst.copy_(src, non_blocking=True)
-        self.copied[self.turn] = torch.cuda.Event()
-        self.copied[self.turn].record()
+        self.copied[self.turn] = _recorded_event()
         self.turn = 1 - self.turn
 
     # --- capture ------------------------------------------------------------------
@@ -173,27 +173,65 @@ class GraphedStep:
     def _capture(self) -> None:
         """Warm up (then undo it), capture one step; on failure run eagerly."""
         _make_capturable(self.model)
-        before = _snapshot(self.model.opt)
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
+        opt = self.model.opt
+        before = _snapshot(opt)
         try:
-            with torch.cuda.stream(stream), _whole_step_jets():
+            with _side_stream(), _whole_step_jets():
                 for _ in range(self.WARMUP):
                     self._step()
-            torch.cuda.current_stream().wait_stream(stream)
-            _restore(self.model.opt, before)
-            graph = torch.cuda.CUDAGraph()
-            self.model.opt.zero_grad(set_to_none=True)
-            with _whole_step_jets(), torch.cuda.graph(graph):
+            _restore(opt, before)
+            self.losses = torch.empty_like(self.data.last_losses)
+
+            def step():
                 self._step()
+                self.losses.copy_(self.data.last_losses)
+
+            opt.zero_grad(set_to_none=True)
+            with _whole_step_jets():
+                self.replay = _record(step)
         except RuntimeError as err:
-            torch.cuda.synchronize()
-            _restore(self.model.opt, before)
-            self.capture, self.graph = False, None
+            _synchronize()
+            _restore(opt, before)
+            self.capture, self.replay = False, None
             self.engine = _engine_text(f"capture failed: {str(err).splitlines()[0]}")
             warnings.warn(f"CUDA graph: {self.engine}", RuntimeWarning, stacklevel=3)
             return
-        self.graph, self.key, self.losses = graph, self._key(), self.data.last_losses
+        self.key = self._key()
+
+
+# --- CUDA itself (tests on a CPU stand in for these) ----------------------------------
+
+
+def _record(step: Callable[[], None]) -> Callable[[], None]:
+    """``step`` captured as one CUDA graph (nothing runs now); its replay."""
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    return graph.replay
+
+
+@contextlib.contextmanager
+def _side_stream():
+    """Run the block on a side stream (warm-up before a capture, as CUDA asks)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        yield
+    torch.cuda.current_stream().wait_stream(stream)
+
+
+def _pinned(a: torch.Tensor) -> torch.Tensor:
+    return a.pin_memory()
+
+
+def _recorded_event():
+    event = torch.cuda.Event()
+    event.record()
+    return event
+
+
+def _synchronize() -> None:
+    torch.cuda.synchronize()
 
 
 def _engine_text(obstacle: str | None) -> str:
