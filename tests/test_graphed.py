@@ -83,7 +83,9 @@ def _cfgs(**kw):
     ]
 
 
-def test_a_staged_stack_drops_a_diverging_run_and_trains_the_others_on(tmp_path):
+def _staged_stack_with_a_diverging_run(tmp_path) -> None:
+    """Three seeds staged, run 1 poisoned at step 11: it leaves, the others
+    train on as their separate eager runs."""
     refs = _separate(tmp_path, _cfgs())
     outs = [tmp_path / f"b{s}" for s in SEEDS]
     res = run_batched(
@@ -97,6 +99,10 @@ def test_a_staged_stack_drops_a_diverging_run_and_trains_the_others_on(tmp_path)
     assert "non-finite loss at step 11" in res[1].message
     for k in (0, 2):
         _same_run(outs[k], refs[k])
+
+
+def test_a_staged_stack_drops_a_diverging_run_and_trains_the_others_on(tmp_path):
+    _staged_stack_with_a_diverging_run(tmp_path)
 
 
 def test_an_interrupted_staged_stack_with_a_schedule_resumes_exactly(tmp_path):
@@ -209,19 +215,8 @@ def test_the_capture_path_with_a_stand_in_for_cuda(stand_in_cuda, tmp_path):
     assert got["step"].startswith("one CUDA graph") and len(stand_in_cuda) == 1
     _same_run(tmp_path / "graph", tmp_path / "eager")
 
-    refs = _separate(tmp_path, _cfgs())
-    outs = [tmp_path / f"b{s}" for s in SEEDS]
-    res = run_batched(
-        _cfgs(checkpoint_every=10, cuda_graph=True),
-        outs,
-        case=tiny_case(),
-        figures=False,
-        callbacks=[_AtStep(11, _poison_run_1)],
-    )
-    assert [o.status for o in res] == ["done", "diverged", "done"]
+    _staged_stack_with_a_diverging_run(tmp_path)
     assert len(stand_in_cuda) == 3
-    for k in (0, 2):
-        _same_run(outs[k], refs[k])
 
 
 class _FromHostNumbers(TorchDispatchMode):
