@@ -106,7 +106,6 @@ class GraphedStep:
         self.pinned: list[list[torch.Tensor]] = []
         self.copied: list = [None, None]  # an event per pinned set: its copy
         self.turn = 0
-        self.steps = 0  # steps taken through this object
 
     def install(self) -> GraphedStep:
         """Take the place of the model's ``train_step`` (if the data can stage)."""
@@ -128,7 +127,6 @@ class GraphedStep:
         scheduler = self.model.lr_scheduler
         if scheduler is not None:
             scheduler.step()
-        self.steps += 1
 
     # --- the step ---------------------------------------------------------------
 
