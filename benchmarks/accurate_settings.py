@@ -23,7 +23,6 @@ from pathlib import Path
 os.environ.setdefault("DDE_BACKEND", "pytorch")
 
 import deepxde as dde  # noqa: E402
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from deepxde_lnn import cases  # noqa: E402

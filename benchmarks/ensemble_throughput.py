@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import argparse
 import time
+
+import deepxde as dde
 import numpy as np
 import torch
 
-import deepxde as dde
-from deepxde_lnn.training import ensemble
 from deepxde_lnn.networks import stacked
 from deepxde_lnn.pinn.methods import METHODS
+from deepxde_lnn.training import ensemble
 from deepxde_lnn.training.graphed import GraphedStep
 
 MATMULS = {

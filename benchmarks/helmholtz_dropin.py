@@ -21,6 +21,8 @@ import time
 import numpy as np
 
 import deepxde_lnn
+
+# isort: split
 import deepxde as dde
 import torch
 

@@ -19,6 +19,8 @@ import time
 import numpy as np
 
 import deepxde_lnn
+
+# isort: split
 import deepxde as dde
 import torch
 

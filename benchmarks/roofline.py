@@ -35,15 +35,15 @@ import argparse
 import time
 from collections import Counter
 
+import deepxde as dde
 import torch
+from step_time import HAND, hand_step
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
 from deepxde_lnn import cases
-import deepxde as dde
 from deepxde_lnn.pinn.data import ResampledPDE
 from deepxde_lnn.pinn.methods import build_net
-from step_time import HAND, hand_step
 
 aten = torch.ops.aten
 MATMULS = (aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default)

@@ -18,13 +18,13 @@ from __future__ import annotations
 import argparse
 import time
 
+import deepxde as dde
 import numpy as np
 import torch
 
 from deepxde_lnn import cases
-import deepxde as dde
-from deepxde_lnn.pinn.data import ResampledPDE
 from deepxde_lnn.networks.nn import tanh
+from deepxde_lnn.pinn.data import ResampledPDE
 from deepxde_lnn.pinn.methods import build_net
 from deepxde_lnn.training.controller import Controller, Signals
 

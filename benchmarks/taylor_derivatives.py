@@ -36,7 +36,10 @@ import time
 import torch
 
 import deepxde_lnn  # noqa: F401  (selects DeepXDE's pytorch backend)
+
+# isort: split
 import deepxde as dde
+
 from deepxde_lnn import LNN, MLP
 from deepxde_lnn.networks import taylor
 

@@ -12,8 +12,11 @@ hessian) is taken on the 1000 interior points only.
 import numpy as np
 
 import deepxde_lnn  # first: selects DeepXDE's pytorch backend
+
+# isort: split
 import deepxde as dde
 import torch
+
 from deepxde_lnn.networks import taylor
 from deepxde_lnn.pinn.case import Case, Grid, Profile
 from deepxde_lnn.pinn.data import Term

@@ -12,7 +12,10 @@ The authors' code trains the residual r = u_x - 2 u_t - u (the main-text PDE tim
 import numpy as np
 
 import deepxde_lnn  # first: selects DeepXDE's pytorch backend
+
+# isort: split
 import deepxde as dde
+
 from deepxde_lnn.networks import taylor
 from deepxde_lnn.pinn.case import Case, Grid, Profile
 from deepxde_lnn.pinn.data import Term

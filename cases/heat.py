@@ -25,7 +25,10 @@ import numpy as np
 import torch
 
 import deepxde_lnn  # first: selects DeepXDE's pytorch backend
+
+# isort: split
 import deepxde as dde
+
 from deepxde_lnn import fem
 from deepxde_lnn.networks import taylor
 from deepxde_lnn.pinn.case import Case, Grid, Profile

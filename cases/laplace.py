@@ -9,7 +9,10 @@ exact: phi = y
 import numpy as np
 
 import deepxde_lnn  # first: selects DeepXDE's pytorch backend
+
+# isort: split
 import deepxde as dde
+
 from deepxde_lnn.networks import taylor
 from deepxde_lnn.pinn.case import Case, Grid, Profile
 from deepxde_lnn.pinn.data import Term

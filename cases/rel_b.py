@@ -6,8 +6,8 @@ sources and boundary terms as in ``cases/_relativistic.py``.
 """
 
 import deepxde_lnn  # first: selects DeepXDE's pytorch backend
-from deepxde_lnn.pinn import relativistic as rel
 from deepxde_lnn.cases._relativistic import make_case
+from deepxde_lnn.pinn import relativistic as rel
 
 CASE = make_case(
     "rel_b",

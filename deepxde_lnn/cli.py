@@ -12,23 +12,21 @@ import os
 import sys
 from pathlib import Path
 
-from ._backend import ensure_pytorch_backend, quiet_deepxde
-from .training.signals import sigterm_as_interrupt
+from ._backend import quiet_deepxde
 from .analysis.stats import MARGIN
 from .options import (
     Parser,
-    margin,
-    out,
     add_training_options,
     lrs,
+    margin,
     names,
+    out,
     parse_seed,
     positive_float,
     positive_int,
     seeds,
 )
-
-ensure_pytorch_backend()
+from .training.signals import sigterm_as_interrupt
 
 
 def _common(p):
@@ -228,9 +226,9 @@ def _margin(p) -> None:
 
 def cmd_list(args) -> int:
     from . import cases
+    from .pinn.case import PROFILES
     from .pinn.methods import METHODS, parameter_count
     from .training.accurate import ADAM_STEPS, LBFGS_STEPS
-    from .pinn.case import PROFILES
 
     print(
         "profiles: " + ", ".join(PROFILES) + "  (quick: small counts, few steps; "

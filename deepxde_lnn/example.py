@@ -18,20 +18,15 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import deepxde as dde
 import numpy as np
 
-from ._backend import ensure_pytorch_backend
-
-ensure_pytorch_backend()
-
-import deepxde as dde  # noqa: E402
-
-from .pinn.case import Case, Profile  # noqa: E402
-from .pinn.methods import METHODS, build_data, build_net  # noqa: E402
-from .pinn.metrics import all_fields  # noqa: E402
-from .options import Parser, add_training_options, parse_seed  # noqa: E402
-from .training.graphed import GraphedStep  # noqa: E402
-from .training.runner import RunConfig  # noqa: E402
+from .options import Parser, add_training_options, parse_seed
+from .pinn.case import Case, Profile
+from .pinn.methods import METHODS, build_data, build_net
+from .pinn.metrics import all_fields
+from .training.graphed import GraphedStep
+from .training.runner import RunConfig
 
 __all__ = ["ExampleArgs", "main", "parse_args", "print_errors"]
 

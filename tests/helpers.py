@@ -5,7 +5,10 @@ import signal
 from dataclasses import replace
 
 import deepxde_lnn  # noqa: F401
+
+# isort: split
 import deepxde as dde
+
 from deepxde_lnn import cases, cli
 
 TINY = dict(iterations=40, checkpoint_every=10)

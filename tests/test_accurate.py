@@ -3,16 +3,16 @@ exact resume across the switch."""
 
 from dataclasses import replace
 
+import deepxde as dde
 import numpy as np
 import pytest
 import torch
+from helpers import SignalAt
 
-import deepxde as dde
-from deepxde_lnn.training import accurate
 from deepxde_lnn import cases, cli
 from deepxde_lnn.experiments.jobs import _units
+from deepxde_lnn.training import accurate
 from deepxde_lnn.training.runner import RunConfig, RunInterrupted, run
-from helpers import SignalAt
 
 ADAM, LBFGS = 12, 12
 

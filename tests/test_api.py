@@ -15,11 +15,14 @@ import pytest
 import torch
 
 import deepxde_lnn
+
+# isort: split
 import deepxde as dde
+from helpers import SignalAt
+
 from deepxde_lnn import cli
 from deepxde_lnn.pinn.custom import DeepXDEProblem
 from deepxde_lnn.training.runner import RunConfig, RunInterrupted, run
-from helpers import SignalAt
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE_FILE = ROOT / "docs" / "examples" / "poisson_case.py"

@@ -11,15 +11,16 @@ import deepxde as dde
 import numpy as np
 import pytest
 import torch
-
-from deepxde_lnn import LNN, cli
-from deepxde_lnn.experiments import api as experiments, jobs
-from deepxde_lnn.runs import names
-from deepxde_lnn.pinn.data import ResampledPDE, Term
-from deepxde_lnn.runs.folder import FolderLocked, RunFolder
-from deepxde_lnn.training.runner import RunConfig
-from deepxde_lnn.pinn.sampling import Box
 from helpers import run_cli, tiny_case
+
+from deepxde_lnn import LNN
+from deepxde_lnn.experiments import api as experiments
+from deepxde_lnn.experiments import jobs
+from deepxde_lnn.pinn.data import ResampledPDE, Term
+from deepxde_lnn.pinn.sampling import Box
+from deepxde_lnn.runs import names
+from deepxde_lnn.runs.folder import RunFolder
+from deepxde_lnn.training.runner import RunConfig
 
 ENV = {**os.environ, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
 CLI = [sys.executable, "-m", "deepxde_lnn.cli"]

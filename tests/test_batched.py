@@ -4,15 +4,14 @@ import json
 import os
 import signal
 
+import deepxde as dde
 import numpy as np
 import pytest
-
-import deepxde as dde
 import torch
+from helpers import tiny_case
 
 from deepxde_lnn.runs.checkpoint import load_checkpoint
 from deepxde_lnn.training.runner import RunConfig, run, run_batched
-from helpers import tiny_case
 
 SEEDS = (3, 4, 5)
 

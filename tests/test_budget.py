@@ -5,10 +5,10 @@ import json
 
 import numpy as np
 import pytest
+from helpers import tiny_case
 
 from deepxde_lnn import cli
 from deepxde_lnn.training.runner import RunConfig, run, step_seconds
-from helpers import tiny_case
 
 
 def test_a_time_budget_stops_the_run_and_is_recorded(tmp_path):

@@ -1,12 +1,12 @@
 """Every case: the exact solution satisfies its residuals and conditions; grids and
 protocol numbers are the paper's (docs/protocol.md, docs/cases.md)."""
 
+import deepxde as dde
 import numpy as np
 import pytest
 import torch
 
 from deepxde_lnn import cases
-import deepxde as dde
 from deepxde_lnn.pinn.data import ResampledPDE
 from deepxde_lnn.pinn.methods import build_net, matched_width
 

@@ -5,24 +5,22 @@ the command line, case scripts)."""
 import inspect
 import json
 import os
-import sys
 import warnings
 from dataclasses import replace
 from pathlib import Path
 
+import deepxde as dde
 import numpy as np
 import pytest
 import torch
 
-import deepxde as dde
 import deepxde_lnn
 from deepxde_lnn import cases, cli, example
-from deepxde_lnn.experiments.api import Settings
 from deepxde_lnn.networks import compiled, taylor
+from deepxde_lnn.networks.nn import LNN
 from deepxde_lnn.networks.stacked import StackedNet
 from deepxde_lnn.pinn.data import ResampledPDE, Term
 from deepxde_lnn.pinn.methods import build_net
-from deepxde_lnn.networks.nn import LNN
 from deepxde_lnn.pinn.sampling import Box, Edge
 from deepxde_lnn.training import runner
 from deepxde_lnn.training.config import RunConfig

@@ -5,7 +5,10 @@ import pytest
 import torch
 
 import deepxde_lnn
+
+# isort: split
 import deepxde as dde
+
 from deepxde_lnn.pinn.data import ResampledPDE, Term
 from deepxde_lnn.pinn.sampling import Box, Circle, Disk, Edge
 
@@ -155,8 +158,9 @@ def test_duplicate_term_names():
 
 def test_fixed_pool_with_lbfgs_reduces_loss():
     """resample=False (one fixed pool) is the mode for L-BFGS."""
-    from deepxde_lnn import cases
     from dataclasses import replace
+
+    from deepxde_lnn import cases
 
     lap = cases.get("laplace")
     terms = [replace(t, n=40) for t in lap.terms]

@@ -12,6 +12,8 @@ import numpy as np
 import torch
 
 import deepxde_lnn
+
+# isort: split
 import deepxde as dde
 
 

@@ -2,20 +2,20 @@
 
 from dataclasses import replace
 
+import deepxde as dde
 import numpy as np
 import pytest
 import torch
 
-import deepxde as dde
+from deepxde_lnn.networks.nn import LNN, MLP, TORCH_DEFAULT, ReZero
 from deepxde_lnn.pinn.data import ResampledPDE
+from deepxde_lnn.pinn.methods import build_net
 from deepxde_lnn.training.ensemble import (
     EnsembleData,
     StackedNet,
     split_adam_state,
     stack_adam_states,
 )
-from deepxde_lnn.pinn.methods import build_net
-from deepxde_lnn.networks.nn import LNN, MLP, TORCH_DEFAULT, ReZero
 
 try:
     from deepxde_lnn import cases

@@ -14,16 +14,17 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import TINY, SignalAt, run_cli, tiny_case
 
-from deepxde_lnn.runs import atomic
 import deepxde_lnn
 from deepxde_lnn import cli, fem
+from deepxde_lnn.fem import InvalidReferenceError
+from deepxde_lnn.runs import atomic
 from deepxde_lnn.runs.checkpoint import (
     CheckpointError,
     load_checkpoint,
     save_checkpoint,
 )
-from deepxde_lnn.fem import InvalidReferenceError
 from deepxde_lnn.runs.folder import (
     FolderLocked,
     RunFolder,
@@ -33,7 +34,6 @@ from deepxde_lnn.runs.folder import (
 )
 from deepxde_lnn.runs.records import load_runs
 from deepxde_lnn.training.runner import RunConfig, RunInterrupted, run
-from helpers import SignalAt, TINY, run_cli, tiny_case
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = REPO / "reference" / "circular_heat"

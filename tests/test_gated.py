@@ -1,5 +1,6 @@
 """GatedResidualAttention ("ra-gated"): counts, maths, dropout, DeepXDE use, errors."""
 
+import deepxde as dde
 import numpy as np
 import pytest
 import torch
@@ -7,8 +8,6 @@ import torch
 import deepxde_lnn
 from deepxde_lnn import GatedResidualAttention
 from deepxde_lnn.networks.gated import GatedBlock
-
-import deepxde as dde
 
 
 def p_gated(d, m, w=64, blocks=4, b=8):

@@ -7,12 +7,14 @@ the last tests need CUDA."""
 import contextlib
 from dataclasses import replace
 
+import deepxde as dde
 import numpy as np
 import pytest
 import torch
+from helpers import tiny_case
+from test_batched import COSINE, _AtStep, _poison_run_1, _sigint
 from torch.utils._python_dispatch import TorchDispatchMode
 
-import deepxde as dde
 from deepxde_lnn.training import graphed
 from deepxde_lnn.training.graphed import (
     GraphedStep,
@@ -20,8 +22,6 @@ from deepxde_lnn.training.graphed import (
     plain_adam_state,
 )
 from deepxde_lnn.training.runner import RunConfig, run, run_batched
-from helpers import tiny_case
-from test_batched import COSINE, _AtStep, _poison_run_1, _sigint
 
 needs_cuda = pytest.mark.skipif(
     not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device"

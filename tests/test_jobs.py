@@ -9,10 +9,10 @@ import sys
 import time
 
 import pytest
+from helpers import tiny_case
 
 from deepxde_lnn.experiments.jobs import run_jobs
 from deepxde_lnn.training.runner import RunConfig, run
-from helpers import tiny_case
 
 
 def _jobs(root):

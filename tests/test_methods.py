@@ -1,23 +1,23 @@
 """Baselines: every method on every case, RBA's update rule, XPINN's split and
 interface terms."""
 
-import math
-
 import numpy as np
 import pytest
 import torch
 
 import deepxde_lnn  # noqa: F401
+
+# isort: split
 import deepxde as dde
+from helpers import SignalAt, tiny_case
+
 from deepxde_lnn import cases
 from deepxde_lnn.pinn import methods
-from deepxde_lnn.training import runner
 from deepxde_lnn.pinn.data import ResampledPDE, Term
 from deepxde_lnn.pinn.rba import RBA
 from deepxde_lnn.pinn.sampling import Box
 from deepxde_lnn.pinn.xpinn import Decomposition, SubdomainMeans, XNet, xpinn_terms
-
-from helpers import SignalAt, tiny_case
+from deepxde_lnn.training import runner
 
 PARAMETERS = {  # method -> (scalar 2->1 depth 4, heat, relativistic)
     "lnn": (29633, 21249, 30088),

@@ -4,16 +4,14 @@ import os
 import subprocess
 import sys
 
+import deepxde as dde
 import numpy as np
 import pytest
 import torch
 
-import deepxde_lnn
 from deepxde_lnn import LNN, MLP, LiquidBlock
 from deepxde_lnn.networks.nn import tanh
 from deepxde_lnn.training import runner
-
-import deepxde as dde
 
 
 def p_mlp(d, m, L, w):

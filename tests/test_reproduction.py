@@ -12,8 +12,8 @@ from scipy import stats
 
 from deepxde_lnn import cli
 from deepxde_lnn.analysis import readme, reproduction
-from deepxde_lnn.runs.folder import FolderError
 from deepxde_lnn.experiments.sequential import Design, write_design
+from deepxde_lnn.runs.folder import FolderError
 
 SEEDS = (888888, 888889, 888890)
 # RMSE per seed; laplace lnn/pinn differ by a seed-dependent factor around 0.5

@@ -7,15 +7,14 @@ import json
 
 import pytest
 import torch
+from helpers import run_cli, tiny_case
 
 import deepxde_lnn
 from deepxde_lnn import MLP, ReZero, cases
-from deepxde_lnn.networks.nn import tanh
 from deepxde_lnn.experiments import ablation
+from deepxde_lnn.networks.nn import tanh
 from deepxde_lnn.pinn import methods
 from deepxde_lnn.pinn.data import ResampledPDE
-
-from helpers import run_cli, tiny_case
 
 F64 = torch.float64
 QUIET = dict(workers=1, progress=False, verbose=False)

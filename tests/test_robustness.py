@@ -13,16 +13,16 @@ import sys
 import numpy as np
 import pytest
 import torch
+from helpers import TINY, SignalAt, run_cli, tiny_case
 
 import deepxde_lnn
 from deepxde_lnn import cli
-from deepxde_lnn.training import runner
-from deepxde_lnn.runs.checkpoint import CheckpointError, load_checkpoint
 from deepxde_lnn.pinn.data import ResampledPDE, Term
-from deepxde_lnn.runs.folder import FolderLocked, RunFolder, mark
-from deepxde_lnn.training.runner import RunConfig, RunInterrupted, run
 from deepxde_lnn.pinn.sampling import Box
-from helpers import SignalAt, TINY, run_cli, tiny_case
+from deepxde_lnn.runs.checkpoint import CheckpointError, load_checkpoint
+from deepxde_lnn.runs.folder import FolderLocked, RunFolder, mark
+from deepxde_lnn.training import runner
+from deepxde_lnn.training.runner import RunConfig, RunInterrupted, run
 
 
 class Planted:

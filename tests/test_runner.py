@@ -6,12 +6,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
+from helpers import TINY, SignalAt, tiny_case
 
 from deepxde_lnn import cli
-from deepxde_lnn.runs.checkpoint import load_checkpoint
 from deepxde_lnn.pinn.data import Term
+from deepxde_lnn.runs.checkpoint import load_checkpoint
 from deepxde_lnn.training.runner import RunConfig, RunInterrupted, TrainingDiverged, run
-from helpers import TINY, SignalAt, tiny_case
 
 
 def test_run_writes_artifacts(tmp_path):

@@ -8,11 +8,11 @@ import pytest
 
 from deepxde_lnn import cases
 from deepxde_lnn.analysis import reproduction
+from deepxde_lnn.analysis.summaries import summary, sweep_table
+from deepxde_lnn.analysis.table import method_order, rows
 from deepxde_lnn.experiments.ablation import table as ablation_table
 from deepxde_lnn.pinn.methods import METHODS
 from deepxde_lnn.runs.records import load_runs
-from deepxde_lnn.analysis.summaries import summary, sweep_table
-from deepxde_lnn.analysis.table import method_order, rows
 
 # RMSE per seed; folders sort these alphabetically, the registry does not
 ERRORS = {

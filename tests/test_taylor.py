@@ -6,13 +6,12 @@ biases and random ``alpha`` so that no term of the jet rules vanishes.
 
 import math
 
+import deepxde as dde
 import pytest
 import torch
 
 import deepxde_lnn
 from deepxde_lnn.networks import taylor
-
-import deepxde as dde
 
 F64 = torch.float64
 ARCHS = [

@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from deepxde_lnn import cases, cli
-from deepxde_lnn.runs import records
 from deepxde_lnn.analysis import reproduction
 from deepxde_lnn.experiments.ablation import variants
-from deepxde_lnn.runs.folder import FolderError, mark
 from deepxde_lnn.pinn.metrics import set_names
+from deepxde_lnn.runs import records
+from deepxde_lnn.runs.folder import FolderError, mark
 
 FIELDS = {name: cases.get(name).fields for name in cases.available()}
 RMSE = {"RMSE": 1e-3, "MSE": 1e-6, "MAE": 5e-4, "relL2": 1e-2, "MaxErr": 3e-3}

@@ -22,14 +22,14 @@ from urllib.parse import quote
 
 import numpy as np
 
-from ..runs import atomic as aio
 from .. import cases
-from ..runs.errors import FolderError
-from ..pinn.metrics import summary_field
-from ..pinn.methods import METHODS
-from ..pinn.paper import paper_rows, paper_table
-from ..runs.records import escape, inside, load_runs
 from ..experiments.sequential import looks_of
+from ..pinn.methods import METHODS
+from ..pinn.metrics import summary_field
+from ..pinn.paper import paper_rows, paper_table
+from ..runs import atomic as aio
+from ..runs.errors import FolderError
+from ..runs.records import escape, inside, load_runs
 from .stats import MARGIN
 from .summaries import plt_module
 from .table import (

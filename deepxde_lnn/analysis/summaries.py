@@ -24,14 +24,22 @@ from pathlib import Path
 
 import numpy as np
 
+from ..experiments.sequential import looks_of
+from ..pinn.metrics import METRICS, summary_field
 from ..runs import atomic as aio
 from ..runs.errors import FolderError
 from ..runs.folder import record_decay
-from ..pinn.metrics import METRICS, summary_field
 from ..runs.names import lr_text
-from ..runs.records import MAX_ARTIFACT_BYTES, check, escape, load_runs, metric_sets
-from ..runs.records import is_pruned, read_bytes, read_record
-from ..experiments.sequential import looks_of
+from ..runs.records import (
+    MAX_ARTIFACT_BYTES,
+    check,
+    escape,
+    is_pruned,
+    load_runs,
+    metric_sets,
+    read_bytes,
+    read_record,
+)
 from .stats import LEVEL, MARGIN, RatioCI, holm
 from .table import BASELINE, Row, ci_text, judged, method_order, rows, value
 

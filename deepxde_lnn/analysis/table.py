@@ -26,9 +26,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..runs.folder import record_decay
 from ..pinn.methods import COMPARED, METHODS
 from ..pinn.metrics import METRICS
+from ..runs.folder import record_decay
 from ..runs.records import escape, metric_sets
 from .stats import LEVEL, MARGIN, RatioCI, holm, ratio_ci
 

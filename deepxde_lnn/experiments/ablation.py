@@ -21,9 +21,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..pinn.case import Case
-from ..runs.records import escape, load_runs
-from .sequential import looks_of
 from ..analysis.stats import MARGIN
 from ..analysis.summaries import one_case, verdict_rule
 from ..analysis.table import (
@@ -36,6 +33,9 @@ from ..analysis.table import (
     method_order,
     rows,
 )
+from ..pinn.case import Case
+from ..runs.records import escape, load_runs
+from .sequential import looks_of
 
 __all__ = ["variants", "table", "BUDGETS"]
 

@@ -26,37 +26,36 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from ..runs import atomic
 from .. import cases
-from ..training import runner
-from .ablation import table, variants
-from ..pinn.case import Case, load_file
-from ..checks import check_choice, check_int, check_positive, unique
-from ..training.controller import Progress
-from ..pinn.custom import PROFILE, DeepXDEProblem
-from ..runs.folder import RunFolder, claim
-from .jobs import check_backend, iter_jobs
-from ..pinn.methods import COMPARED, canonical
-from ..runs.names import lr_name, lr_text, run_folder, safe_name, seed_name
-from ..pinn.problem import Problem
-from .publish import Report, report
-from ..runs.records import read_budget
-from ..checks import SEED_MAX
-from ..training.runner import (
-    TIME_CAP,
-    batch_pays,
-    RunConfig,
-    RunInterrupted,
-    TrainingDiverged,
-    missing_figures,
-    step_seconds,
-)
-from ..pinn.metrics import summary_field
-from .sequential import Design, write_design
-from .sequential import until_decided as seq_decide
 from ..analysis.stats import MARGIN, RatioCI, check_margin
 from ..analysis.summaries import summarize, sweep_table
 from ..analysis.table import BASELINE, SUBJECT
+from ..checks import SEED_MAX, check_choice, check_int, check_positive, unique
+from ..pinn.case import Case, load_file
+from ..pinn.custom import PROFILE, DeepXDEProblem
+from ..pinn.methods import COMPARED, canonical
+from ..pinn.metrics import summary_field
+from ..pinn.problem import Problem
+from ..runs import atomic
+from ..runs.folder import RunFolder, claim
+from ..runs.names import lr_name, lr_text, run_folder, safe_name, seed_name
+from ..runs.records import read_budget
+from ..training import runner
+from ..training.config import TIME_CAP
+from ..training.controller import Progress
+from ..training.runner import (
+    RunConfig,
+    RunInterrupted,
+    TrainingDiverged,
+    batch_pays,
+    missing_figures,
+    step_seconds,
+)
+from .ablation import table, variants
+from .jobs import check_backend, iter_jobs
+from .publish import Report, report
+from .sequential import Design, write_design
+from .sequential import until_decided as seq_decide
 
 __all__ = [
     "run",

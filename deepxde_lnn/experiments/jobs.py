@@ -22,8 +22,8 @@ from pathlib import Path
 
 from ..checks import check_int
 from ..runs.names import lr_text
-from ..training.outcome import Outcome
 from ..training.config import RunConfig, stackable_protocol
+from ..training.outcome import Outcome
 from ..training.signals import handling
 
 __all__ = [

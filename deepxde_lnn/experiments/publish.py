@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..runs import atomic
 from ..analysis.readme import rebuild
 from ..analysis.reproduction import build_report
 from ..analysis.stats import MARGIN, check_margin
+from ..runs import atomic
 
 __all__ = ["report", "Report"]
 

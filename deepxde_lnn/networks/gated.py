@@ -17,15 +17,11 @@ Dropout is active in training mode only (DeepXDE's ``Model`` switches the net wi
 
 from __future__ import annotations
 
-from .._backend import ensure_pytorch_backend
+import torch
+from deepxde import config
+from deepxde.nn.pytorch.nn import NN
 
-ensure_pytorch_backend()
-
-import torch  # noqa: E402
-from deepxde import config  # noqa: E402
-from deepxde.nn.pytorch.nn import NN  # noqa: E402
-
-from .nn import _check_finite, _check_size  # noqa: E402
+from .nn import _check_finite, _check_size
 
 __all__ = ["GatedBlock", "GatedResidualAttention"]
 

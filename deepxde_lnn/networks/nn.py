@@ -28,19 +28,15 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
+import torch
+from deepxde import backend as bkd
+from deepxde import config
+from deepxde import utils as dde_utils
+from deepxde.nn import activations, initializers
+from deepxde.nn.pytorch.nn import NN
 
-from .._backend import ensure_pytorch_backend
 from ..checks import check_int, check_number, parse_number
 from .limits import ALPHA_MAX, LAYOUTS
-
-ensure_pytorch_backend()
-
-import torch  # noqa: E402
-from deepxde import backend as bkd  # noqa: E402
-from deepxde import config  # noqa: E402
-from deepxde import utils as dde_utils  # noqa: E402
-from deepxde.nn import activations, initializers  # noqa: E402
-from deepxde.nn.pytorch.nn import NN  # noqa: E402
 
 __all__ = [
     "LiquidBlock",

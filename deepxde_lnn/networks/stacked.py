@@ -22,13 +22,9 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Sequence
 
-from .._backend import ensure_pytorch_backend
+import torch
 
-ensure_pytorch_backend()
-
-import torch  # noqa: E402
-
-from .nn import MLP, LiquidBlock  # noqa: E402
+from .nn import MLP, LiquidBlock
 
 __all__ = ["StackedNet"]
 

@@ -56,18 +56,13 @@ from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
+import torch
+import torch.nn.functional as F
+from deepxde import backend as bkd
+from deepxde import utils as dde_utils
+from deepxde.nn import activations as dde_activations
 
-from .._backend import ensure_pytorch_backend
-
-ensure_pytorch_backend()
-
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-from deepxde import backend as bkd  # noqa: E402
-from deepxde import utils as dde_utils  # noqa: E402
-from deepxde.nn import activations as dde_activations  # noqa: E402
-
-from .nn import MLP, LiquidBlock, tanh  # noqa: E402
+from .nn import MLP, LiquidBlock, tanh
 
 __all__ = [
     "directional_derivatives",

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import methods
 from ..checks import check_choice, check_name
+from . import methods
 from .paper import paper_table
 from .problem import CUSTOM_PROFILE, DTYPES, PROFILES, Evaluation, Profile
 

@@ -19,21 +19,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
+import deepxde as dde
 import numpy as np
+import torch
+from deepxde.data import Data
 
-from .._backend import ensure_pytorch_backend
-
-ensure_pytorch_backend()
-
-import deepxde as dde  # noqa: E402
-import torch  # noqa: E402
-from deepxde.data import Data  # noqa: E402
-
-from .case import CUSTOM_PROFILE  # noqa: E402
-from ..checks import check_choice, check_name  # noqa: E402
-from ..runs.checkpoint import rng_state, set_rng_state  # noqa: E402
-from .data import is_training_pass  # noqa: E402
-from .problem import Evaluation, Profile  # noqa: E402
+from ..checks import check_choice, check_name
+from ..runs.checkpoint import rng_state, set_rng_state
+from .case import CUSTOM_PROFILE
+from .data import is_training_pass
+from .problem import Evaluation, Profile
 
 __all__ = ["DeepXDEProblem", "TrackedData", "PROFILE"]
 

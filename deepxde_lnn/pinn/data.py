@@ -39,16 +39,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import torch
+from deepxde import config, icbc
+from deepxde.data.data import Data
+from deepxde.utils import get_num_args, return_tensor
 
-from .._backend import ensure_pytorch_backend
 from ..checks import check_bool
-
-ensure_pytorch_backend()
-
-import torch  # noqa: E402
-from deepxde import config, icbc  # noqa: E402
-from deepxde.data.data import Data  # noqa: E402
-from deepxde.utils import get_num_args, return_tensor  # noqa: E402
 
 __all__ = ["Term", "ResampledPDE", "RowWeights", "KINDS", "as_columns"]
 

@@ -11,12 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from .._backend import ensure_pytorch_backend
-
-ensure_pytorch_backend()
-
-from deepxde import config  # noqa: E402
+from deepxde import config
 
 __all__ = ["Box", "Edge", "Disk", "Circle"]
 

@@ -26,16 +26,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+import torch
+from deepxde.nn.pytorch.nn import NN
 
-from .._backend import ensure_pytorch_backend
-
-ensure_pytorch_backend()
-
-import torch  # noqa: E402
-from deepxde.nn.pytorch.nn import NN  # noqa: E402
-
-from .data import RowWeights, Term  # noqa: E402
-from .sampling import Edge  # noqa: E402
+from .data import RowWeights, Term
+from .sampling import Edge
 
 __all__ = [
     "Decomposition",

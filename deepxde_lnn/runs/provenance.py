@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import platform
 
-from .._backend import ensure_pytorch_backend
-
-ensure_pytorch_backend()
-
-import deepxde as dde  # noqa: E402
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
+import deepxde as dde
+import numpy as np
+import torch
 
 __all__ = ["device_info", "versions"]
 

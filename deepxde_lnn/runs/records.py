@@ -33,11 +33,11 @@ from pathlib import Path
 
 from .. import cases
 from ..checks import check_name, is_integer, is_number
-from .errors import FolderError
 from ..pinn.methods import parse as parse_method
 from ..pinn.metrics import METRICS, set_names
-from .names import NAME, inside
 from ..pinn.problem import CUSTOM_PROFILE, DTYPES, PROFILES
+from .errors import FolderError
+from .names import NAME, inside
 
 __all__ = [
     "MAX_JSON_BYTES",

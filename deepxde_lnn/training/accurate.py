@@ -23,12 +23,8 @@ from __future__ import annotations
 
 import math
 
-from .._backend import ensure_pytorch_backend
-
-ensure_pytorch_backend()
-
-import deepxde as dde  # noqa: E402
-import torch  # noqa: E402
+import deepxde as dde
+import torch
 
 __all__ = [
     "profile_from",

@@ -7,15 +7,11 @@ import contextlib
 import sys
 import time
 
+import deepxde as dde
 import numpy as np
+import torch
 
-from .._backend import ensure_pytorch_backend
 from .signals import handling
-
-ensure_pytorch_backend()
-
-import deepxde as dde  # noqa: E402
-import torch  # noqa: E402
 
 __all__ = ["Controller", "Signals", "sync"]
 

@@ -24,16 +24,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import torch
+from deepxde.data.data import Data
 
-from .._backend import ensure_pytorch_backend
-
-ensure_pytorch_backend()
-
-import torch  # noqa: E402
-from deepxde.data.data import Data  # noqa: E402
-
-from ..pinn.data import ResampledPDE, is_training_pass  # noqa: E402
-from ..networks.stacked import StackedNet  # noqa: E402
+from ..networks.stacked import StackedNet
+from ..pinn.data import ResampledPDE, is_training_pass
 
 __all__ = [
     "EnsembleData",

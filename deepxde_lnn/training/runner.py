@@ -26,37 +26,31 @@ import warnings
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+import deepxde as dde
 import numpy as np
+import torch
 
-from .._backend import ensure_pytorch_backend
-
-ensure_pytorch_backend()
-
-import deepxde as dde  # noqa: E402
-import torch  # noqa: E402
-
-from ..runs import atomic  # noqa: E402
-from .accurate import LBFGSConverged, iterations_done, make_lbfgs  # noqa: E402
-from ..pinn.problem import Profile  # noqa: E402
-from .config import TIME_CAP, RunConfig, stackable_protocol  # noqa: E402
+from ..networks.stacked import StackedNet
+from ..pinn.metrics import all_fields
+from ..pinn.problem import Problem, Profile
+from ..runs import atomic
 from ..runs.checkpoint import (
     CheckpointError,
     check_fits,
-    short_error,
     load_checkpoint,
     rng_state,
     save_checkpoint,
     set_rng_state,
+    short_error,
 )
-from .controller import Controller, Progress, Signals, sync  # noqa: E402
-from .graphed import GraphedStep, plain_adam_state, plain_scheduler_state
+from ..runs.folder import FolderError, RunFolder
+from ..runs.provenance import device_info, versions
+from .accurate import LBFGSConverged, iterations_done, make_lbfgs
+from .config import RunConfig, stackable_protocol
+from .controller import Controller, Progress, Signals, sync
 from .ensemble import EnsembleData, select_adam_, split_adam_state, stack_adam_states
-from ..runs.folder import FolderError, RunFolder  # noqa: E402
-from ..pinn.metrics import all_fields  # noqa: E402
-from .outcome import Outcome  # noqa: E402
-from ..networks.stacked import StackedNet  # noqa: E402
-from ..pinn.problem import Problem  # noqa: E402
-from ..runs.provenance import device_info, versions  # noqa: E402
+from .graphed import GraphedStep, plain_adam_state, plain_scheduler_state
+from .outcome import Outcome
 
 __all__ = [
     "RunConfig",
@@ -756,7 +750,7 @@ def _write(r: _Run, case: Problem, record: dict, figures: bool) -> None:
         run_figures(folder.path)
 
 
-def missing_figures(path: str | Path, case: Case) -> list[str]:
+def missing_figures(path: str | Path, case: Problem) -> list[str]:
     """The figures of a run folder of ``case`` that are not there but can be
     drawn (its ``fields.npz`` and ``loss.csv`` are there)."""
     from ..analysis.summaries import figure_names
@@ -767,7 +761,7 @@ def missing_figures(path: str | Path, case: Case) -> list[str]:
     return [n for n in figure_names(len(case.inputs)) if not (path / n).exists()]
 
 
-def draw_missing_figures(folder: RunFolder, case: Case) -> None:
+def draw_missing_figures(folder: RunFolder, case: Problem) -> None:
     """Draw a finished run's figures if one is missing (a kill between
     ``metrics.json`` and the figures)."""
     if missing_figures(folder.path, case):

@@ -12,6 +12,8 @@ import argparse
 import numpy as np
 
 import deepxde_lnn
+
+# isort: split
 import deepxde as dde
 
 

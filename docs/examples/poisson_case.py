@@ -13,7 +13,10 @@ or from Python: ``deepxde_lnn.compare("docs/examples/poisson_case.py", ...)``.
 import numpy as np
 
 import deepxde_lnn  # first: selects DeepXDE's pytorch backend
+
+# isort: split
 import deepxde as dde
+
 from deepxde_lnn.pinn.case import Case, Grid, Profile
 from deepxde_lnn.pinn.data import Term
 from deepxde_lnn.pinn.sampling import Box, Edge
