@@ -26,8 +26,9 @@ import deepxde as dde  # noqa: E402
 import torch  # noqa: E402
 
 from deepxde_lnn import cases  # noqa: E402
+from deepxde_lnn.config import RunConfig
 from deepxde_lnn.pinn.metrics import all_fields  # noqa: E402
-from deepxde_lnn.training.runner import RunConfig, predict, run  # noqa: E402
+from deepxde_lnn.training.runner import predict, run
 
 
 class ErrorCurve(dde.callbacks.Callback):

@@ -17,8 +17,8 @@ import tempfile
 
 import torch
 
+from deepxde_lnn.config import RunConfig
 from deepxde_lnn.training import accurate, runner
-from deepxde_lnn.training.runner import RunConfig
 
 THRESHOLD = 1e-10  # torch.optim.LBFGS's hard-coded curvature test
 

@@ -26,6 +26,7 @@ __all__ = [
     "check_choice",
     "check_bool",
     "check_name",
+    "check_margin",
 ]
 
 SEED_MAX = 2**32 - 1  # numpy and DeepXDE seeds are 32-bit
@@ -137,3 +138,12 @@ def check_name(value, name: str) -> None:
             f"{name} must be a non-empty name of letters, digits, '_' and '-'; "
             f"got {value!r}"
         )
+
+
+def check_margin(margin) -> float:
+    """``margin`` (an equivalence margin) as a float, or ValueError naming it unless
+    a finite number > 1."""
+    ok = isinstance(margin, (int, float)) and not isinstance(margin, bool)
+    if not ok or not 1 < margin < math.inf:
+        raise ValueError(f"margin must be a finite number > 1; got {margin!r}")
+    return float(margin)

@@ -13,16 +13,15 @@ import sys
 from pathlib import Path
 
 from ._backend import quiet_deepxde
-from .analysis.stats import MARGIN
+from .config import Execution, Training, Verdicts
 from .options import (
     Parser,
-    add_training_options,
+    add_options,
+    chosen_options,
     lrs,
-    margin,
     names,
     out,
     parse_seed,
-    positive_float,
     positive_int,
     seeds,
 )
@@ -35,48 +34,18 @@ def _common(p):
         help="benchmark name (see `deepxde-lnn list`) or a case file of your own "
         "(path/to/my_case.py, declaring CASE)",
     )
-    add_training_options(p)
-    p.add_argument(
-        "--checkpoint-every", type=positive_int("checkpoint-every"), default=1000
-    )
+    add_options(p, Training)
+    add_options(p, Execution, only=("overwrite", "progress"))
     p.add_argument("--threads", type=positive_int("threads"), help="torch CPU threads")
     p.add_argument(
         "--force-threads", action="store_true", help="allow more threads than cores"
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress output")
-    p.add_argument(
-        "--seconds",
-        type=positive_float("seconds"),
-        help="wall-clock training budget per run (then --iterations is a cap, "
-        "default 20x the profile's steps)",
-    )
-    p.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace finished results of another configuration in --out",
-    )
 
 
 def _parallel(p):
-    p.add_argument(
-        "--workers",
-        type=positive_int("workers"),
-        help="runs at a time (default: as many as cores, at most the runs)",
-    )
-    p.add_argument(
-        "--backend",
-        default="loky",
-        choices=("loky", "dask", "ray"),
-        help="joblib backend: local processes (default), a Dask or a Ray cluster",
-    )
-    p.add_argument("--address", help="Dask scheduler / Ray cluster address")
-    p.add_argument(
-        "--batch",
-        default="auto",
-        choices=("auto", "on", "off"),
-        help="train the seeds of a method as one stacked model (auto: on a GPU, "
-        "and on a CPU for small point sets, where it was measured faster)",
-    )
+    """The options of commands over many runs: execution and verdicts."""
+    add_options(p, Execution, exclude=("overwrite", "progress"))
+    add_options(p, Verdicts)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -120,7 +89,6 @@ def _add_compare(sub) -> None:
     p.add_argument(
         "--out", type=out, help="result folder (default runs/compare-CASE-PROFILE)"
     )
-    _margin(p)
     p.add_argument(
         "--until-decided",
         action="store_true",
@@ -155,7 +123,6 @@ def _add_ablate(sub) -> None:
     p.add_argument(
         "--out", type=out, help="result folder (default runs/ablate-CASE-PROFILE)"
     )
-    _margin(p)
 
 
 def _add_sweep(sub) -> None:
@@ -172,7 +139,6 @@ def _add_sweep(sub) -> None:
     p.add_argument(
         "--out", type=out, help="result folder (default runs/sweep-CASE-PROFILE)"
     )
-    _margin(p)
 
 
 def _add_reference(sub) -> None:
@@ -211,17 +177,7 @@ def _add_report(sub) -> None:
         help="also rewrite the generated blocks of this README (the main job's "
         "output, the headline table) from the same records",
     )
-    _margin(p)
-
-
-def _margin(p) -> None:
-    p.add_argument(
-        "--margin",
-        type=margin,
-        default=MARGIN,
-        help="equivalence margin m: 'equivalent within xm' when the error ratio's "
-        "whole 95%% interval lies in [1/m, m] (default 2)",
-    )
+    add_options(p, Verdicts)
 
 
 def cmd_list(args) -> int:
@@ -250,25 +206,8 @@ def cmd_list(args) -> int:
 
 
 def _settings(args) -> dict:
-    """The API's shared keyword arguments from the parsed options."""
-    return dict(
-        profile=args.profile,
-        lr=args.lr,
-        iterations=args.iterations,
-        dtype=args.dtype,
-        lbfgs=args.lbfgs,
-        seconds=args.seconds,
-        checkpoint_every=args.checkpoint_every,
-        compile_jets=args.compile_jets,
-        cuda_graph=args.cuda_graph,
-        overwrite=args.overwrite,
-        progress=not args.no_progress,
-        **{
-            k: getattr(args, k)
-            for k in ("workers", "backend", "address", "batch", "margin")
-            if hasattr(args, k)
-        },
-    )
+    """The API's option keywords from the parsed flags."""
+    return chosen_options(args)
 
 
 def cmd_run(args) -> int:

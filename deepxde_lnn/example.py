@@ -21,47 +21,44 @@ from pathlib import Path
 import deepxde as dde
 import numpy as np
 
-from .options import Parser, add_training_options, parse_seed
+from .config import RunConfig, Training
+from .options import Parser, add_options, chosen_options, parse_seed
 from .pinn.case import Case, Profile
 from .pinn.methods import METHODS, build_data, build_net
 from .pinn.metrics import all_fields
 from .training.graphed import GraphedStep
-from .training.runner import RunConfig
 
 __all__ = ["ExampleArgs", "main", "parse_args", "print_errors"]
+
+# a script trains with DeepXDE's own loop, which has no time budget and no
+# checkpoints: these flags are refused (argparse's "unrecognized arguments")
+SCRIPT_REFUSES = ("seconds", "checkpoint_every")
 
 
 @dataclass(frozen=True)
 class ExampleArgs:
-    """Validated script settings: the method, the profile object and its values
-    (``lr``, ``iterations``, ``seed``) with any command-line overrides."""
+    """Validated script settings: the run's configuration (the profile's values
+    with any command-line overrides) and the profile it was resolved from."""
 
-    method: str
+    config: RunConfig
     profile: Profile
-    lr: float
-    iterations: int
-    seed: int
-    lbfgs: int = 0  # L-BFGS iterations after Adam (the accurate profile)
-    compile_jets: bool = False  # the jets through torch.compile
-    cuda_graph: bool = False  # each Adam step as one CUDA graph (on a GPU)
 
-    @property
-    def decay(self):
-        """DeepXDE's learning-rate decay for Adam (``None``: constant)."""
-        return self.profile.decay
+    def __getattr__(self, name):  # args.lr, args.iterations, args.seed, ...
+        return getattr(self.config, name)
 
     def data(self, case: Case):
         """The method's training data: the case's terms with the profile's counts
         (changed as the method needs, e.g. XPINN interface terms), seeded."""
-        prof = replace(self.profile, iterations=self.iterations, lr=self.lr)
+        cfg = self.config
+        prof = replace(self.profile, iterations=cfg.iterations, lr=cfg.lr)
         return build_data(
-            self.method, case, prof, self.seed, compile_jets=self.compile_jets
+            cfg.method, case, prof, cfg.seed, compile_jets=cfg.compile_jets
         )
 
     def net(self, case: Case):
         """The method's network, initialised under ``dde.config.set_random_seed``."""
-        dde.config.set_random_seed(self.seed)
-        return build_net(self.method, case)
+        dde.config.set_random_seed(self.config.seed)
+        return build_net(self.config.method, case)
 
 
 def main(case: Case, argv=None) -> dict:
@@ -88,37 +85,18 @@ def parse_args(case: Case, argv=None) -> ExampleArgs:
     parser = Parser(prog=prog, description=case.title)
     parser.add_argument("--method", default="lnn", help=f"one of {', '.join(METHODS)}")
     parser.add_argument("--seed", type=parse_seed, help="default: the profile's seed")
-    add_training_options(parser)
+    add_options(parser, Training, exclude=SCRIPT_REFUSES)
     args = parser.parse_args(argv)
     try:
         cfg = RunConfig(
-            case.name,
-            method=args.method,
-            seed=args.seed,
-            lr=args.lr,
-            iterations=args.iterations,
-            profile=args.profile,
-            dtype=args.dtype,
-            lbfgs=args.lbfgs,
-            compile_jets=args.compile_jets,
-            cuda_graph=args.cuda_graph,
+            case.name, args.method, args.seed, **chosen_options(args, Training)
         ).resolved(case)
     except ValueError as err:
         parser.error(str(err))
     dde.config.set_default_float(cfg.dtype)
-    prof = case.profile(cfg.profile)
     if cfg.lbfgs:
         _lbfgs_cap(cfg.lbfgs)
-    return ExampleArgs(
-        cfg.method,
-        prof,
-        cfg.lr,
-        cfg.iterations,
-        cfg.seed,
-        cfg.lbfgs,
-        cfg.compile_jets,
-        cfg.cuda_graph,
-    )
+    return ExampleArgs(cfg, case.profile(cfg.profile))
 
 
 def _lbfgs_cap(maxiter: int) -> None:

@@ -1,16 +1,19 @@
 """Command-line options shared by ``deepxde-lnn`` and the case scripts: an
-``argparse`` parser with one-line errors, and option types that apply the
-package's own checks (:mod:`deepxde_lnn.checks`) to the parsed text."""
+``argparse`` parser with one-line errors, the flags of the options declared in
+:mod:`deepxde_lnn.config` (:func:`add_options`) and the types of the commands' own
+arguments, which apply the package's checks (:mod:`deepxde_lnn.checks`)."""
 
 from __future__ import annotations
 
 import argparse
 
 from .checks import SEED_MAX, parse_int, parse_number, unique
+from .config import option_fields
 
 __all__ = [
     "Parser",
-    "add_training_options",
+    "add_options",
+    "chosen_options",
     "positive_int",
     "nonnegative_int",
     "positive_float",
@@ -94,39 +97,51 @@ def names(text: str) -> list[str]:
     return [s.strip() for s in text.split(",") if s.strip()]
 
 
-def add_training_options(p: argparse.ArgumentParser) -> None:
-    """Options shared by ``run``/``compare``/``sweep`` and the case scripts."""
-    p.add_argument(
-        "--profile",
-        default="quick",
-        help="quick (default), paper or accurate (float64, fixed points, Adam "
-        "with decay, then L-BFGS)",
-    )
-    p.add_argument("--lr", type=lr, help="Adam learning rate (default: profile's)")
-    p.add_argument("--iterations", type=positive_int("iterations"), help="Adam steps")
-    p.add_argument(
-        "--dtype", help="float32 or float64 (default: the profile's; accurate: float64)"
-    )
-    p.add_argument(
-        "--lbfgs",
-        type=nonnegative_int("lbfgs"),
-        help="L-BFGS iterations after Adam, at most (default: the profile's; "
-        "accurate: 3000, others 0)",
-    )
-    p.add_argument(
-        "--compile-jets",
-        action="store_true",
-        help="run the Taylor-mode derivatives through torch.compile (fused "
-        "kernels; CUDA graphs on a GPU): the same math, other rounding. Costs a "
-        "first compile of minutes on a CPU (cached by PyTorch for later runs); "
-        "buys shorter steps, e.g. on a 2-core CPU the beam LNN's step from 0.47x "
-        "to 0.30x a naive PyTorch loop's (docs/running.md, Compiled jets)",
-    )
-    p.add_argument(
-        "--cuda-graph",
-        action="store_true",
-        help="on a GPU, capture each Adam step (losses, backward, Adam) as one "
-        "CUDA graph: one launch per step instead of hundreds; the same points and "
-        "math, other rounding. Elsewhere the same step runs eagerly "
-        "(docs/running.md, CUDA graphs)",
-    )
+def add_options(p: argparse.ArgumentParser, *classes, only=None, exclude=()) -> None:
+    """One flag per option field of ``classes`` (:mod:`deepxde_lnn.config`):
+    ``--name-with-dashes``, the field's help, its text parser (a switch for a
+    bool; ``--no-NAME`` for one that is on by default); ``only``/``exclude``
+    select fields by name. The parsed namespace holds the fields' own names."""
+    for name, f in option_fields(*classes).items():
+        meta = f.metadata
+        if (
+            not meta["cli"]
+            or name in exclude
+            or (only is not None and name not in only)
+        ):
+            continue
+        flag, text = "--" + name.replace("_", "-"), meta["help"].replace("%", "%%")
+        if meta["parse"] is None and f.default is True:
+            p.add_argument(
+                f"--no-{flag[2:]}", dest=name, action="store_false", help=text
+            )
+        elif meta["parse"] is None:
+            p.add_argument(flag, dest=name, action="store_true", help=text)
+        else:
+            kind = None if meta["choices"] else _typed(meta["parse"])
+            p.add_argument(
+                flag,
+                dest=name,
+                type=kind,
+                choices=meta["choices"],
+                help=text,
+                default=f.default,
+            )
+
+
+def _typed(parse):
+    """An argparse type from a field's parser (its ValueError, which names the
+    option, becomes argparse's one-line error)."""
+
+    def typed(text):
+        try:
+            return parse(text.strip())
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    return typed
+
+
+def chosen_options(args: argparse.Namespace, *classes) -> dict:
+    """The option values in ``args`` (those :func:`add_options` added), by name."""
+    return {k: getattr(args, k) for k in option_fields(*classes) if hasattr(args, k)}

@@ -10,9 +10,10 @@ import torch
 from helpers import SignalAt
 
 from deepxde_lnn import cases, cli
+from deepxde_lnn.config import RunConfig
 from deepxde_lnn.experiments.jobs import _units
 from deepxde_lnn.training import accurate
-from deepxde_lnn.training.runner import RunConfig, RunInterrupted, run
+from deepxde_lnn.training.runner import RunInterrupted, run
 
 ADAM, LBFGS = 12, 12
 
@@ -203,7 +204,7 @@ def test_bad_combinations_are_refused_up_front():
 
 
 def test_seeds_are_not_stacked_with_lbfgs_or_a_fixed_pool():
-    jobs = [(_cfg(seed=s).resolved(), f"o{s}") for s in (1, 2, 3)]
+    jobs = [(_cfg(seed=s).resolved(cases.get("laplace")), f"o{s}") for s in (1, 2, 3)]
     assert [len(u) for u in _units(jobs, batch=True)] == [1, 1, 1]
     paper = [(RunConfig("laplace", "pinn", seed=s, profile="paper"), s) for s in (1, 2)]
     assert [len(u) for u in _units(paper, batch=True)] == [2]

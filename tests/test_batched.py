@@ -10,8 +10,9 @@ import pytest
 import torch
 from helpers import tiny_case
 
+from deepxde_lnn.config import RunConfig
 from deepxde_lnn.runs.checkpoint import load_checkpoint
-from deepxde_lnn.training.runner import RunConfig, run, run_batched
+from deepxde_lnn.training.runner import run, run_batched
 
 SEEDS = (3, 4, 5)
 

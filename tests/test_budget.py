@@ -8,7 +8,8 @@ import pytest
 from helpers import tiny_case
 
 from deepxde_lnn import cli
-from deepxde_lnn.training.runner import RunConfig, run, step_seconds
+from deepxde_lnn.config import RunConfig
+from deepxde_lnn.training.runner import run, step_seconds
 
 
 def test_a_time_budget_stops_the_run_and_is_recorded(tmp_path):

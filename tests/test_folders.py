@@ -18,6 +18,7 @@ from helpers import TINY, SignalAt, run_cli, tiny_case
 
 import deepxde_lnn
 from deepxde_lnn import cli, fem
+from deepxde_lnn.config import RunConfig
 from deepxde_lnn.fem import InvalidReferenceError
 from deepxde_lnn.runs import atomic
 from deepxde_lnn.runs.checkpoint import (
@@ -33,7 +34,7 @@ from deepxde_lnn.runs.folder import (
     mark,
 )
 from deepxde_lnn.runs.records import load_runs
-from deepxde_lnn.training.runner import RunConfig, RunInterrupted, run
+from deepxde_lnn.training.runner import RunInterrupted, run
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = REPO / "reference" / "circular_heat"

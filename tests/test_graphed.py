@@ -15,13 +15,14 @@ from helpers import tiny_case
 from test_batched import COSINE, _AtStep, _poison_run_1, _sigint
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from deepxde_lnn.config import RunConfig
 from deepxde_lnn.training import graphed
 from deepxde_lnn.training.graphed import (
     GraphedStep,
     capture_obstacle,
     plain_adam_state,
 )
-from deepxde_lnn.training.runner import RunConfig, run, run_batched
+from deepxde_lnn.training.runner import run, run_batched
 
 needs_cuda = pytest.mark.skipif(
     not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device"

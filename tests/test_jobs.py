@@ -11,8 +11,9 @@ import time
 import pytest
 from helpers import tiny_case
 
+from deepxde_lnn.config import RunConfig
 from deepxde_lnn.experiments.jobs import run_jobs
-from deepxde_lnn.training.runner import RunConfig, run
+from deepxde_lnn.training.runner import run
 
 
 def _jobs(root):

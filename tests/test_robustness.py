@@ -16,13 +16,14 @@ import torch
 from helpers import TINY, SignalAt, run_cli, tiny_case
 
 import deepxde_lnn
-from deepxde_lnn import cli
+from deepxde_lnn import cases, cli
+from deepxde_lnn.config import RunConfig
 from deepxde_lnn.pinn.data import ResampledPDE, Term
 from deepxde_lnn.pinn.sampling import Box
 from deepxde_lnn.runs.checkpoint import CheckpointError, load_checkpoint
 from deepxde_lnn.runs.folder import FolderLocked, RunFolder, mark
 from deepxde_lnn.training import runner
-from deepxde_lnn.training.runner import RunConfig, RunInterrupted, run
+from deepxde_lnn.training.runner import RunInterrupted, run
 
 
 class Planted:
@@ -156,7 +157,7 @@ def test_seeds_beyond_32_bits_are_refused_up_front(tmp_path, capsys):
     code, io = _cli([*argv, "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and "seed" in io.err and not (tmp_path / "o").exists()
     with pytest.raises(ValueError, match="seed"):
-        RunConfig("laplace", seed=2**32).resolved()
+        RunConfig("laplace", seed=2**32).resolved(cases.get("laplace"))
 
 
 # 6. a lock per run folder ----------------------------------------------------------

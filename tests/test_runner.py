@@ -8,10 +8,11 @@ import pytest
 import torch
 from helpers import TINY, SignalAt, tiny_case
 
-from deepxde_lnn import cli
+from deepxde_lnn import cases, cli
+from deepxde_lnn.config import RunConfig
 from deepxde_lnn.pinn.data import Term
 from deepxde_lnn.runs.checkpoint import load_checkpoint
-from deepxde_lnn.training.runner import RunConfig, RunInterrupted, TrainingDiverged, run
+from deepxde_lnn.training.runner import RunInterrupted, TrainingDiverged, run
 
 
 def test_run_writes_artifacts(tmp_path):
@@ -218,7 +219,9 @@ def test_a_finished_run_of_another_lr_schedule_is_not_reused(tmp_path):
     from deepxde_lnn.runs.folder import FolderError, RunFolder, record_decay
 
     adam = "Adam(betas=(0.9, 0.999), eps=1e-08, weight_decay=0)"
-    cfg = RunConfig("laplace", "lnn", seed=1, decay=("exponential", 0.99)).resolved()
+    cfg = RunConfig("laplace", "lnn", seed=1, decay=("exponential", 0.99)).resolved(
+        cases.get("laplace")
+    )
     ident = cfg.identity()
     assert ident["decay"] == ["exponential", 0.99]
     old = {**ident, "optimizer": f"{adam}, constant lr, final iterate"}
@@ -230,7 +233,9 @@ def test_a_finished_run_of_another_lr_schedule_is_not_reused(tmp_path):
         folder.finished(ident)
     text = f"{adam}, lr decay ('inverse time', 1000, 0.5) for 2000 steps, then LBFGS"
     assert record_decay({"optimizer": text}) == ["inverse time", 1000, 0.5]
-    acc = RunConfig("laplace", "lnn", seed=1, profile="accurate").resolved()
+    acc = RunConfig("laplace", "lnn", seed=1, profile="accurate").resolved(
+        cases.get("laplace")
+    )
     rec = {**acc.identity(), "optimizer": text}
     del rec["decay"]
     folder.metrics.write_text(json.dumps(rec))

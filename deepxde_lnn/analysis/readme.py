@@ -24,7 +24,7 @@ from .summaries import summary
 from .table import prepare
 
 if TYPE_CHECKING:
-    from ..training.config import RunConfig
+    from ..config import RunConfig
 
 __all__ = [
     "MAIN_JOB",
@@ -48,7 +48,7 @@ _BLOCK = re.compile(
 def main_job_configs() -> list[RunConfig]:
     """The runs :data:`MAIN_JOB` makes: its default methods and seeds, resolved
     (by the runner, with the case itself: torch and DeepXDE are imported here)."""
-    from ..training.config import RunConfig
+    from ..config import RunConfig
 
     case = cases.get(MAIN_JOB[1])
     profile = "quick"  # compare's default profile

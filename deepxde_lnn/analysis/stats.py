@@ -32,6 +32,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
+from ..checks import check_margin
+from ..config import MARGIN
+
 __all__ = [
     "RatioCI",
     "ratio_ci",
@@ -44,19 +47,10 @@ __all__ = [
     "SEEDS_CAP",
 ]
 
-MARGIN = 2.0  # default equivalence margin: within a factor 2
 LEVEL = 0.95  # default confidence level (of a table's family, with holm)
 UNDECIDED = "undecided"
 DECIDING = ("better", "worse")  # verdicts that say which method is better
 SEEDS_CAP = 1000  # seeds_needed searches up to this many seeds
-
-
-def check_margin(margin) -> float:
-    """``margin`` as a float, or ValueError naming it unless finite and > 1."""
-    ok = isinstance(margin, (int, float)) and not isinstance(margin, bool)
-    if not ok or not 1 < margin < math.inf:
-        raise ValueError(f"margin must be a finite number > 1; got {margin!r}")
-    return float(margin)
 
 
 @functools.lru_cache(maxsize=4096)

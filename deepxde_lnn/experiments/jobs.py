@@ -21,8 +21,8 @@ import threading
 from pathlib import Path
 
 from ..checks import check_int
+from ..config import RunConfig, stackable_protocol
 from ..runs.names import lr_text
-from ..training.config import RunConfig, stackable_protocol
 from ..training.outcome import Outcome
 from ..training.signals import handling
 

@@ -82,6 +82,8 @@ class Case:
     # mid-planes); the domain is the grid's box restricted by its mask
     xpinn_cuts: tuple[tuple[float, ...], ...] | None = None
 
+    default_profile = "quick"  # the main job's protocol (a class attribute)
+
     def __post_init__(self):
         check_name(self.name, "case name")  # it names folders and records
 

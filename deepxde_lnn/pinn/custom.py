@@ -41,6 +41,7 @@ class DeepXDEProblem:
     """A user's ``data`` and ``nets`` factories as a problem named ``name``
     (default: the data function's name if it is a safe name, else ``custom``)."""
 
+    default_profile = PROFILE
     extra_metrics = None
     extra_grids: Mapping[str, int] = MappingProxyType({})
     paper_table: Mapping = MappingProxyType({})  # no paper numbers to set beside

@@ -74,6 +74,7 @@ class Problem(Protocol):
     """The interface :func:`deepxde_lnn.training.runner.run` trains and evaluates."""
 
     name: str  # safe as a folder name: letters, digits, '_' and '-'
+    default_profile: str  # the profile a run takes when none is asked for
     inputs: tuple[str, ...]
     fields: tuple[str, ...]
     extra_metrics: Callable[[np.ndarray, np.ndarray, np.ndarray], dict] | None

@@ -30,6 +30,7 @@ import deepxde as dde
 import numpy as np
 import torch
 
+from ..config import RunConfig, stackable_protocol
 from ..networks.stacked import StackedNet
 from ..pinn.metrics import all_fields
 from ..pinn.problem import Problem, Profile
@@ -46,14 +47,12 @@ from ..runs.checkpoint import (
 from ..runs.folder import FolderError, RunFolder
 from ..runs.provenance import device_info, versions
 from .accurate import LBFGSConverged, iterations_done, make_lbfgs
-from .config import RunConfig, stackable_protocol
 from .controller import Controller, Progress, Signals, sync
 from .ensemble import EnsembleData, select_adam_, split_adam_state, stack_adam_states
 from .graphed import GraphedStep, plain_adam_state, plain_scheduler_state
 from .outcome import Outcome
 
 __all__ = [
-    "RunConfig",
     "run",
     "run_batched",
     "Outcome",

@@ -1,0 +1,439 @@
+"""The one home of every option: what shapes a run, how a call executes its runs,
+how its verdicts are judged. Checked without torch or DeepXDE.
+
+Each option is one field of a frozen dataclass, declared once with its check, its
+help text and (for the command line) its text parser: :class:`Training` (what a
+run is: steps, lr, schedule, float type, budget, L-BFGS; and how it computes),
+:class:`Execution` (reuse, workers, stacking, output) and :class:`Verdicts` (the
+equivalence margin). The Python API's keywords, the command line's flags
+(:func:`deepxde_lnn.options.add_options`), the case scripts' flags and a record's
+identity (:meth:`RunConfig.identity`) are all derived from these fields, so a new
+option is its field, the line that uses it and its test.
+
+One run is a :class:`RunConfig`: a case, a method, a seed and the training
+options; :meth:`RunConfig.resolved` fills the profile's defaults and checks what
+depends on the problem.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, fields, replace
+
+from .checks import (
+    SEED_MAX,
+    check_bool,
+    check_choice,
+    check_int,
+    check_margin,
+    check_number,
+    check_positive,
+    is_number,
+    parse_int,
+    parse_number,
+)
+
+__all__ = [
+    "Training",
+    "Execution",
+    "Verdicts",
+    "RunConfig",
+    "OPTION_CLASSES",
+    "Options",
+    "DTYPES",
+    "MARGIN",
+    "TIME_CAP",
+    "option_fields",
+    "split_options",
+    "stackable_protocol",
+]
+
+DTYPES = ("float32", "float64")
+BACKENDS = ("loky", "dask", "ray")
+BATCH = ("auto", "on", "off")
+MARGIN = 2.0  # the default equivalence margin: ratios within [1/2, 2]
+TIME_CAP = 20  # with a time budget, at most this many times the profile's steps
+_KEEP = object()  # an ``omit`` that never matches: the field is always recorded
+
+
+def option(
+    default,
+    help: str,
+    *,
+    check: Callable | None = None,
+    parse: Callable[[str], object] | None = None,
+    choices: tuple | None = None,
+    identity: bool = True,
+    omit=_KEEP,
+    from_profile: bool = False,
+    cli: bool = True,
+):
+    """A field that is an option. ``check(value, name)`` validates a given value
+    (``None`` means "the default" and is not checked); ``parse(text)`` reads
+    the command line's text (None: a switch for a bool); ``identity``: part of
+    a run's identity (what makes two runs the same run); ``omit``: a value left
+    out of the identity (records written before the option existed);
+    ``from_profile``: ``None`` takes the profile's value; ``cli``: has a flag."""
+    meta = dict(
+        help=help,
+        check=check,
+        parse=parse,
+        choices=choices,
+        identity=identity,
+        omit=omit,
+        from_profile=from_profile,
+        cli=cli,
+    )
+    return dataclasses.field(default=default, metadata=meta)
+
+
+# --- checks and text parsers of the fields ------------------------------------------
+
+
+def _choice(choices):
+    def check(value, name):
+        check_choice(value, name, choices)
+        return value
+
+    return check
+
+
+def _bool(value, name):
+    return check_bool(value, name)
+
+
+def _int_at_least(minimum):
+    return lambda value, name: check_int(value, name, minimum)
+
+
+def _positive(value, name):
+    return check_positive(value, name)
+
+
+def _name(value, name):
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name} must be a non-empty name; got {value!r}")
+    return value
+
+
+def _check_decay(value, name) -> tuple:
+    """``(name, *numbers)``, DeepXDE's format (e.g. ``("inverse time", 1000,
+    0.5)``)."""
+    ok = isinstance(value, (tuple, list)) and value and isinstance(value[0], str)
+    if not ok or not all(is_number(v) for v in value[1:]):
+        raise ValueError(f"{name} must be (name, numbers...) or None; got {value!r}")
+    return tuple(value)
+
+
+def _check_weights(value, name) -> tuple:
+    """One finite number >= 0 per loss term, as DeepXDE's ``loss_weights``."""
+    ok = isinstance(value, (tuple, list)) and len(value) > 0
+    if not ok:
+        raise ValueError(f"{name} must be a list of numbers >= 0; got {value!r}")
+    return tuple(check_number(v, name, 0) for v in value)
+
+
+def _parsed(reader, name: str):
+    return lambda text: reader(text, name)
+
+
+def _parse_int(minimum):
+    return lambda text, name: parse_int(text, name, minimum)
+
+
+def _parse_positive(text, name):
+    return parse_number(text, name, 0, None, above=True)
+
+
+def _parse_decay(text, name):
+    kind, *numbers = [s.strip() for s in text.split(",")]
+    return (kind, *(parse_number(s, name) for s in numbers))
+
+
+def _parse_weights(text, name):
+    return tuple(parse_number(s.strip(), name, 0) for s in text.split(","))
+
+
+# --- the options ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Training:
+    """What shapes a run (``None``: the profile's value) and how it computes."""
+
+    lr: float | None = option(
+        None,
+        "Adam learning rate (default: the profile's)",
+        check=_positive,
+        parse=_parsed(_parse_positive, "lr"),
+        from_profile=True,
+    )
+    iterations: int | None = option(
+        None,
+        "Adam steps (default: the profile's; a cap with a time budget)",
+        check=_int_at_least(1),
+        parse=_parsed(_parse_int(1), "iterations"),
+    )
+    profile: str | None = option(
+        None,
+        "the training protocol (a case's: quick, paper or accurate; default quick, "
+        "plain DeepXDE: custom)",
+        check=_name,
+        parse=str,
+    )
+    dtype: str | None = option(
+        None,
+        "float32 or float64 (default: the profile's; accurate: float64)",
+        check=_choice(DTYPES),
+        parse=_parsed(lambda t, n: _choice(DTYPES)(t, n), "dtype"),
+        from_profile=True,
+    )
+    checkpoint_every: int = option(
+        1000,
+        "steps between checkpoints",
+        check=_int_at_least(1),
+        parse=_parsed(_parse_int(1), "checkpoint-every"),
+        identity=False,
+    )
+    seconds: float | None = option(
+        None,
+        "wall-clock training budget per run (then iterations is a cap, default "
+        f"{TIME_CAP}x the profile's steps)",
+        check=_positive,
+        parse=_parsed(_parse_positive, "seconds"),
+        omit=None,
+    )
+    lbfgs: int | None = option(
+        None,
+        "L-BFGS iterations after Adam, at most (default: the profile's; accurate: "
+        "3000, others 0)",
+        check=_int_at_least(0),
+        parse=_parsed(_parse_int(0), "lbfgs"),
+        omit=0,
+        from_profile=True,
+    )
+    decay: tuple | None = option(
+        None,
+        "Adam's learning-rate schedule in DeepXDE's format, e.g. 'inverse "
+        "time,1000,0.5' (default: the profile's)",
+        check=_check_decay,
+        parse=_parsed(_parse_decay, "decay"),
+        omit=None,
+        from_profile=True,
+    )
+    compile_jets: bool = option(
+        False,
+        "the Taylor-mode derivatives through torch.compile (fused kernels; CUDA "
+        "graphs on a GPU): the same math, other rounding. Costs a first compile of "
+        "minutes on a CPU (cached afterwards); buys shorter steps "
+        "(docs/running.md, Compiled jets)",
+        check=_bool,
+        identity=False,
+    )
+    cuda_graph: bool = option(
+        False,
+        "on a GPU, each Adam step (losses, backward, Adam) as one CUDA graph: one "
+        "launch per step instead of hundreds; the same points and math, other "
+        "rounding. Elsewhere the same step runs eagerly (docs/running.md, CUDA "
+        "graphs)",
+        check=_bool,
+        identity=False,
+    )
+
+    def __post_init__(self):
+        _check_fields(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Execution:
+    """How a call executes its runs (none of it changes a run's result)."""
+
+    overwrite: bool = option(
+        False,
+        "replace finished results of another configuration in the output folder",
+        check=_bool,
+    )
+    workers: int | None = option(
+        None,
+        "runs at a time (default: as many as cores, at most the runs)",
+        check=_int_at_least(1),
+        parse=_parsed(_parse_int(1), "workers"),
+    )
+    backend: str = option(
+        "loky",
+        "joblib backend: local processes (loky, default), a Dask or a Ray cluster",
+        check=_choice(BACKENDS),
+        parse=str,
+        choices=BACKENDS,
+    )
+    address: str | None = option(
+        None, "Dask scheduler / Ray cluster address", check=_name, parse=str
+    )
+    batch: str = option(
+        "auto",
+        "train the seeds of a method as one stacked model (auto: on a GPU, and on a "
+        "CPU for small point sets, where it was measured faster)",
+        check=_choice(BATCH),
+        parse=str,
+        choices=BATCH,
+    )
+    progress: bool = option(True, "progress bars or lines", check=_bool)
+    verbose: bool = option(True, "a line per run", check=_bool, cli=False)
+
+    def __post_init__(self):
+        _check_fields(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdicts:
+    """How comparisons are judged."""
+
+    margin: float = option(
+        MARGIN,
+        "equivalence margin m: 'equivalent within xm' when the error ratio's whole "
+        "95 % interval lies in [1/m, m] (default 2; docs/verdicts.md)",
+        check=lambda value, name: check_margin(value),
+        parse=_parsed(lambda t, n: parse_number(t, n, 1, None, above=True), "margin"),
+    )
+
+    def __post_init__(self):
+        _check_fields(self)
+
+
+OPTION_CLASSES = (Training, Execution, Verdicts)
+
+
+@dataclass(frozen=True)
+class Options:
+    """The options of one call: its runs' training, their execution, the
+    verdicts' margin."""
+
+    training: Training = dataclasses.field(default_factory=Training)
+    execution: Execution = dataclasses.field(default_factory=Execution)
+    verdicts: Verdicts = dataclasses.field(default_factory=Verdicts)
+
+    @classmethod
+    def of(cls, given: Mapping, where: str, allowed: Iterable[str]) -> Options:
+        """The options among the keywords ``given``; a name that is not an
+        option of this call (not in ``allowed``) is a ValueError naming it and
+        the call ``where``."""
+        allowed = list(allowed)
+        unknown = [k for k in given if k not in allowed]
+        if unknown:
+            raise ValueError(
+                f"{unknown[0]}: unknown option of {where}; options: "
+                + ", ".join(allowed)
+            )
+        return cls(*split_options(given).values())
+
+    def with_training(self, **changes) -> Options:
+        """These options with the training options ``changes`` replaced."""
+        return replace(self, training=replace(self.training, **changes))
+
+
+def _check_fields(obj) -> None:
+    """Each given (not ``None``) option checked by its field's rule, in order; the
+    first bad one is a ValueError naming it."""
+    for f in fields(obj):
+        value, check = getattr(obj, f.name), f.metadata.get("check")
+        if value is not None and check is not None:
+            object.__setattr__(obj, f.name, check(value, f.name))
+
+
+def option_fields(*classes) -> dict[str, dataclasses.Field]:
+    """The option fields of ``classes`` (default: all), by name, in order."""
+    out: dict[str, dataclasses.Field] = {}
+    for cls in classes or OPTION_CLASSES:
+        out.update({f.name: f for f in fields(cls) if "help" in f.metadata})
+    return out
+
+
+def split_options(given: Mapping, classes: Iterable = OPTION_CLASSES) -> dict:
+    """``{class: instance}`` from keyword options ``given`` (every key must be a
+    field of one of ``classes``; the caller names the unknown ones)."""
+    out = {}
+    for cls in classes:
+        names = {f.name for f in fields(cls)}
+        out[cls] = cls(**{k: v for k, v in given.items() if k in names})
+    return out
+
+
+# --- one run --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunConfig(Training):
+    """One training job: a case, a method, a seed and its :class:`Training`."""
+
+    case: str
+    method: str = "lnn"
+    seed: int | None = None
+
+    @classmethod
+    def of(cls, training: Training, case: str, method: str, seed=None) -> RunConfig:
+        """The run of ``method`` and ``seed`` on ``case`` trained as ``training``."""
+        values = {f.name: getattr(training, f.name) for f in fields(Training)}
+        return cls(case, method, seed, **values)
+
+    def resolved(self, case) -> RunConfig:
+        """Every field checked (ValueError naming it) and the profile's defaults
+        filled from the problem ``case`` (a :class:`~deepxde_lnn.pinn.problem.Problem`).
+        """
+        name = self.profile or case.default_profile
+        prof = case.profile(name)  # ValueError naming the profile
+        values = {
+            f.name: getattr(prof, f.name)
+            for f in fields(Training)
+            if f.metadata.get("from_profile") and getattr(self, f.name) is None
+        }
+        seed = prof.seed if self.seed is None else self.seed
+        check_int(seed, "seed", 0, SEED_MAX)
+        iterations = self.iterations
+        if iterations is None:
+            iterations = prof.iterations * (TIME_CAP if self.seconds else 1)
+        out = replace(
+            self, profile=name, seed=int(seed), iterations=iterations, **values
+        )
+        case.check_method(out.method)  # ValueError naming the method
+        _check_lbfgs(out.lbfgs, out.method, out.seconds, case)
+        return out
+
+    def identity(self) -> dict:
+        """What makes two runs the same run (records and checkpoints are matched
+        on it): the case, method, seed and the options that shape the result,
+        without those at their ``omit`` value (as records before they existed)."""
+        out = {"case": self.case, "method": self.method, "seed": self.seed}
+        for f in fields(Training):
+            value, meta = getattr(self, f.name), f.metadata
+            omitted = meta["omit"] is not _KEEP and value in (None, meta["omit"])
+            if meta["identity"] and not omitted:
+                out[f.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    @property
+    def total_steps(self) -> int:
+        """Adam steps plus L-BFGS iterations (of a resolved configuration)."""
+        return self.iterations + (self.lbfgs or 0)
+
+
+def _check_lbfgs(lbfgs: int, method: str, seconds, case) -> None:
+    if not lbfgs:
+        return
+    if seconds is not None:
+        raise ValueError(
+            "seconds: a time budget cannot be combined with L-BFGS (lbfgs > 0); "
+            "pass lbfgs=0 (--lbfgs 0) or no time budget"
+        )
+    if not case.deterministic(method):
+        raise ValueError(
+            f"method {method!r}: its training loss is random (dropout), which "
+            "L-BFGS's line search cannot use; pass lbfgs=0 (--lbfgs 0)"
+        )
+
+
+def stackable_protocol(profile, cfg) -> bool:
+    """Whether the training protocol allows stacking seeds: the stacked Adam
+    (with the profile's learning-rate schedule, one for all runs) redraws points
+    every step; L-BFGS's line search would couple the seeds."""
+    return profile.resample and not cfg.lbfgs

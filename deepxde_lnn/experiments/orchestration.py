@@ -1,0 +1,274 @@
+"""How a call runs: its (configuration, folder) jobs checked, finished runs
+reused, the rest trained ``workers`` at a time (:mod:`.jobs`), and the runs
+summarised with verdicts; a comparison over seeds, seeds added until decided, and
+the time budget of a time-matched comparison."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from ..analysis.summaries import summarize
+from ..analysis.table import BASELINE
+from ..checks import SEED_MAX, check_int, unique
+from ..config import MARGIN, TIME_CAP, Options, RunConfig
+from ..pinn.metrics import summary_field
+from ..pinn.problem import Problem, Profile
+from ..runs import atomic
+from ..runs.folder import RunFolder, claim
+from ..runs.names import lr_text, run_folder, seed_name
+from ..runs.records import read_budget
+from ..training.controller import Progress
+from ..training.runner import (
+    RunInterrupted,
+    TrainingDiverged,
+    batch_pays,
+    missing_figures,
+    step_seconds,
+)
+from .jobs import iter_jobs
+from .results import Comparison, RunResult, Verdict
+from .sequential import Design, write_design
+from .sequential import until_decided as seq_decide
+
+__all__ = [
+    "config",
+    "profile_name",
+    "profile_of",
+    "run_all",
+    "compare_runs",
+    "decide_runs",
+    "check_configs",
+    "summarized",
+    "say",
+    "progress_of",
+    "print_record",
+]
+
+
+def config(o: Options, case: Problem, method: str, seed: int | None) -> RunConfig:
+    """The run of ``method`` and ``seed`` on ``case`` under the call's options."""
+    return RunConfig.of(o.training, case.name, method, seed)
+
+
+def profile_of(o: Options, case: Problem) -> Profile:
+    """The call's profile (default: the problem's)."""
+    return case.profile(profile_name(o, case))
+
+
+def profile_name(o: Options, case: Problem) -> str:
+    return o.training.profile or case.default_profile
+
+
+def say(o: Options, text: str) -> None:
+    if o.execution.verbose:
+        print(text, flush=True)
+
+
+def progress_of(o: Options, label: str) -> Progress:
+    return Progress.auto(label, enabled=o.execution.progress)
+
+
+def print_record(o: Options, rec: dict, out) -> None:
+    lines = [
+        f"{rec['case']} {rec['method']} seed {rec['seed']}: "
+        f"{rec.get('steps', rec['iterations'])} steps in {rec['train_seconds']:.1f} s "
+        f"({rec['seconds_per_iteration'] * 1e3:.1f} ms/step, {rec['parameters']} params)"
+    ]
+    for name, m in rec["metrics"].items():
+        lines.append(
+            f"  {name:8s} RMSE {m['RMSE']:.3e}  relL2 {m['relL2']:.3e}  "
+            f"MaxErr {m['MaxErr']:.3e}"
+        )
+    say(o, "\n".join([*lines, f"  -> {out}"]))
+
+
+def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
+    """Run (config, folder) jobs, ``workers`` at a time: finished ones (same
+    configuration) are reused, unfinished ones (a checkpoint) resumed. Every
+    folder is checked first, so a bad one stops the command before any training."""
+    todo, results = [], []
+    for cfg, out in jobs:
+        folder = RunFolder(out)
+        folder.prepare()  # ours and writable, before anything is read or trained
+        record = None if o.execution.overwrite else folder.finished(cfg.identity())
+        if record is not None and not missing_figures(out, case):  # else redrawn
+            say(o, f"{cfg.method} seed {cfg.seed} lr {lr_text(cfg.lr)}: done, reused")
+            results.append(
+                RunResult(cfg.method, cfg.seed, cfg.lr, folder.path, "reused", record)
+            )
+            continue
+        todo.append((cfg, out))
+    outcomes = iter_jobs(
+        todo,
+        batch=_batching(o, case, todo),
+        workers=o.execution.workers,
+        backend=o.execution.backend,
+        address=o.execution.address,
+        overwrite=o.execution.overwrite,
+        progress=(
+            (lambda label: progress_of(o, label)) if o.execution.progress else None
+        ),
+        case=case,  # pickled to worker processes
+    )
+    stopped = []
+    for oc in outcomes:  # as they finish
+        if oc.status == "done":
+            print_record(o, oc.record, oc.out)
+        else:
+            say(
+                o,
+                f"{oc.config.method} seed {oc.config.seed}: {oc.status}: {oc.message}",
+            )
+            stopped += [oc] if oc.status == "interrupted" else []
+        cfg = oc.config
+        results.append(
+            RunResult(
+                cfg.method, cfg.seed, cfg.lr, oc.out, oc.status, oc.record, oc.message
+            )
+        )
+    if stopped:
+        raise RunInterrupted(f"{len(stopped)} run(s) interrupted; rerun to resume")
+    return results
+
+
+def _batching(o: Options, case: Problem, todo) -> bool:
+    if o.execution.batch != "auto" or not todo:
+        return o.execution.batch == "on"
+    if not any(case.stackable(cfg.method) for cfg, _ in todo):
+        return False
+    return batch_pays(case, profile_name(o, case))
+
+
+def compare_runs(
+    o: Options,
+    case: Problem,
+    methods: list[str],
+    seeds: list[int],
+    root: Path,
+    budget: str,
+    baseline: str = BASELINE,
+) -> Comparison:
+    """Train methods x seeds into ``root/METHOD/seed-S`` (same steps, or the same
+    seconds with ``budget="time"``) and summarise them there."""
+    prof = profile_of(o, case)
+    iterations, seconds = o.training.iterations, o.training.seconds
+    check_configs(o, case, methods, seeds)
+    claim(root)  # empty or ours: it gets summaries and budget.json
+    if budget == "time":
+        steps = o.training.iterations or prof.iterations
+        if seconds is None:
+            seconds = _time_budget(o, case, methods[0], seeds[0], root)
+        iterations = steps * TIME_CAP  # a cap: the budget decides
+    jobs = [
+        (
+            replace(
+                config(o, case, m, seed), iterations=iterations, seconds=seconds
+            ).resolved(case),
+            run_folder(root, m, seed_name(seed)),
+        )
+        for m in methods
+        for seed in seeds
+    ]  # all validated before anything runs
+    runs = run_all(jobs, o, case)
+    return summarized(root, case, runs, prof.seed, baseline, o.verdicts.margin)
+
+
+MAX_SEEDS = 15  # until_decided's default max_seeds
+
+
+def decide_runs(
+    o: Options, case, methods, seeds, root: Path, budget, baseline, max_seeds
+) -> Comparison:
+    """Batches of ``len(seeds)`` new seeds for the comparisons with ``baseline``
+    still undecided (:func:`deepxde_lnn.experiments.sequential.until_decided`), then the
+    summary over every seed run."""
+    if max_seeds is not None:
+        check_int(max_seeds, "max_seeds (--max-seeds)", len(seeds))
+    if baseline not in methods:
+        raise ValueError(f"methods: until_decided compares with {baseline}; include it")
+    n = max(max_seeds or MAX_SEEDS, len(seeds))
+    design = Design(len(seeds), len(seeds), n, margin=o.verdicts.margin)
+    extra = range(max(seeds) + 1, max(seeds) + 1 + n - len(seeds))
+    all_seeds = unique([*seeds, *extra], "seeds")
+    if all_seeds[-1] > SEED_MAX:
+        raise ValueError(f"max_seeds: the seeds after {max(seeds)} pass 2**32 - 1")
+    check_configs(o, case, methods, all_seeds)  # before any training
+    claim(root)
+    write_design(root, design)
+    runs: list[RunResult] = []
+
+    def train(ms, new):
+        done = compare_runs(o, case, list(ms), list(new), root, budget, baseline).runs
+        runs.extend(r for r in done if r.method in ms and r.seed in new)
+        out = {m: {} for m in ms}
+        for r in done:
+            if r.method in ms and r.seed in new:
+                if r.record is None:
+                    raise TrainingDiverged(f"{r.method} seed {r.seed} did not finish")
+                metrics = r.record["metrics"]
+                out[r.method][r.seed] = metrics[summary_field(list(metrics))]["RMSE"]
+        return out
+
+    def on_look(n, cis):
+        said = "; ".join(f"{m}: {ci.verdict_text()}" for m, ci in cis.items())
+        look = design.looks.index(n) + 1
+        say(o, f"look {look}/{len(design.looks)} at {n} seeds: {said}")
+
+    seq_decide(train, methods, all_seeds, design, baseline=baseline, on_look=on_look)
+    paper_seed = profile_of(o, case).seed
+    return summarized(root, case, runs, paper_seed, baseline, o.verdicts.margin)
+
+
+def check_configs(o: Options, case: Problem, methods, seeds) -> None:
+    """Every method and seed resolved (``ValueError`` naming it) before a folder
+    is created."""
+    for m in methods:
+        for seed in seeds:
+            config(o, case, m, seed).resolved(case)
+
+
+def summarized(
+    root: Path, case, runs, paper_seed, baseline: str, margin: float = MARGIN
+) -> Comparison:
+    """Summarise the runs below ``root`` there; the :class:`Comparison`."""
+    summary = summarize(
+        root,
+        paper_seed=paper_seed if case.paper_table else None,  # its own row
+        paper_table=case.paper_table,
+        baseline=baseline,
+        margin=margin,
+    )
+    verdicts = (Verdict(m, baseline, f, "RMSE", ci) for m, f, ci in summary.verdicts)
+    return Comparison(
+        root,
+        case.name,
+        baseline,
+        tuple(runs),
+        tuple(summary.rows),
+        tuple(verdicts),
+        summary.markdown,
+    )
+
+
+def _time_budget(o: Options, case, method: str, seed: int, root: Path) -> float:
+    """Seconds per run for ``budget="time"``: ``method``'s measured s/step times
+    the step count, measured once and kept in ``root/budget.json`` (so that a
+    repeated command reuses its finished runs)."""
+    path = root / "budget.json"
+    if path.exists():
+        seconds = read_budget(path)  # FolderError naming the file
+        say(o, f"time budget: {seconds:.2f} s per run (from {path})")
+        return seconds
+    cfg = config(o, case, method, seed).resolved(case)
+    per = step_seconds(cfg, case)
+    seconds = per * cfg.iterations
+    root.mkdir(parents=True, exist_ok=True)
+    record = {"seconds": seconds, "method": method, "seconds_per_step": per}
+    atomic.write_json(path, {**record, "steps": cfg.iterations})
+    say(
+        o,
+        f"time budget: {seconds:.2f} s per run ({method}: {per * 1e3:.2f} ms/step "
+        f"measured now x {cfg.iterations} steps; saved in {path})",
+    )
+    return seconds

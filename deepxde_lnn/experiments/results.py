@@ -1,0 +1,123 @@
+"""What the experiments return: a run (:class:`RunResult`), a verdict
+(:class:`Verdict`), a comparison of methods over seeds (:class:`Comparison`), a
+learning-rate sweep (:class:`Sweep`) and an ablation (:class:`Ablation`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..analysis.stats import RatioCI
+from ..runs.names import lr_text
+
+__all__ = ["RunResult", "Verdict", "Comparison", "Sweep", "Ablation"]
+
+
+@dataclass(frozen=True, eq=False)
+class RunResult:
+    """One run: its folder and, once finished, its ``metrics.json`` ``record``.
+    ``status``: ``done`` (trained now), ``reused`` (finished before) or
+    ``diverged`` (``message`` says where; its last good checkpoint is kept)."""
+
+    method: str
+    seed: int
+    lr: float
+    out: Path
+    status: str
+    record: dict | None = field(default=None, repr=False)
+    message: str = ""
+
+    @property
+    def metrics(self) -> dict:
+        """Per field: RMSE, MSE, MAE, relL2, MaxErr (empty unless finished)."""
+        return {} if self.record is None else self.record["metrics"]
+
+    def __repr__(self) -> str:
+        errors = ", ".join(
+            f"{f} relL2 {m['relL2']:.3e} RMSE {m['RMSE']:.3e}"
+            for f, m in self.metrics.items()
+        )
+        return (
+            f"RunResult({self.method} seed {self.seed} lr {lr_text(self.lr)}: "
+            f"{self.status}{'; ' + errors if errors else ''}; {str(self.out)!r})"
+        )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``method`` against ``baseline`` on ``field``: the geometric-mean ``metric``
+    ratio over seeds with its 95 % interval (``ci``) and what it says."""
+
+    method: str
+    baseline: str
+    field: str
+    metric: str
+    ci: RatioCI
+
+    @property
+    def verdict(self) -> str:
+        """better, worse, equivalent within ×m, or undecided (:mod:`.stats`)."""
+        return self.ci.verdict
+
+    def __str__(self) -> str:
+        verdict = self.ci.describe(self.method, self.baseline)
+        return f"{self.field} {self.metric}: {verdict}"
+
+    def __repr__(self) -> str:
+        return f"Verdict({self})"
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """Methods × seeds in ``out``: the ``runs`` of this call, the ``summary`` table
+    (the rows of ``summary.csv``: per method, field and metric, mean, std, median,
+    min, max over seeds) and the ``verdicts`` against ``baseline``."""
+
+    out: Path
+    case: str
+    baseline: str
+    runs: tuple[RunResult, ...]
+    summary: tuple[dict, ...] = field(repr=False)
+    verdicts: tuple[Verdict, ...]
+    markdown: str = field(default="", repr=False)  # summary.md
+
+    def __repr__(self) -> str:
+        methods = list(dict.fromkeys(r["method"] for r in self.summary))
+        lines = [
+            f"Comparison({self.case!r}, {', '.join(methods)} over "
+            f"{len(self.runs)} runs, baseline {self.baseline!r}, out={str(self.out)!r})"
+        ]
+        for r in self.summary:
+            if r["metric"] in ("relL2", "RMSE"):
+                lines.append(
+                    f"  {r['method']:<12} {r['field']:<8} {r['metric']:<6} "
+                    f"{r['mean']:.3e} ± {r['std']:.1e}  (n={r['n']})"
+                )
+        return "\n".join(lines + [f"  {v}" for v in self.verdicts])
+
+
+@dataclass(frozen=True, eq=False)
+class Sweep:
+    """A learning-rate sweep in ``out``: one :class:`Comparison` per learning rate
+    and the ``table`` of ``sweep.md``."""
+
+    out: Path
+    comparisons: Mapping[float, Comparison] = field(repr=False)
+    table: str = field(repr=False)
+
+    def __repr__(self) -> str:
+        return f"Sweep(out={str(self.out)!r})\n{self.table.rstrip()}"
+
+
+@dataclass(frozen=True, eq=False)
+class Ablation:
+    """An ablation in ``out``: one :class:`Comparison` per budget (``steps``,
+    ``time``) and the ``table`` of ``ablation.md``."""
+
+    out: Path
+    comparisons: Mapping[str, Comparison] = field(repr=False)
+    table: str = field(repr=False)
+
+    def __repr__(self) -> str:
+        return f"Ablation(out={str(self.out)!r})\n{self.table.rstrip()}"

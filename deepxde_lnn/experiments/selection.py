@@ -1,0 +1,113 @@
+"""What a call is about: its problem (a registered case, a case file, a ``Case``
+or plain DeepXDE), its methods, baseline and seeds, and its output folder; each
+checked before anything runs (a ``ValueError`` naming the argument)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+
+from .. import cases
+from ..analysis.table import BASELINE
+from ..checks import check_choice, unique
+from ..pinn.case import Case, load_file
+from ..pinn.custom import DeepXDEProblem
+from ..pinn.methods import canonical
+from ..pinn.problem import Problem
+from ..runs.names import safe_name
+
+__all__ = ["problem_of", "methods_of", "baseline_of", "seeds_of", "out_of"]
+
+
+def problem_of(
+    case: Case | str | os.PathLike | None = None,
+    data: Callable | None = None,
+    nets: Mapping[str, Callable] | None = None,
+    name: str | None = None,
+) -> Problem:
+    """The problem of an experiment (see the module's docstring)."""
+    if data is not None or nets is not None:
+        if case is not None:
+            raise ValueError("case: give a case, or data= and nets=, not both")
+        if data is None or nets is None:
+            raise ValueError("data, nets: plain DeepXDE needs both data= and nets=")
+        return DeepXDEProblem(data, nets, name)
+    if name is not None:
+        raise ValueError("name: only with data= and nets= (a case has its own)")
+    if isinstance(case, Case):
+        return case
+    if isinstance(case, (str, os.PathLike)):
+        text = os.fspath(case)
+        return load_file(text) if text.endswith(".py") else cases.get(text)
+    raise ValueError(
+        f"case must be a case name, a case file (.py) or a Case; got {case!r}"
+    )
+
+
+def methods_of(methods, problem: Problem, default: Sequence[str]) -> list[str]:
+    """The methods to run: ``methods`` (a sequence, or comma-separated text), or
+    ``default`` (plain DeepXDE: every network)."""
+    if methods is None:
+        methods = problem.nets if isinstance(problem, DeepXDEProblem) else default
+    if isinstance(methods, str):
+        methods = methods.split(",")
+    methods = [m.strip() if isinstance(m, str) else m for m in methods]
+    methods = [m for m in methods if m != ""]
+    if not methods:
+        raise ValueError("methods: give at least one method")
+    return _distinct(methods)
+
+
+def _distinct(methods: list[str]) -> list[str]:
+    """Each a folder name, none twice (also not spelled another way, e.g.
+    ``lnn:alpha_init=0`` and ``lnn:alpha_init=0.0``)."""
+    seen: dict[str, str] = {}
+    for m in methods:
+        key = _spelling(m)
+        first = seen.get(key)
+        if first is not None:
+            same = "is given twice" if m == first else f"is the same as {first!r}"
+            raise ValueError(f"methods: {m!r} {same}")
+        seen[key] = m
+    return [safe_name(m, "method") for m in methods]
+
+
+def _spelling(method) -> str:
+    """A registered method's one spelling (:func:`methods.canonical`); any other
+    name (a plain DeepXDE network's, or an unknown one, refused later) as it is."""
+    try:
+        return canonical(method)
+    except (ValueError, TypeError):
+        return method
+
+
+def baseline_of(baseline: str | None, problem: Problem, methods: list[str]) -> str:
+    """The method every other one is judged against: ``pinn`` for a case, the
+    first network for plain DeepXDE, unless given (then one of ``methods``)."""
+    if baseline is None:
+        return methods[0] if isinstance(problem, DeepXDEProblem) else BASELINE
+    check_choice(baseline, "baseline", methods)
+    return baseline
+
+
+def seeds_of(seeds, profile, n: int | None = None) -> list[int]:
+    """``seeds``, or the profile's seed and the next ``n - 1`` (default: the
+    profile's ``n_seeds``)."""
+    if seeds is None:
+        return [profile.seed + i for i in range(n or profile.n_seeds)]
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
+        raise ValueError(f"seeds must be a list of seeds; got {seeds!r}")
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds: give at least one seed")
+    return unique(seeds, "seeds")  # each checked with its run's configuration
+
+
+def out_of(out, default: str) -> Path:
+    """``out`` (a path, not an empty one) or ``default``."""
+    if out is None:
+        return Path(default)
+    if not str(out).strip():
+        raise ValueError("out must be a path, got an empty string")
+    return Path(out)
