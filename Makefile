@@ -15,7 +15,7 @@ INSTALLED := $(VENV)/.installed
 help:
 	@echo "make demo   the main job: deepxde-lnn compare laplace (a few minutes on a CPU)"
 	@echo "make test   the test suite"
-	@echo "make docs   rebuild the case catalog, docs/REPRODUCTION.md and README.md's generated blocks"
+	@echo "make docs   rebuild the case catalog, docs/options.md, docs/REPRODUCTION.md and README.md's generated blocks"
 
 demo: $(INSTALLED)
 	$(BIN)/deepxde-lnn compare laplace
@@ -25,6 +25,7 @@ test: $(INSTALLED)
 
 docs: $(INSTALLED)
 	$(BIN)/python -m deepxde_lnn.cases
+	$(BIN)/python -m deepxde_lnn.options docs/options.md
 	$(BIN)/deepxde-lnn report docs/results --readme README.md
 
 $(INSTALLED): setup.cfg pyproject.toml

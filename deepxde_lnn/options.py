@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from .checks import SEED_MAX, parse_int, parse_number, unique
-from .config import option_fields
+from .config import OPTION_CLASSES, option_fields
 
 __all__ = [
     "Parser",
@@ -145,3 +145,40 @@ def _typed(parse):
 def chosen_options(args: argparse.Namespace, *classes) -> dict:
     """The option values in ``args`` (those :func:`add_options` added), by name."""
     return {k: getattr(args, k) for k in option_fields(*classes) if hasattr(args, k)}
+
+
+def options_markdown() -> str:
+    """``docs/options.md``: every option with its flag, keyword, default and help,
+    as the fields of :mod:`deepxde_lnn.config` declare them."""
+    out = [
+        "# Options",
+        "",
+        "Generated from `deepxde_lnn/config.py` by `python -m deepxde_lnn.options "
+        "docs/options.md` (`make docs`); a test keeps it current. Each option is a",
+        "keyword of the Python API (`deepxde_lnn.compare(..., lr=1e-3)`) and a flag of",
+        "the command line; the training options are also flags of the case scripts",
+        "(but `--seconds` and `--checkpoint-every`). `None` means the profile's value.",
+    ]
+    for cls in OPTION_CLASSES:
+        out += ["", f"## {cls.__name__}", "", cls.__doc__.strip(), ""]
+        out += ["| keyword | flag | default | what it does |", "|---|---|---|---|"]
+        for name, f in option_fields(cls).items():
+            flag = _flag(name, f)
+            text = f.metadata["help"].replace("|", "\\|")
+            out.append(f"| `{name}` | {flag} | `{f.default!r}` | {text} |")
+    return "\n".join(out) + "\n"
+
+
+def _flag(name: str, f) -> str:
+    if not f.metadata["cli"]:
+        return "(API only)"
+    dashed = name.replace("_", "-")
+    return f"`--no-{dashed}`" if f.default is True else f"`--{dashed}`"
+
+
+if __name__ == "__main__":  # python -m deepxde_lnn.options docs/options.md
+    import sys
+
+    from .runs.atomic import atomic_write_text
+
+    atomic_write_text(sys.argv[1], options_markdown())

@@ -1,0 +1,103 @@
+"""One home per option: the command line, the API, the case scripts, the records
+and docs/options.md all derive from the fields of deepxde_lnn.config."""
+
+from pathlib import Path
+
+import pytest
+
+import deepxde_lnn
+from deepxde_lnn import cases, cli, example
+from deepxde_lnn.config import (
+    Execution,
+    Options,
+    RunConfig,
+    Training,
+    Verdicts,
+    option_fields,
+)
+from deepxde_lnn.options import options_markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _flags(parser) -> set[str]:
+    return {s for a in parser._actions for s in a.option_strings}
+
+
+def test_docs_options_is_generated_from_the_fields():
+    assert (ROOT / "docs" / "options.md").read_text() == options_markdown()
+
+
+@pytest.mark.parametrize("command", ["compare", "sweep", "ablate"])
+def test_every_option_has_its_flag(command):
+    sub = cli.build_parser()._subparsers._group_actions[0].choices[command]
+    for name, f in option_fields().items():
+        dashed = name.replace("_", "-")
+        flag = f"--no-{dashed}" if f.default is True else f"--{dashed}"
+        assert (flag in _flags(sub)) == f.metadata["cli"], name
+
+
+def test_run_and_the_scripts_take_the_training_options():
+    run = cli.build_parser()._subparsers._group_actions[0].choices["run"]
+    names = {n.replace("_", "-") for n in option_fields(Training)}
+    assert {f"--{n}" for n in names} <= _flags(run)
+    with pytest.raises(SystemExit):  # a script has no time budget
+        example.parse_args(cases.get("laplace"), ["--seconds", "5"])
+
+
+def test_a_flag_reaches_the_api_keyword_with_its_value():
+    p = cli.build_parser()
+    argv = ["compare", "laplace", "--decay", "inverse time,100,0.5", "--margin", "3"]
+    got = cli._settings(p.parse_args([*argv, "--no-progress", "--workers", "2"]))
+    assert got["decay"] == ("inverse time", 100.0, 0.5) and got["margin"] == 3.0
+    assert got["progress"] is False and got["workers"] == 2
+    o = Options.of(got, "compare()", option_fields())
+    assert o.training.decay == ("inverse time", 100.0, 0.5)
+
+
+@pytest.mark.parametrize(
+    "cls, kwargs, message",
+    [
+        (Training, dict(lr=0), r"^lr must be a finite number > 0"),
+        (Training, dict(iterations=2.5), r"^iterations must be an integer"),
+        (Training, dict(decay="exponential"), r"^decay must be \(name, numbers"),
+        (Training, dict(compile_jets="yes"), r"^compile_jets must be True or False"),
+        (Execution, dict(overwrite="False"), r"^overwrite must be True or False"),
+        (Execution, dict(progress=1), r"^progress must be True or False"),
+        (Execution, dict(batch="maybe"), r"^batch must be one of auto, on, off"),
+        (Verdicts, dict(margin=1), r"^margin must be a finite number > 1"),
+    ],
+)
+def test_each_option_is_checked_by_its_field(cls, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        cls(**kwargs)
+
+
+def test_the_api_refuses_a_non_bool_flag_and_an_unknown_option(tmp_path):
+    quiet = dict(progress=False, verbose=False, iterations=2)
+    for bad in (dict(overwrite="False"), dict(resume="no")):
+        with pytest.raises(ValueError, match="must be True or False"):
+            deepxde_lnn.run("laplace", out=tmp_path / "r", **quiet, **bad)
+    with pytest.raises(ValueError, match=r"^workers: unknown option of run\(\)"):
+        deepxde_lnn.run("laplace", out=tmp_path / "r", workers=2, **quiet)
+    with pytest.raises(ValueError, match=r"^seeds must be a list of seeds; got 3"):
+        deepxde_lnn.compare("laplace", seeds=3, out=tmp_path / "c", **quiet)
+    assert not (tmp_path / "r").exists() and not (tmp_path / "c").exists()
+
+
+def test_identity_holds_the_options_that_shape_a_run():
+    case = cases.get("laplace")
+    cfg = RunConfig("laplace", "pinn", 1, iterations=5, compile_jets=True)
+    ident = cfg.resolved(case).identity()
+    assert set(ident) == {
+        "case",
+        "method",
+        "seed",
+        "lr",
+        "iterations",
+        "profile",
+        "dtype",
+        "decay",
+    }  # the quick profile decays the lr
+    fast = RunConfig("laplace", "pinn", 1, iterations=5, checkpoint_every=2)
+    assert fast.resolved(case).identity() == ident  # how it computes: not identity
