@@ -143,7 +143,9 @@ def run(
     cfg = config(o, problem, method, seed).resolved(problem)  # before writing
     out = out_of(out, run_folder("runs", cfg.case, cfg.method, seed_name(cfg.seed)))
     overwrite = o.execution.overwrite
-    reused = not overwrite and RunFolder(out).finished(cfg.identity()) is not None
+    folder = RunFolder(out)
+    folder.prepare()  # ours and writable, before anything in it is read
+    reused = not overwrite and folder.finished(cfg.identity()) is not None
     label = f"{cfg.case} {cfg.method} seed {cfg.seed}"
     rec = runner.run(
         cfg,
