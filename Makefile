@@ -24,7 +24,7 @@ test: $(INSTALLED)
 	$(BIN)/python -m pytest -q
 
 docs: $(INSTALLED)
-	$(BIN)/python -m deepxde_lnn.cases
+	$(BIN)/python -m deepxde_lnn.study
 	$(BIN)/deepxde-lnn report docs/results --readme README.md
 
 $(INSTALLED): setup.cfg pyproject.toml

@@ -12,14 +12,14 @@ Experiments run from Python as from the command line: ``deepxde_lnn.compare``,
 ``sweep``, ``ablate`` and ``run`` (:mod:`deepxde_lnn.experiments.api`), on the
 package's cases, a case file of your own or a plain DeepXDE problem;
 ``deepxde_lnn.report`` rebuilds the reproduction report from their records
-(:mod:`deepxde_lnn.experiments.publish`, without torch or DeepXDE).
+(:mod:`deepxde_lnn.study.report`, without torch or DeepXDE).
 """
 
 from ._backend import ensure_pytorch_backend
+from ._version import __version__
 
 ensure_pytorch_backend()
 
-__version__ = "0.1.0"
 __all__ = [
     "LNN",
     "MLP",
@@ -51,7 +51,7 @@ def __getattr__(name):
 
         return getattr(experiments, name)
     if name == "report":
-        from .experiments.publish import report
+        from .study.report import report
 
         return report
     if name == "main":  # a case file's last line: deepxde_lnn.main(CASE)

@@ -225,10 +225,10 @@ def _margin(p) -> None:
 
 
 def cmd_list(args) -> int:
-    from . import cases
-    from .pinn.case import PROFILES
-    from .pinn.methods import METHODS, parameter_count
-    from .training.accurate import ADAM_STEPS, LBFGS_STEPS
+    from .pinn.build import parameter_count
+    from .pinn.methods import METHODS
+    from .study import registry as cases
+    from .study.protocols import ADAM_STEPS, LBFGS_STEPS, PROFILES
 
     print(
         "profiles: " + ", ".join(PROFILES) + "  (quick: small counts, few steps; "
@@ -239,7 +239,7 @@ def cmd_list(args) -> int:
     print("cases (parameters per method):")
     for name in cases.available():
         c = cases.get(name)
-        pp, q = c.paper, c.quick
+        pp, q = c.profile("paper"), c.profile("quick")
         counts = ", ".join(f"{m} {parameter_count(m, c):,}" for m in METHODS)
         print(f"  {name:12s} {c.title}")
         print(
@@ -354,7 +354,7 @@ def cmd_reference(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .experiments.publish import report
+    from .study.report import report
 
     res = report(args.runs_dirs, args.out, readme=args.readme, margin=args.margin)
     print(f"report: {res.out}, figures in {res.figures}")

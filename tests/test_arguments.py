@@ -20,6 +20,7 @@ from deepxde_lnn.pinn.data import ResampledPDE, Term
 from deepxde_lnn.pinn.sampling import Box
 from deepxde_lnn.runs import names
 from deepxde_lnn.runs.folder import RunFolder
+from deepxde_lnn.study import registry
 from deepxde_lnn.training.runner import RunConfig
 
 ENV = {**os.environ, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
@@ -51,7 +52,7 @@ def test_a_method_option_cannot_write_outside_out(tmp_path, capsys):
     assert not (tmp_path / "a" / "b" / "escaped").exists()
     assert not (tmp_path / "a").exists()
     with pytest.raises(ValueError, match="block_activation"):
-        RunConfig("laplace", method).resolved()
+        RunConfig("laplace", method).resolved(registry.get("laplace"))
     with pytest.raises(ValueError, match="block_activation"):
         LNN([2, 8, 1], "tanh", "Glorot normal", block_activation="tanh /..")
 
@@ -189,7 +190,7 @@ def test_numbers_on_the_command_line(tmp_path, capsys, argv, said):
 
 def test_the_api_and_the_cli_say_the_same(capsys):
     with pytest.raises(ValueError) as api:
-        RunConfig("laplace", iterations=0).resolved()
+        RunConfig("laplace", iterations=0).resolved(registry.get("laplace"))
     code, io = _cli(["run", "laplace", "--iterations", "0"], capsys)
     assert code == 2 and str(api.value) == "iterations must be an integer >= 1; got 0"
     _one_error(io, str(api.value))

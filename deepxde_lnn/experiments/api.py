@@ -26,7 +26,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from .. import cases
+from ..analysis.figures import draw_missing, missing_figures
+from ..analysis.sequential import Design, write_design
+from ..analysis.sequential import until_decided as seq_decide
 from ..analysis.stats import MARGIN, RatioCI, check_margin
 from ..analysis.summaries import summarize, sweep_table
 from ..analysis.table import BASELINE, SUBJECT
@@ -40,6 +42,8 @@ from ..runs import atomic
 from ..runs.folder import RunFolder, claim
 from ..runs.names import lr_name, lr_text, run_folder, safe_name, seed_name
 from ..runs.records import read_budget
+from ..study import registry as cases
+from ..study.report import Report, report
 from ..training import runner
 from ..training.config import TIME_CAP
 from ..training.controller import Progress
@@ -48,14 +52,10 @@ from ..training.runner import (
     RunInterrupted,
     TrainingDiverged,
     batch_pays,
-    missing_figures,
     step_seconds,
 )
 from .ablation import table, variants
 from .jobs import check_backend, iter_jobs
-from .publish import Report, report
-from .sequential import Design, write_design
-from .sequential import until_decided as seq_decide
 
 __all__ = [
     "run",
@@ -437,6 +437,7 @@ def run(
         overwrite=s.overwrite,
         progress=_progress(s, label),
         case=problem,
+        on_done=functools.partial(draw_missing, case=problem),
     )
     _print_record(s, rec, out)
     return RunResult(cfg.method, cfg.seed, cfg.lr, out, "done", rec)
@@ -727,7 +728,7 @@ def _run_all(jobs, s: Settings, case: Problem) -> list[RunResult]:
         address=s.address,
         overwrite=s.overwrite,
         progress=(lambda label: _progress(s, label)) if s.progress else None,
-        case=_shipped(case),
+        case=case,
     )
     stopped = []
     for o in outcomes:  # as they finish
@@ -745,13 +746,6 @@ def _run_all(jobs, s: Settings, case: Problem) -> list[RunResult]:
     if stopped:
         raise RunInterrupted(f"{len(stopped)} run(s) interrupted; rerun to resume")
     return results
-
-
-def _shipped(case: Problem) -> Problem | None:
-    """The problem as the jobs get it: None for a registered case (each worker
-    imports it by name), else the object itself (pickled to worker processes)."""
-    registered = isinstance(case, Case) and case.name in cases.available()
-    return None if registered and cases.get(case.name) is case else case
 
 
 def _batching(s: Settings, case: Problem, todo) -> bool:

@@ -48,13 +48,9 @@ class RunConfig:
     # math, rounded otherwise; how a run computes, not part of its identity
     cuda_graph: bool = False
 
-    def resolved(self, case: Problem | None = None) -> RunConfig:
+    def resolved(self, case: Problem) -> RunConfig:
         """Validate every field (ValueError naming it) and fill profile defaults
-        from ``case`` (default: the registered case named ``self.case``)."""
-        if case is None:
-            from .. import cases
-
-            case = cases.get(self.case)
+        from ``case``, the problem named ``self.case``."""
         prof = case.profile(self.profile)  # ValueError naming the profile
         dtype = prof.dtype if self.dtype is None else self.dtype
         check_choice(dtype, "dtype", DTYPES)
