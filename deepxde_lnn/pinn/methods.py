@@ -68,7 +68,9 @@ class Nets:
                 f"got {self.lnn_layout!r}"
             )
 
-    def layer_sizes(self, inputs: int, outputs: int, width: int | None = None):
+    def layer_sizes(
+        self, inputs: int, outputs: int, width: int | None = None
+    ) -> list[int]:
         """``[inputs, *hidden, outputs]``; ``width``: every hidden layer that wide."""
         hidden = self.hidden if width is None else (width,) * len(self.hidden)
         return [inputs, *hidden, outputs]
