@@ -24,7 +24,7 @@ test: $(INSTALLED)
 	$(BIN)/python -m pytest -q
 
 docs: $(INSTALLED)
-	$(BIN)/python -m deepxde_lnn.cases
+	$(BIN)/python -m deepxde_lnn.study
 	$(BIN)/python -m deepxde_lnn.options docs/options.md
 	$(BIN)/deepxde-lnn report docs/results --readme README.md
 

@@ -25,10 +25,10 @@ os.environ.setdefault("DDE_BACKEND", "pytorch")
 import deepxde as dde  # noqa: E402
 import torch  # noqa: E402
 
-from deepxde_lnn import cases  # noqa: E402
 from deepxde_lnn.config import RunConfig
 from deepxde_lnn.pinn.metrics import all_fields  # noqa: E402
-from deepxde_lnn.training.runner import predict, run
+from deepxde_lnn.study import registry  # noqa: E402
+from deepxde_lnn.training.runner import predict, run  # noqa: E402
 
 
 class ErrorCurve(dde.callbacks.Callback):
@@ -53,16 +53,16 @@ class ErrorCurve(dde.callbacks.Callback):
 
 
 def one(name, fraction, method, seed, adam, lbfgs, every, out):
-    case = cases.get(name)
-    acc = case.accurate
-    counts = {
-        t.name: max(1, round(fraction * t.n)) for t in case.make_terms(case.paper)
-    }
-    trial = replace(case, quick=replace(acc, counts=counts))
+    case = registry.get(name)
+    acc = case.profile("accurate")
+    paper = case.make_terms(case.profile("paper"))
+    counts = {t.name: max(1, round(fraction * t.n)) for t in paper}
+    quick = replace(acc, counts=counts)
+    trial = replace(case, profiles={**case.profiles, "quick": quick})
     cfg = RunConfig(name, method, seed=seed, iterations=adam, lbfgs=lbfgs)
     curve = ErrorCurve(case, every, [adam])
     folder = Path(out) / f"{name}-{method}-f{fraction:g}-a{adam}-l{lbfgs}-s{seed}"
-    rec = run(cfg, folder, case=trial, callbacks=[curve], figures=False, overwrite=True)
+    rec = run(cfg, folder, case=trial, callbacks=[curve], overwrite=True)
     return {
         "case": name,
         "method": method,

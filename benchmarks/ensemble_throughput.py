@@ -39,6 +39,7 @@ import torch
 
 from deepxde_lnn.networks import stacked
 from deepxde_lnn.pinn.methods import METHODS
+from deepxde_lnn.study import registry
 from deepxde_lnn.training import ensemble
 from deepxde_lnn.training.graphed import GraphedStep
 
@@ -65,11 +66,7 @@ def linear_rule(fn):
 
 
 def get_case(name: str):
-    try:
-        from deepxde_lnn import cases
-    except ImportError:  # the repository-root layout
-        import cases
-    return cases.get(name)
+    return registry.get(name)
 
 
 def sync() -> None:

@@ -18,7 +18,8 @@ import tempfile
 import torch
 
 from deepxde_lnn.config import RunConfig
-from deepxde_lnn.training import accurate, runner
+from deepxde_lnn.study import registry
+from deepxde_lnn.training import accurate, phases, runner
 
 THRESHOLD = 1e-10  # torch.optim.LBFGS's hard-coded curvature test
 
@@ -64,12 +65,12 @@ def train(cfg: RunConfig, probe) -> tuple[dict, list]:
         made.append(opt)
         return opt
 
-    runner.make_lbfgs, saved = make, runner.make_lbfgs
+    phases.make_lbfgs, saved = make, phases.make_lbfgs
     try:
         with tempfile.TemporaryDirectory() as out:
-            rec = runner.run(cfg, out, figures=False)
+            rec = runner.run(cfg, out, case=registry.get(cfg.case))
     finally:
-        runner.make_lbfgs = saved
+        phases.make_lbfgs = saved
     return rec, made[-1].ys
 
 

@@ -41,9 +41,9 @@ from step_time import HAND, hand_step
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
-from deepxde_lnn import cases
+from deepxde_lnn.pinn.build import build_net
 from deepxde_lnn.pinn.data import ResampledPDE
-from deepxde_lnn.pinn.methods import build_net
+from deepxde_lnn.study import registry
 
 aten = torch.ops.aten
 MATMULS = (aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default)
@@ -53,9 +53,9 @@ def build_step(case, method: str, compile_jets: bool = False):
     """One training step as ``dde.Model._train_sgd`` takes it (no callbacks)."""
     dde.config.set_random_seed(0)
     kwargs = {"compile_jets": True} if compile_jets else {}
-    data = ResampledPDE(case.make_terms(case.paper), seed=0, **kwargs)
+    data = ResampledPDE(case.make_terms(case.profile("paper")), seed=0, **kwargs)
     model = dde.Model(data, build_net(method, case))
-    model.compile("adam", lr=case.paper.lr, verbose=0)
+    model.compile("adam", lr=case.profile("paper").lr, verbose=0)
 
     def step():
         model.train_step(*data.train_next_batch())
@@ -203,9 +203,9 @@ def laplace_pinn_flops(counts: dict, sizes: list[int]) -> int:
 def check_hand_count() -> tuple[int, int]:
     """FlopCounterMode's count of a Laplace ``pinn`` step and the hand formula;
     raises if they differ by more than 1 %."""
-    case = cases.get("laplace")
+    case = registry.get("laplace")
     counted, _ = count(build_step(case, "pinn"))
-    counts = {t.name: t.n for t in case.make_terms(case.paper)}
+    counts = {t.name: t.n for t in case.make_terms(case.profile("paper"))}
     hand = laplace_pinn_flops(counts, case.layer_sizes())
     if abs(counted - hand) > 0.01 * hand:
         raise AssertionError(f"FLOPs: counted {counted}, hand formula {hand}")
@@ -231,7 +231,7 @@ def main(argv=None) -> None:
     if args.clock == "cpu" and torch.get_num_threads() != 1:
         p.error("--clock cpu needs --threads 1 (CPU time sums over threads)")
     globals()["clock"] = CLOCKS[args.clock]
-    names = cases.available() if args.cases == "all" else args.cases.split(",")
+    names = registry.available() if args.cases == "all" else args.cases.split(",")
     counted, hand = check_hand_count()
     print(
         f"laplace pinn: FlopCounterMode {counted / 1e6:.2f} MFLOP/step, hand "
@@ -248,7 +248,7 @@ def main(argv=None) -> None:
     head += ["hand MFLOP", "FLOPs/hand", "hand ms", "fraction"]
     print(f"{head[0]:12s} {head[1]:7s}" + "".join(f"{h:>12s}" for h in head[2:]))
     for name in names:
-        case = cases.get(name)
+        case = registry.get(name)
         for method in args.methods.split(","):
             step = build_step(case, method)
             flops, calls = count(step)

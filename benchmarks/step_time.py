@@ -22,10 +22,10 @@ import deepxde as dde
 import numpy as np
 import torch
 
-from deepxde_lnn import cases
 from deepxde_lnn.networks.nn import tanh
+from deepxde_lnn.pinn.build import build_net
 from deepxde_lnn.pinn.data import ResampledPDE
-from deepxde_lnn.pinn.methods import build_net
+from deepxde_lnn.study import registry
 from deepxde_lnn.training.controller import Controller, Signals
 
 grad = torch.autograd.grad
@@ -156,7 +156,7 @@ def time_ours(case, method, steps, compile_jets=False):
     steps, 0.1 % of a paper run at display_every = 1000) is left out."""
     dde.config.set_random_seed(0)
     kwargs = {"compile_jets": True} if compile_jets else {}
-    data = ResampledPDE(case.make_terms(case.paper), seed=0, **kwargs)
+    data = ResampledPDE(case.make_terms(case.profile("paper")), seed=0, **kwargs)
     net = build_net(method, case)
     model = dde.Model(data, net)
     model.compile("adam", lr=1e-4, verbose=0)
@@ -187,7 +187,7 @@ def hand_step(case, method):
     dde.config.set_random_seed(0)
     net = authors_tanh(build_net(method, case))
     dev = next(net.parameters()).device
-    counts = {t.name: t.n for t in case.make_terms(case.paper)}
+    counts = {t.name: t.n for t in case.make_terms(case.profile("paper"))}
     opt = torch.optim.Adam(net.parameters(), lr=1e-4)
     loss = HAND[case.name]
 
@@ -212,7 +212,7 @@ def time_hand(case, method, steps):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument(
-        "--cases", default=",".join(c for c in cases.available() if c in HAND)
+        "--cases", default=",".join(c for c in registry.available() if c in HAND)
     )
     p.add_argument("--methods", default="lnn,pinn")
     p.add_argument("--steps", type=int, default=60)
@@ -240,7 +240,7 @@ def main(argv=None):
     head = f"{'case':12s} {'method':8s} {'ours':>10s} {'hand':>10s} {'ratio':>7s}"
     print(head + (f" {'compiled':>10s} {'ratio':>7s}" if args.compile else ""))
     for name in args.cases.split(","):
-        case = cases.get(name)
+        case = registry.get(name)
         for method in args.methods.split(","):
             ours, hand, comp = [], [], []
             for _ in range(args.repeats):

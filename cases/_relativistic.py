@@ -9,7 +9,7 @@ Each edge fixes all eight fields to the exact traces. The cases differ only by q
 
 import deepxde_lnn  # noqa: F401  (selects DeepXDE's pytorch backend)
 from deepxde_lnn.pinn import relativistic as rel
-from deepxde_lnn.pinn.case import Case, Grid, Profile
+from deepxde_lnn.pinn.case import Case, Grid
 from deepxde_lnn.pinn.data import Term
 from deepxde_lnn.pinn.sampling import Box, Edge
 
@@ -44,13 +44,5 @@ def make_case(name, title, exact_torch, exact_np) -> Case:
         terms=terms,
         exact=exact_np,
         grid=Grid(LO, HI, 200),
-        xpinn_cuts=((0.5,), (0.5,)),  # XPINN: 2 x 2 at the mid-lines
-        paper=Profile(iterations=8000, lr=1e-3, seed=888888),
-        quick=Profile(
-            iterations=600,
-            lr=1e-3,
-            seed=888888,
-            counts={"pde": 200, "bottom": 100, "top": 100, "left": 100, "right": 100},
-        ),
         output_transform=rel.output_transform,
     )

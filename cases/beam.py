@@ -18,7 +18,7 @@ import deepxde as dde
 import torch
 
 from deepxde_lnn.networks import taylor
-from deepxde_lnn.pinn.case import Case, Grid, Profile
+from deepxde_lnn.pinn.case import Case, Grid
 from deepxde_lnn.pinn.data import Term
 from deepxde_lnn.pinn.sampling import Box, Edge
 
@@ -98,16 +98,8 @@ CASE = Case(
     terms=terms,
     exact=exact,
     grid=Grid(LO, HI, 200),
-    xpinn_cuts=((0.5,), (0.5,)),  # XPINN: 2 x 2 at the mid-lines
     # the paper evaluated its PINN/RA-PINN/XPINN rows on 150 x 150
     extra_grids={"150x150": 150},
-    paper=Profile(iterations=5000, lr=3e-4, seed=888888),
-    quick=Profile(
-        iterations=800,
-        lr=1e-3,
-        seed=888888,
-        counts={t.name: (200 if t.name == "pde" else 100) for t in terms},
-    ),
 )
 
 

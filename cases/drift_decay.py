@@ -17,7 +17,7 @@ import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 import deepxde as dde
 
 from deepxde_lnn.networks import taylor
-from deepxde_lnn.pinn.case import Case, Grid, Profile
+from deepxde_lnn.pinn.case import Case, Grid
 from deepxde_lnn.pinn.data import Term
 from deepxde_lnn.pinn.sampling import Box, Edge
 
@@ -61,15 +61,6 @@ CASE = Case(
     terms=terms,
     exact=exact,
     grid=Grid(LO, HI, 200),
-    xpinn_cuts=((1.0,), (0.5,)),  # XPINN: 2 x 2 at x = 1, t = 0.5
-    paper=Profile(iterations=8000, lr=1e-3, seed=888888),
-    quick=Profile(
-        iterations=1500,
-        lr=1e-3,
-        seed=888888,
-        counts={"pde": 500, "ic": 250, "inflow": 250},
-        decay=("exponential", 0.01 ** (1 / 1500)),
-    ),
 )
 
 

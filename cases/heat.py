@@ -10,9 +10,10 @@ With x = X/R and theta = (T - T_inf) / 1 K:
     exact: theta = Q_nd/4 (1 - rho^2) + Q_nd / (2 h_nd)      (3 K + a 0.07 K paraboloid)
 
 DeepXDE's RobinBC imposes d theta/dn = func(x, theta) with the outward normal, so
-func = -h_nd theta (same mean square as the paper's residual). The LNN uses the
-"reduced" layout (blocks replace the tanh of a 3-hidden-layer MLP, 21,249
-parameters); the PINN is the 3-hidden-layer MLP (8,577).
+func = -h_nd theta (same mean square as the paper's residual). In the study
+(``deepxde_lnn/study/protocols.py``) the LNN uses the "reduced" layout (blocks
+replace the tanh of a 3-hidden-layer MLP, 21,249 parameters); the PINN is the
+3-hidden-layer MLP (8,577).
 
 Metrics (docs/heat.md): primary on theta in float64; also absolute T = 800 + theta in
 float64 and in the paper's all-float32 mode (comparable with Table 4, whose numbers
@@ -31,7 +32,7 @@ import deepxde as dde
 
 from deepxde_lnn import fem
 from deepxde_lnn.networks import taylor
-from deepxde_lnn.pinn.case import Case, Grid, Profile
+from deepxde_lnn.pinn.case import Case, Grid
 from deepxde_lnn.pinn.data import Term
 from deepxde_lnn.pinn.metrics import field_metrics
 from deepxde_lnn.pinn.sampling import Circle, Disk
@@ -125,11 +126,6 @@ CASE = Case(
     terms=terms,
     exact=exact,
     grid=Grid((-1.0, -1.0), (1.0, 1.0), 401, mask=in_disk),
-    xpinn_cuts=((0.0,), (0.0,)),  # XPINN: the four quadrants of the disk
-    paper=Profile(iterations=50_000, lr=1e-3, seed=0),
-    quick=Profile(iterations=1500, lr=1e-3, seed=0, counts={"pde": 500, "robin": 100}),
-    hidden=(64, 64, 64),
-    lnn_layout="reduced",
     extra_metrics=heat_metrics,
 )
 

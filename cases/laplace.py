@@ -14,7 +14,7 @@ import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 import deepxde as dde
 
 from deepxde_lnn.networks import taylor
-from deepxde_lnn.pinn.case import Case, Grid, Profile
+from deepxde_lnn.pinn.case import Case, Grid
 from deepxde_lnn.pinn.data import Term
 from deepxde_lnn.pinn.sampling import Box, Edge
 
@@ -73,19 +73,6 @@ CASE = Case(
     terms=terms,
     exact=exact,
     grid=Grid(LO, HI, 200),
-    xpinn_cuts=((0.5,), (0.5,)),  # XPINN: 2 x 2 at the mid-lines
-    paper=Profile(iterations=8000, lr=1e-3, seed=888888),
-    # the default main job (`deepxde-lnn compare laplace`): 8 seeds x 3000 steps,
-    # stacked, Adam's lr decaying exponentially to 1e-5 at the last step, so the
-    # reported final iterate is a settled one (docs/protocol.md, the quick profile)
-    quick=Profile(
-        iterations=3000,
-        lr=1e-3,
-        seed=888888,
-        counts={"pde": 250, "bottom": 100, "top": 100, "left": 100, "right": 100},
-        n_seeds=8,
-        decay=("exponential", 0.01 ** (1 / 3000)),
-    ),
 )
 
 

@@ -9,17 +9,17 @@ chosen one (and fails clearly if another backend is already in use)::
     net = deepxde_lnn.LNN([2] + [64] * 4 + [1], "tanh", "Glorot normal")
 
 Experiments run from Python as from the command line: ``deepxde_lnn.compare``,
-``sweep``, ``ablate`` and ``run`` (:mod:`deepxde_lnn.experiments.api`), on the
+``sweep``, ``ablate`` and ``run`` (:mod:`deepxde_lnn.api`), on the
 package's cases, a case file of your own or a plain DeepXDE problem;
 ``deepxde_lnn.report`` rebuilds the reproduction report from their records
-(:mod:`deepxde_lnn.experiments.publish`, without torch or DeepXDE).
+(:mod:`deepxde_lnn.study.report`, without torch or DeepXDE).
 """
 
 from ._backend import ensure_pytorch_backend
+from ._version import __version__
 
 ensure_pytorch_backend()
 
-__version__ = "0.1.0"
 __all__ = [
     "LNN",
     "MLP",
@@ -35,7 +35,7 @@ __all__ = [
     "main",
     "__version__",
 ]
-# deepxde_lnn.compare(...) etc.: deepxde_lnn.experiments.api
+# deepxde_lnn.compare(...) etc.: deepxde_lnn.api
 _EXPERIMENTS = ("run", "compare", "sweep", "ablate")
 
 
@@ -47,11 +47,11 @@ def __getattr__(name):
 
         return getattr(nn, name)
     if name in _EXPERIMENTS:
-        from .experiments import api as experiments
+        from . import api
 
-        return getattr(experiments, name)
+        return getattr(api, name)
     if name == "report":
-        from .experiments.publish import report
+        from .study.report import report
 
         return report
     if name == "main":  # a case file's last line: deepxde_lnn.main(CASE)

@@ -181,10 +181,10 @@ def _add_report(sub) -> None:
 
 
 def cmd_list(args) -> int:
-    from . import cases
-    from .pinn.case import PROFILES
-    from .pinn.methods import METHODS, parameter_count
-    from .training.accurate import ADAM_STEPS, LBFGS_STEPS
+    from .pinn.build import parameter_count
+    from .pinn.methods import METHODS
+    from .study import registry as cases
+    from .study.protocols import ADAM_STEPS, LBFGS_STEPS, PROFILES
 
     print(
         "profiles: " + ", ".join(PROFILES) + "  (quick: small counts, few steps; "
@@ -195,7 +195,7 @@ def cmd_list(args) -> int:
     print("cases (parameters per method):")
     for name in cases.available():
         c = cases.get(name)
-        pp, q = c.paper, c.quick
+        pp, q = c.profile("paper"), c.profile("quick")
         counts = ", ".join(f"{m} {parameter_count(m, c):,}" for m in METHODS)
         print(f"  {name:12s} {c.title}")
         print(
@@ -211,9 +211,9 @@ def _settings(args) -> dict:
 
 
 def cmd_run(args) -> int:
-    from .experiments import api as experiments
+    from . import api
 
-    experiments.run(
+    api.run(
         args.case,
         method=args.method,
         seed=args.seed,
@@ -225,9 +225,9 @@ def cmd_run(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from .experiments import api as experiments
+    from . import api
 
-    res = experiments.compare(
+    res = api.compare(
         args.case,
         methods=args.methods,
         seeds=args.seeds,
@@ -246,9 +246,9 @@ def cmd_compare(args) -> int:
 
 
 def cmd_ablate(args) -> int:
-    from .experiments import api as experiments
+    from . import api
 
-    res = experiments.ablate(
+    res = api.ablate(
         args.case,
         methods=args.methods,
         seeds=args.seeds,
@@ -262,9 +262,9 @@ def cmd_ablate(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from .experiments import api as experiments
+    from . import api
 
-    res = experiments.sweep(
+    res = api.sweep(
         args.case,
         lrs=args.lrs,
         methods=args.methods,
@@ -293,7 +293,7 @@ def cmd_reference(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .experiments.publish import report
+    from .study.report import report
 
     res = report(args.runs_dirs, args.out, readme=args.readme, margin=args.margin)
     print(f"report: {res.out}, figures in {res.figures}")

@@ -33,6 +33,7 @@ from .checks import (
     parse_int,
     parse_number,
 )
+from .runs.names import DTYPES
 
 __all__ = [
     "Training",
@@ -49,7 +50,6 @@ __all__ = [
     "stackable_protocol",
 ]
 
-DTYPES = ("float32", "float64")
 BACKENDS = ("loky", "dask", "ray")
 BATCH = ("auto", "on", "off")
 MARGIN = 2.0  # the default equivalence margin: ratios within [1/2, 2]

@@ -23,9 +23,12 @@ import numpy as np
 
 from .config import RunConfig, Training
 from .options import Parser, add_options, chosen_options, parse_seed
+from .pinn.build import build_data, build_net
 from .pinn.case import Case, Profile
-from .pinn.methods import METHODS, build_data, build_net
+from .pinn.methods import METHODS
 from .pinn.metrics import all_fields
+from .study import registry
+from .training.accurate import unit_scale
 from .training.graphed import GraphedStep
 
 __all__ = ["ExampleArgs", "main", "parse_args", "print_errors"]
@@ -66,6 +69,7 @@ def main(case: Case, argv=None) -> dict:
     (default: the command line, :func:`parse_args`): ``dde.Model``, Adam, then
     L-BFGS on the loss scaled to 1 where the profile has it; print and return the
     errors on the case's evaluation grid (:func:`print_errors`)."""
+    case = registry.as_script(case, sys.argv[0])  # a paper case: its protocols
     args = parse_args(case, argv)  # --method --profile --iterations --seed --lr ...
     model = dde.Model(args.data(case), args.net(case))
     model.compile("adam", lr=args.lr, decay=args.decay)
@@ -116,8 +120,6 @@ def unit_loss_weights(model: "dde.Model") -> list[float]:
     torch's L-BFGS drops curvature pairs with ``y.s <= 1e-10``, an absolute
     threshold that freezes its memory at PINN losses of ~1e-7; the scaled loss
     has the same minimiser (docs/protocol.md)."""
-    from .training.accurate import unit_scale
-
     losses = np.asarray(model.train_state.loss_train, dtype=np.float64)
     return [unit_scale(float(losses.sum()))] * len(losses)
 

@@ -9,16 +9,18 @@ import deepxde_lnn  # noqa: F401
 # isort: split
 import deepxde as dde
 
-from deepxde_lnn import cases, cli
+from deepxde_lnn import cli
+from deepxde_lnn.study import registry
 
 TINY = dict(iterations=40, checkpoint_every=10)
 
 
 def tiny_case(name: str = "laplace", n: int = 16, grid_n: int = 21):
     """A case with ``n`` points per term and a small grid (fast runs in tests)."""
-    case = cases.get(name)
-    quick = replace(case.quick, counts={t.name: n for t in case.terms}, grid_n=grid_n)
-    return replace(case, quick=quick)
+    case = registry.get(name)
+    counts = {t.name: n for t in case.terms}
+    quick = replace(case.profile("quick"), counts=counts, grid_n=grid_n)
+    return replace(case, profiles={**case.profiles, "quick": quick})
 
 
 class SignalAt(dde.callbacks.Callback):

@@ -9,9 +9,10 @@ import pytest
 import torch
 from helpers import SignalAt
 
-from deepxde_lnn import cases, cli
+from deepxde_lnn import cli
 from deepxde_lnn.config import RunConfig
 from deepxde_lnn.experiments.jobs import _units
+from deepxde_lnn.study import protocols, registry
 from deepxde_lnn.training import accurate
 from deepxde_lnn.training.runner import RunInterrupted, run
 
@@ -21,10 +22,12 @@ ADAM, LBFGS = 12, 12
 def tiny_accurate(name="laplace", n=16):
     """``name`` whose accurate profile has about ``n`` points per term and a small
     grid."""
-    case = cases.get(name)
-    n = round(n / accurate.POOL_FRACTION)
-    paper = replace(case.paper, counts={t.name: n for t in case.terms}, grid_n=21)
-    return replace(case, paper=paper)
+    case = registry.get(name)
+    n = round(n / protocols.POOL_FRACTION)
+    counts = {t.name: n for t in case.terms}
+    paper = replace(case.profile("paper"), counts=counts, grid_n=21)
+    protocol = replace(protocols.PROTOCOLS[name], paper=paper)
+    return replace(case, profiles=protocols.profiles(case, protocol))
 
 
 def _cfg(method="pinn", seed=3, **kw):
@@ -36,25 +39,32 @@ def _loss(path):
     return np.loadtxt(path / "loss.csv", delimiter=",", skiprows=1)
 
 
-@pytest.mark.parametrize("name", cases.available())
+@pytest.mark.parametrize("name", registry.available())
 def test_profile_is_one_setting_for_every_case(name):
-    case = cases.get(name)
+    case = registry.get(name)
     prof = case.profile("accurate")
-    assert (prof.dtype, prof.resample, prof.decay) == ("float64", False, accurate.DECAY)
-    assert (prof.iterations, prof.lbfgs) == (accurate.ADAM_STEPS, accurate.LBFGS_STEPS)
-    paper = {t.name: t.n for t in case.make_terms(case.paper)}
-    want = {k: max(1, round(accurate.POOL_FRACTION * n)) for k, n in paper.items()}
-    assert dict(prof.counts) == want and prof.seed == case.paper.seed
+    assert (prof.dtype, prof.resample, prof.decay) == (
+        "float64",
+        False,
+        protocols.DECAY,
+    )
+    assert (prof.iterations, prof.lbfgs) == (
+        protocols.ADAM_STEPS,
+        protocols.LBFGS_STEPS,
+    )
+    paper = {t.name: t.n for t in case.make_terms(case.profile("paper"))}
+    want = {k: max(1, round(protocols.POOL_FRACTION * n)) for k, n in paper.items()}
+    assert dict(prof.counts) == want and prof.seed == case.profile("paper").seed
     cfg = RunConfig(name, "lnn", profile="accurate").resolved(case)
-    assert (cfg.dtype, cfg.lbfgs) == ("float64", accurate.LBFGS_STEPS)
-    assert cfg.identity()["lbfgs"] == accurate.LBFGS_STEPS
+    assert (cfg.dtype, cfg.lbfgs) == ("float64", protocols.LBFGS_STEPS)
+    assert cfg.identity()["lbfgs"] == protocols.LBFGS_STEPS
     old = RunConfig(name, "lnn", profile="paper").resolved(case)
     assert (old.dtype, old.lbfgs) == ("float32", 0) and "lbfgs" not in old.identity()
 
 
 def test_adam_then_lbfgs_float64_record(tmp_path):
     case = tiny_accurate()
-    rec = run(_cfg(), tmp_path / "r", case=case, figures=False)
+    rec = run(_cfg(), tmp_path / "r", case=case)
     assert rec["dtype"] == "float64" and rec["steps"] == ADAM + LBFGS
     assert rec["lbfgs_iterations"] == LBFGS and rec["lbfgs_stop"] == "iteration cap"
     assert "inverse time" in rec["optimizer"] and "then LBFGS" in rec["optimizer"]
@@ -73,10 +83,10 @@ def test_adam_then_lbfgs_float64_record(tmp_path):
 )  # in Adam, at the switch, in L-BFGS
 def test_resume_across_the_switch_is_exact(tmp_path, cut):
     case = tiny_accurate()
-    full = run(_cfg(), tmp_path / "full", case=case, figures=False)
+    full = run(_cfg(), tmp_path / "full", case=case)
     with pytest.raises(RunInterrupted):
         run(_cfg(), tmp_path / "cut", case=case, callbacks=[SignalAt(cut)])
-    resumed = run(_cfg(), tmp_path / "cut", case=case, resume=True, figures=False)
+    resumed = run(_cfg(), tmp_path / "cut", case=case, resume=True)
     assert resumed["resumed"] and resumed["metrics"] == full["metrics"]
     assert resumed["lbfgs_iterations"] == full["lbfgs_iterations"] == LBFGS
     np.testing.assert_array_equal(_loss(tmp_path / "full"), _loss(tmp_path / "cut"))
@@ -91,7 +101,7 @@ def test_rba_multipliers_are_frozen_during_lbfgs(tmp_path):
             seen.append([t.clone() for t in lam.values()])
 
     case = tiny_accurate()
-    run(_cfg("rba"), tmp_path / "r", case=case, callbacks=[Grab()], figures=False)
+    run(_cfg("rba"), tmp_path / "r", case=case, callbacks=[Grab()])
     changed = [not torch.equal(a[0], b[0]) for a, b in zip(seen, seen[1:])]
     assert all(changed[: ADAM - 1]) and not any(changed[ADAM - 1 :])
 
@@ -204,10 +214,11 @@ def test_bad_combinations_are_refused_up_front():
 
 
 def test_seeds_are_not_stacked_with_lbfgs_or_a_fixed_pool():
-    jobs = [(_cfg(seed=s).resolved(cases.get("laplace")), f"o{s}") for s in (1, 2, 3)]
-    assert [len(u) for u in _units(jobs, batch=True)] == [1, 1, 1]
+    case = registry.get("laplace")
+    jobs = [(_cfg(seed=s).resolved(case), f"o{s}") for s in (1, 2, 3)]
+    assert [len(u) for u in _units(jobs, batch=True, case=case)] == [1, 1, 1]
     paper = [(RunConfig("laplace", "pinn", seed=s, profile="paper"), s) for s in (1, 2)]
-    assert [len(u) for u in _units(paper, batch=True)] == [2]
+    assert [len(u) for u in _units(paper, batch=True, case=case)] == [2]
 
 
 def test_case_scripts_scale_the_lbfgs_loss_to_one():

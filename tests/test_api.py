@@ -130,10 +130,10 @@ def test_plain_deepxde_trains_as_deepxde_does_and_resumes_exactly(tmp_path):
     cfg = RunConfig(
         "poisson_1d", "lnn", seed=1, iterations=20, profile="custom", checkpoint_every=5
     )
-    full = run(cfg, tmp_path / "full", case=problem, figures=False)
+    full = run(cfg, tmp_path / "full", case=problem)
     with pytest.raises(RunInterrupted):
         run(cfg, tmp_path / "cut", case=problem, callbacks=[SignalAt(8)])
-    resumed = run(cfg, tmp_path / "cut", case=problem, resume=True, figures=False)
+    resumed = run(cfg, tmp_path / "cut", case=problem, resume=True)
     assert resumed["resumed"] and resumed["metrics"] == full["metrics"]
 
 
@@ -285,9 +285,7 @@ def test_help_documents_the_api():
         "iterations",
     ):
         assert word in text
-    assert (
-        deepxde_lnn.report.__module__ == "deepxde_lnn.experiments.publish"
-    )  # not a module
+    assert deepxde_lnn.report.__module__ == "deepxde_lnn.study.report"  # not a module
     api = ("run", "compare", "sweep", "ablate", "report")
     assert set(api) <= set(deepxde_lnn.__all__)
     assert all(callable(getattr(deepxde_lnn, n)) for n in api)

@@ -13,14 +13,14 @@ import pytest
 import torch
 from helpers import run_cli, tiny_case
 
-from deepxde_lnn import LNN, cases
+from deepxde_lnn import LNN, api
 from deepxde_lnn.config import RunConfig
-from deepxde_lnn.experiments import api as experiments
 from deepxde_lnn.experiments import jobs
 from deepxde_lnn.pinn.data import ResampledPDE, Term
 from deepxde_lnn.pinn.sampling import Box
 from deepxde_lnn.runs import names
 from deepxde_lnn.runs.folder import RunFolder
+from deepxde_lnn.study import registry
 
 ENV = {**os.environ, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
 CLI = [sys.executable, "-m", "deepxde_lnn.cli"]
@@ -51,7 +51,7 @@ def test_a_method_option_cannot_write_outside_out(tmp_path, capsys):
     assert not (tmp_path / "a" / "b" / "escaped").exists()
     assert not (tmp_path / "a").exists()
     with pytest.raises(ValueError, match="block_activation"):
-        RunConfig("laplace", method).resolved(cases.get("laplace"))
+        RunConfig("laplace", method).resolved(registry.get("laplace"))
     with pytest.raises(ValueError, match="block_activation"):
         LNN([2, 8, 1], "tanh", "Glorot normal", block_activation="tanh /..")
 
@@ -134,8 +134,8 @@ def test_sweep_puts_close_learning_rates_in_different_folders(
     def record(o, problem, methods, seeds, root, *rest):
         seen.append(root)  # the comparison of one learning rate, not trained
 
-    monkeypatch.setattr(experiments, "compare_runs", record)
-    monkeypatch.setattr(experiments, "sweep_table", lambda *a: "")
+    monkeypatch.setattr(api, "compare_runs", record)
+    monkeypatch.setattr(api, "sweep_table", lambda *a: "")
     argv = ["sweep", "laplace", "--lrs", "1e-3,1.0000001e-3", "--iterations", "2"]
     code, _ = _cli([*argv, "--out", str(tmp_path / "s")], capsys)
     assert code == 0 and len(seen) == 2
@@ -189,7 +189,7 @@ def test_numbers_on_the_command_line(tmp_path, capsys, argv, said):
 
 def test_the_api_and_the_cli_say_the_same(capsys):
     with pytest.raises(ValueError) as api:
-        RunConfig("laplace", iterations=0).resolved(cases.get("laplace"))
+        RunConfig("laplace", iterations=0).resolved(registry.get("laplace"))
     code, io = _cli(["run", "laplace", "--iterations", "0"], capsys)
     assert code == 2 and str(api.value) == "iterations must be an integer >= 1; got 0"
     _one_error(io, str(api.value))

@@ -28,7 +28,7 @@ def _cfgs(**kw):
 def separate(tmp_path_factory):
     """Three separate runs (the reference path) and their folders."""
     root, case = tmp_path_factory.mktemp("sep"), tiny_case()
-    recs = [run(c, root / f"s{c.seed}", case=case, figures=False) for c in _cfgs()]
+    recs = [run(c, root / f"s{c.seed}", case=case) for c in _cfgs()]
     for r in recs:
         r["_dir"] = root / f"s{r['seed']}"
     return recs
@@ -44,7 +44,7 @@ def _close(a, b, rtol=1e-10):
 
 def test_batch_equals_separate_runs(separate, tmp_path):
     outs = [tmp_path / f"b{s}" for s in SEEDS]
-    res = run_batched(_cfgs(), outs, case=tiny_case(), figures=False)
+    res = run_batched(_cfgs(), outs, case=tiny_case())
     assert [o.status for o in res] == ["done"] * 3
     for ref, out in zip(separate, outs):
         rec = json.loads((out / "metrics.json").read_text())
@@ -100,12 +100,10 @@ def test_one_diverging_run_does_not_stop_the_others(separate, tmp_path):
 def test_interrupted_batch_resumes_exactly(separate, tmp_path):
     cfgs = _cfgs(checkpoint_every=1000)
     outs = [tmp_path / f"b{s}" for s in SEEDS]
-    res = run_batched(
-        cfgs, outs, case=tiny_case(), figures=False, callbacks=[_AtStep(10, _sigint)]
-    )
+    res = run_batched(cfgs, outs, case=tiny_case(), callbacks=[_AtStep(10, _sigint)])
     assert [o.status for o in res] == ["interrupted"] * 3
     assert load_checkpoint(outs[0] / "checkpoint.pt")["step"] == 10
-    res = run_batched(cfgs, outs, case=tiny_case(), figures=False)
+    res = run_batched(cfgs, outs, case=tiny_case())
     assert [o.status for o in res] == ["done"] * 3
     for o, ref, out in zip(res, separate, outs):
         assert o.record["resumed"]
@@ -121,19 +119,17 @@ def test_batch_with_a_schedule_resumes_and_equals_separate_runs(separate, tmp_pa
     interrupted after 10 steps and resumed from its checkpoints, equals separate
     runs with that schedule, which differ from runs with the profile's schedule."""
     case, cfgs = tiny_case(), _cfgs(checkpoint_every=10, decay=COSINE)
-    refs = [run(c, tmp_path / f"s{c.seed}", case=case, figures=False) for c in cfgs]
+    refs = [run(c, tmp_path / f"s{c.seed}", case=case) for c in cfgs]
     assert refs[0]["decay"] == list(COSINE)
     assert "lr decay ('cosine', 30, 1e-05)" in refs[0]["optimizer"]
     const = separate[0]["metrics"]["phi"]["RMSE"]
     assert abs(refs[0]["metrics"]["phi"]["RMSE"] / const - 1) > 1e-3
 
     outs = [tmp_path / f"b{s}" for s in SEEDS]
-    res = run_batched(
-        cfgs, outs, case=case, figures=False, callbacks=[_AtStep(10, _sigint)]
-    )
+    res = run_batched(cfgs, outs, case=case, callbacks=[_AtStep(10, _sigint)])
     assert [o.status for o in res] == ["interrupted"] * 3
     assert load_checkpoint(outs[0] / "checkpoint.pt")["scheduler"]["last_epoch"] == 10
-    res = run_batched(cfgs, outs, case=case, figures=False)
+    res = run_batched(cfgs, outs, case=case)
     for o, ref, out in zip(res, refs, outs):
         assert o.status == "done" and o.record["resumed"]
         assert o.record["optimizer"] == ref["optimizer"]

@@ -15,14 +15,14 @@ from deepxde_lnn.training.runner import run, step_seconds
 def test_a_time_budget_stops_the_run_and_is_recorded(tmp_path):
     case = tiny_case("laplace", n=8, grid_n=9)
     cfg = RunConfig("laplace", "pinn", seconds=0.5, iterations=10**6)
-    rec = run(cfg, tmp_path / "r", case=case, figures=False)
+    rec = run(cfg, tmp_path / "r", case=case)
     assert rec["budget"] == "time" and rec["seconds"] == 0.5
     assert 10 <= rec["steps"] < 10**6
     assert 0.5 <= rec["train_seconds"] < 5
     loss = np.loadtxt(tmp_path / "r" / "loss.csv", delimiter=",", skiprows=1)
     assert len(loss) == rec["steps"]
     # the same command reuses the finished run instead of training again
-    again = run(cfg, tmp_path / "r", case=case, figures=False)
+    again = run(cfg, tmp_path / "r", case=case)
     assert again["steps"] == rec["steps"]
 
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from deepxde_lnn import cases
+from deepxde_lnn.pinn.build import build_net, matched_width
 from deepxde_lnn.pinn.data import ResampledPDE
-from deepxde_lnn.pinn.methods import build_net, matched_width
+from deepxde_lnn.study import registry
 
 # Sum of u*^2 on the evaluation grid and the relL2/RMSE ratio (docs/cases.md)
 GRID_FACTS = {
@@ -48,8 +48,8 @@ ALL = list(EXACT_TORCH)
 
 @pytest.mark.parametrize("name", ALL)
 def test_exact_solution_has_zero_residuals(name, float64):
-    case = cases.get(name)
-    data = ResampledPDE(case.make_terms(case.paper), seed=0)
+    case = registry.get(name)
+    data = ResampledPDE(case.make_terms(case.profile("paper")), seed=0)
     net = ExactNet(EXACT_TORCH[name])
     model = dde.Model(data, net)
     X = data.train_next_batch()[0]
@@ -66,8 +66,8 @@ def test_exact_solution_has_zero_residuals(name, float64):
 @pytest.mark.parametrize("name", ALL)
 def test_wrong_solution_is_caught(name, float64):
     """The residual check can fail: a perturbed solution gives non-zero losses."""
-    case = cases.get(name)
-    data = ResampledPDE(case.make_terms(case.quick), seed=0)
+    case = registry.get(name)
+    data = ResampledPDE(case.make_terms(case.profile("quick")), seed=0)
     f = EXACT_TORCH[name]
     net = ExactNet(lambda x: f(x) + 0.01 * x[:, 0:1] ** 2 * x[:, 1:2] ** 2)
     x = torch.as_tensor(data.train_next_batch()[0]).requires_grad_()
@@ -77,7 +77,7 @@ def test_wrong_solution_is_caught(name, float64):
 
 @pytest.mark.parametrize("name", list(GRID_FACTS))
 def test_grid_and_regression_ratio(name):
-    case = cases.get(name)
+    case = registry.get(name)
     m, sum_sq, ratio = GRID_FACTS[name]
     x, _ = case.grid.points()
     u = case.exact(x)
@@ -90,18 +90,22 @@ def test_grid_and_regression_ratio(name):
 
 
 def test_paper_protocol_numbers():
-    d, lap = cases.get("drift_decay"), cases.get("laplace")
+    d, lap = registry.get("drift_decay"), registry.get("laplace")
     assert {t.name: t.n for t in d.terms} == {"pde": 2000, "ic": 1000, "inflow": 1000}
     assert {t.name: t.n for t in lap.terms} == dict(
         pde=1000, bottom=1000, top=1000, left=1000, right=1000
     )
     for c in (d, lap):
-        assert (c.paper.iterations, c.paper.lr, c.paper.seed) == (8000, 1e-3, 888888)
+        assert (
+            c.profile("paper").iterations,
+            c.profile("paper").lr,
+            c.profile("paper").seed,
+        ) == (8000, 1e-3, 888888)
         assert c.grid.n == 200
 
 
 def test_methods_parameter_counts():
-    lap = cases.get("laplace")
+    lap = registry.get("laplace")
     assert build_net("lnn", lap).num_trainable_parameters() == 29_633
     assert build_net("pinn", lap).num_trainable_parameters() == 12_737
     assert matched_width(lap) == 98
@@ -110,14 +114,14 @@ def test_methods_parameter_counts():
 
 def test_unknown_case():
     with pytest.raises(ValueError, match="unknown case"):
-        cases.get("poisson")
+        registry.get("poisson")
 
 
 def test_heat_robin_sign_matches_deepxde_convention():
     """theta* satisfies d theta/dn = -h_nd theta; the anti-cooling sign does not."""
     dde.config.set_default_float("float64")
     try:
-        case = cases.get("heat")
+        case = registry.get("heat")
         robin = case.terms[1].residual
         x = np.random.default_rng(0).normal(size=(50, 2))
         x /= np.linalg.norm(x, axis=1, keepdims=True)
@@ -137,7 +141,7 @@ def test_heat_robin_sign_matches_deepxde_convention():
 @pytest.mark.parametrize("method", ["lnn", "pinn", "pinn-matched"])
 def test_smoke_every_case_and_method_float32(name, method):
     """20 steps, tiny point sets, float32: no dtype errors, finite losses."""
-    case = cases.get(name)
+    case = registry.get(name)
     dde.config.set_random_seed(0)
     data = ResampledPDE(
         [t.__class__(**{**t.__dict__, "n": 8}) for t in case.terms], seed=0
@@ -153,7 +157,7 @@ def test_smoke_every_case_and_method_float32(name, method):
 
 
 def test_heat_metrics_include_fem_cross_check():
-    case = cases.get("heat")
+    case = registry.get("heat")
     x, _ = case.grid.points()
     exact = case.exact(x)
     out = case.extra_metrics(x, exact + 0.01, exact)
@@ -170,7 +174,7 @@ def test_heat_metrics_include_fem_cross_check():
 
 
 def _random_net(method, case):
-    from deepxde_lnn.pinn.methods import build_net
+    from deepxde_lnn.pinn.build import build_net
 
     torch.manual_seed(3)
     net = build_net(method, case)
@@ -180,14 +184,14 @@ def _random_net(method, case):
     return net
 
 
-JET_CASES = [n for n in cases.NAMES if any(t.jet for t in cases.get(n).terms)]
+JET_CASES = [n for n in registry.NAMES if any(t.jet for t in registry.get(n).terms)]
 
 
 @pytest.mark.parametrize("name", JET_CASES)
 @pytest.mark.parametrize("method", ["lnn", "pinn"])
 def test_jet_residuals_equal_autograd_residuals(name, method, float64):
     """Every Taylor-mode residual equals the DeepXDE nested-autograd one."""
-    case = cases.get(name)
+    case = registry.get(name)
     net = _random_net(method, case)
     rng = np.random.default_rng(0)
     for term in (t for t in case.terms if t.jet is not None):
@@ -207,8 +211,8 @@ def test_jet_residuals_equal_autograd_residuals(name, method, float64):
 def test_taylor_and_autograd_losses_agree_in_the_data(name, float64):
     from deepxde_lnn.pinn.data import ResampledPDE
 
-    case = cases.get(name)
-    terms = case.make_terms(case.quick)
+    case = registry.get(name)
+    terms = case.make_terms(case.profile("quick"))
     net = _random_net("lnn", case)
     model = dde.Model(ResampledPDE(terms, seed=1), net)  # only .net is used
     out = {}
@@ -224,14 +228,14 @@ def test_taylor_and_autograd_losses_agree_in_the_data(name, float64):
 
 
 def test_catalog_is_what_the_case_modules_declare():
-    """cases/catalog.json, what reports read of a case without importing it, is
-    current: `python -m deepxde_lnn.cases` (make docs) rewrites it."""
+    """The study's catalog.json, what reports read of a case without importing
+    it, is current: `python -m deepxde_lnn.study` (make docs) rewrites it."""
     from importlib import resources
 
-    text = resources.files(cases).joinpath(cases.CATALOG).read_text()
-    assert text == cases.catalog_text(), "run: python -m deepxde_lnn.cases"
-    for name in cases.NAMES:
-        case, info = cases.get(name), cases.info(name)
+    text = resources.files("deepxde_lnn.study").joinpath("catalog.json").read_text()
+    assert text == registry.catalog_text(), "run: python -m deepxde_lnn.study"
+    for name in registry.NAMES:
+        case, info = registry.get(name), registry.info(name)
         assert (info.title, info.inputs, info.fields) == (
             case.title,
             case.inputs,

@@ -14,15 +14,16 @@ import pytest
 import torch
 
 import deepxde_lnn
-from deepxde_lnn import cases, cli, example
+from deepxde_lnn import cli, example
 from deepxde_lnn.config import RunConfig
 from deepxde_lnn.networks import compiled, taylor
 from deepxde_lnn.networks.nn import LNN
 from deepxde_lnn.networks.stacked import StackedNet
+from deepxde_lnn.pinn.build import build_net
 from deepxde_lnn.pinn.data import ResampledPDE, Term
-from deepxde_lnn.pinn.methods import build_net
 from deepxde_lnn.pinn.sampling import Box, Edge
-from deepxde_lnn.training import runner
+from deepxde_lnn.study import registry
+from deepxde_lnn.training import job, runner
 from deepxde_lnn.training.ensemble import EnsembleData
 
 LO, HI = (0.0, 0.0), (1.0, 1.0)
@@ -152,8 +153,8 @@ STACKED_SEEDS = (3, 4, 5)
 def _train_stacked(name: str, compile_jets: bool, steps: int = 4):
     """Three seeds of ``name``'s LNN (16 points per term) as one stacked model:
     the (steps, K, T) training losses, the stacked parameters and the data."""
-    case = cases.get(name)
-    prof = replace(case.quick, counts={t.name: 16 for t in case.terms})
+    case = registry.get(name)
+    prof = replace(case.profile("quick"), counts={t.name: 16 for t in case.terms})
     datas, nets = [], []
     for seed in STACKED_SEEDS:
         dde.config.set_random_seed(seed)
@@ -178,14 +179,14 @@ def test_stacked_runs_compile_the_vmapped_jet(float64, monkeypatch, backend):
     eager = _train_stacked("laplace", False)
     fast = _train_stacked("laplace", True)
     own = fast[2].runs[0]._compiled  # the runs' losses are runs[0]'s code
-    jets = {t.jet for t in cases.get("laplace").terms if t.jet is not None}
+    jets = {t.jet for t in registry.get("laplace").terms if t.jet is not None}
     assert len(own) == len(jets) == 2  # one compiled function per jet
     assert not any(f.fallback for f in own.values())
     _assert_same_training(fast, eager, 1e-10)
     assert np.abs(eager[0][0] - eager[0][-1]).max() > 1e-3  # it did train
     assert eager[0].shape[1] == len(STACKED_SEEDS)
     assert not np.allclose(eager[0][:, 0], eager[0][:, 1])  # runs of their own
-    net = StackedNet([build_net("lnn", cases.get("laplace"))])
+    net = StackedNet([build_net("lnn", registry.get("laplace"))])
     text = fast[2].describe_derivatives(net)
     assert text.startswith("Taylor-mode jets compiled with torch.compile (pde")
 
@@ -220,8 +221,8 @@ def _record(folder) -> dict:
 
 
 def test_compile_jets_is_not_part_of_a_runs_identity():
-    plain = RunConfig("laplace").resolved(cases.get("laplace"))
-    fast = RunConfig("laplace", compile_jets=True).resolved(cases.get("laplace"))
+    plain = RunConfig("laplace").resolved(registry.get("laplace"))
+    fast = RunConfig("laplace", compile_jets=True).resolved(registry.get("laplace"))
     assert fast.compile_jets is True and plain.compile_jets is False
     assert fast.identity() == plain.identity()
     assert "compile_jets" not in fast.identity()
@@ -229,18 +230,18 @@ def test_compile_jets_is_not_part_of_a_runs_identity():
 
 def test_the_runner_builds_compiled_data_and_records_it(tmp_path, fake_compile):
     cfg = RunConfig("laplace", iterations=2, compile_jets=True).resolved(
-        cases.get("laplace")
+        registry.get("laplace")
     )
-    job = runner._build(cases.get("laplace"), [cfg], [None], [None])
-    assert job.data.compile_jets is True
-    rec = runner.run(cfg, tmp_path / "fast", progress=None)
+    case = registry.get("laplace")
+    assert job.build(case, [cfg], [None]).data.compile_jets is True
+    rec = runner.run(cfg, tmp_path / "fast", case=case, progress=None)
     assert rec["derivatives"].startswith(
         "Taylor-mode jets compiled with torch.compile (pde, "
     )
     assert "compile_jets" not in rec
-    jets = {t.jet for t in cases.get("laplace").terms if t.jet is not None}
+    jets = {t.jet for t in registry.get("laplace").terms if t.jet is not None}
     assert set(fake_compile) == jets  # each jet compiled once, in the one run
-    plain = runner.run(replace(cfg, compile_jets=False), tmp_path / "plain")
+    plain = runner.run(replace(cfg, compile_jets=False), tmp_path / "plain", case=case)
     assert plain["derivatives"].startswith("Taylor-mode jets (pde, ")
     assert len(fake_compile) == len(jets)  # the eager run compiled nothing
 
@@ -280,7 +281,7 @@ def test_every_command_takes_compile_jets(command):
 
 
 def test_a_case_script_takes_compile_jets():
-    case = cases.get("laplace")
+    case = registry.get("laplace")
     assert example.parse_args(case, ["--compile-jets"]).data(case).compile_jets
     assert not example.parse_args(case, []).data(case).compile_jets
 
@@ -292,7 +293,7 @@ def test_bad_compile_jets_is_refused_naming_it(tmp_path, capsys):
         deepxde_lnn.run("laplace", compile_jets="yes", out=tmp_path / "a", **QUIET)
     assert not (tmp_path / "a").exists()
     with pytest.raises(ValueError, match="^compile_jets must be True or False, got 1"):
-        RunConfig("laplace", compile_jets=1).resolved(cases.get("laplace"))
+        RunConfig("laplace", compile_jets=1).resolved(registry.get("laplace"))
     with pytest.raises(SystemExit) as stop:
         cli.main(["run", "laplace", "--compile-jets=yes", "--out", str(tmp_path / "b")])
     err = capsys.readouterr().err

@@ -160,9 +160,9 @@ def test_fixed_pool_with_lbfgs_reduces_loss():
     """resample=False (one fixed pool) is the mode for L-BFGS."""
     from dataclasses import replace
 
-    from deepxde_lnn import cases
+    from deepxde_lnn.study import registry
 
-    lap = cases.get("laplace")
+    lap = registry.get("laplace")
     terms = [replace(t, n=40) for t in lap.terms]
     data = ResampledPDE(terms, seed=0, resample=False)
     dde.config.set_random_seed(0)

@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from deepxde_lnn.networks.nn import LNN, MLP, TORCH_DEFAULT, ReZero
+from deepxde_lnn.pinn.build import build_net
 from deepxde_lnn.pinn.data import ResampledPDE
-from deepxde_lnn.pinn.methods import build_net
+from deepxde_lnn.study import registry
 from deepxde_lnn.training.ensemble import (
     EnsembleData,
     StackedNet,
@@ -17,19 +18,14 @@ from deepxde_lnn.training.ensemble import (
     stack_adam_states,
 )
 
-try:
-    from deepxde_lnn import cases
-except ImportError:  # the repository-root layout
-    import cases
-
 SEEDS = (3, 4, 5)
 STEPS = 20
 
 
 def tiny(name):
     """A case with 16 points per term and its quick profile."""
-    case = cases.get(name)
-    prof = replace(case.quick, counts={t.name: 16 for t in case.terms})
+    case = registry.get(name)
+    prof = replace(case.profile("quick"), counts={t.name: 16 for t in case.terms})
     return case, prof
 
 

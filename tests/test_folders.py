@@ -6,6 +6,7 @@ without its fix.
 """
 
 import errno
+import functools
 import json
 import math
 import os
@@ -18,6 +19,7 @@ from helpers import TINY, SignalAt, run_cli, tiny_case
 
 import deepxde_lnn
 from deepxde_lnn import cli, fem
+from deepxde_lnn.analysis.figures import draw_missing
 from deepxde_lnn.config import RunConfig
 from deepxde_lnn.fem import InvalidReferenceError
 from deepxde_lnn.runs import atomic
@@ -72,7 +74,7 @@ def test_refused_run_leaves_the_lock_holders_temp_files(tmp_path):
         assert writing.read_bytes() == b"half a checkpoint being written"
     # the next run holding the lock removes what a killed writer left
     cfg = RunConfig("laplace", "pinn", seed=1, iterations=2)
-    run(cfg, out, case=case, figures=False)
+    run(cfg, out, case=case)
     assert not writing.exists() and (out / "metrics.json").is_file()
 
 
@@ -105,7 +107,6 @@ def test_overwrite_deletes_only_the_files_a_run_writes(tmp_path):
         RunConfig("laplace", "pinn", seed=1, iterations=2),
         out,
         case=case,
-        figures=False,
     )
     mine = {
         "notes.txt": "mine",
@@ -115,7 +116,7 @@ def test_overwrite_deletes_only_the_files_a_run_writes(tmp_path):
     for name, text in mine.items():
         (out / name).write_text(text)
     cfg = RunConfig("laplace", "pinn", seed=1, iterations=3)
-    assert run(cfg, out, case=case, overwrite=True, figures=False)["iterations"] == 3
+    assert run(cfg, out, case=case, overwrite=True)["iterations"] == 3
     assert {n: (out / n).read_text() for n in mine} == mine
 
 
@@ -133,9 +134,9 @@ def test_compare_refuses_a_root_of_someone_elses_files(tmp_path, capsys):
 def test_folders_written_before_markers_are_still_ours(tmp_path):
     case, out = tiny_case(), tmp_path / "r"
     cfg = RunConfig("laplace", "pinn", seed=1, iterations=2)
-    record = run(cfg, out, case=case, figures=False)
+    record = run(cfg, out, case=case)
     (out / ".deepxde-lnn").unlink()  # as a run written before markers existed
-    assert run(cfg, out, case=case, figures=False) == record  # reused
+    assert run(cfg, out, case=case) == record  # reused
     # the committed records (records only, no marker; compare roots hold them two
     # or three levels below) are ours too; the report reads them as before
     results = REPO / "docs/results/laplace-cpu"
@@ -226,7 +227,7 @@ def cut(tmp_path_factory):
     case, cfg = tiny_case(), RunConfig("laplace", "pinn", seed=1, **TINY)
     out = tmp_path_factory.mktemp("cut") / "cut"
     with pytest.raises(RunInterrupted):
-        run(cfg, out, case=case, callbacks=[SignalAt(23)], figures=False)
+        run(cfg, out, case=case, callbacks=[SignalAt(23)])
     return case, cfg, out
 
 
@@ -272,7 +273,7 @@ def test_signed_checkpoint_with_bad_contents_is_refused(tmp_path, cut, edit, why
     edit(state)
     save_checkpoint(out / "checkpoint.pt", state)  # a matching SHA-256
     with pytest.raises(CheckpointError, match=why) as err:
-        run(cfg, out, case=case, resume=True, figures=False)
+        run(cfg, out, case=case, resume=True)
     assert str(out / "checkpoint.pt") in str(err.value)
     assert not (out / "metrics.json").exists()
 
@@ -285,7 +286,7 @@ def test_checkpoint_at_or_past_the_end_is_refused(tmp_path, cut):
     state["step"] = 40  # the run's end: nothing left to train
     save_checkpoint(out / "checkpoint.pt", state)
     with pytest.raises(CheckpointError, match="step 40 is not before the end 40"):
-        run(cfg, out, case=case, resume=True, figures=False)
+        run(cfg, out, case=case, resume=True)
 
 
 # item 5: figures missing after a kill between the record and them ---------------
@@ -294,11 +295,12 @@ def test_checkpoint_at_or_past_the_end_is_refused(tmp_path, cut):
 def test_missing_figures_of_a_finished_run_are_redrawn(tmp_path):
     case, out = tiny_case(), tmp_path / "r"
     cfg = RunConfig("laplace", "pinn", seed=1, iterations=2)
-    record = run(cfg, out, case=case)
+    figures = functools.partial(draw_missing, case=case)  # as the experiments
+    record = run(cfg, out, case=case, on_done=figures)
     drawn = {n: (out / n).read_bytes() for n in ("fields.png", "loss.png")}
     for name in drawn:  # killed after metrics.json, before the figures
         (out / name).unlink()
-    assert run(cfg, out, case=case) == record  # reused, not retrained
+    assert run(cfg, out, case=case, on_done=figures) == record  # reused
     assert {n: (out / n).read_bytes() for n in drawn} == drawn
 
 
@@ -347,7 +349,7 @@ def test_a_write_failing_mid_run_keeps_the_last_checkpoint(
 
     monkeypatch.setattr(atomic.os, "fsync", failing)
     with pytest.raises(WriteFailed) as caught:
-        run(cfg, out, case=case, figures=False)
+        run(cfg, out, case=case)
     line = str(caught.value)
     assert "\n" not in line and text in line
     assert line.startswith(f"out: cannot write {out / 'checkpoint.pt'} (")
@@ -357,7 +359,7 @@ def test_a_write_failing_mid_run_keeps_the_last_checkpoint(
     assert load_checkpoint(out / "checkpoint.pt")["step"] == 10
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
     monkeypatch.setattr(atomic.os, "fsync", real)
-    assert run(cfg, out, case=case, resume=True, figures=False)["resumed"] is True
+    assert run(cfg, out, case=case, resume=True)["resumed"] is True
 
 
 def test_empty_out_is_refused(tmp_path, capsys, monkeypatch):

@@ -75,7 +75,8 @@ def _env(site):
 def test_wheel_has_no_top_level_cases_and_ships_the_reference(site):
     assert not (site / "cases").exists()
     assert (site / "deepxde_lnn" / "cases" / "heat.py").exists()
-    assert (site / "deepxde_lnn" / "cases" / "catalog.json").exists()
+    assert (site / "deepxde_lnn" / "study" / "catalog.json").exists()
+    assert (site / "deepxde_lnn" / "study" / "paper_results.csv").exists()
     ref = site / "deepxde_lnn" / "reference" / "circular_heat"
     assert (ref / "heat_reference.npz").exists() and (ref / "manifest.json").exists()
     code = (

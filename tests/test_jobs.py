@@ -29,7 +29,7 @@ def _metrics(outcomes):
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     root, case = tmp_path_factory.mktemp("seq"), tiny_case()
-    return [run(c, out, case=case, figures=False)["metrics"] for c, out in _jobs(root)]
+    return [run(c, out, case=case)["metrics"] for c, out in _jobs(root)]
 
 
 @pytest.mark.parametrize("backend", ["loky", "dask"])

@@ -11,12 +11,12 @@ import deepxde_lnn  # noqa: F401
 import deepxde as dde
 from helpers import SignalAt, tiny_case
 
-from deepxde_lnn import cases
-from deepxde_lnn.pinn import methods
+from deepxde_lnn.pinn import build, methods
 from deepxde_lnn.pinn.data import ResampledPDE, Term
 from deepxde_lnn.pinn.rba import RBA
 from deepxde_lnn.pinn.sampling import Box
 from deepxde_lnn.pinn.xpinn import Decomposition, SubdomainMeans, XNet, xpinn_terms
+from deepxde_lnn.study import registry
 from deepxde_lnn.training import runner
 
 PARAMETERS = {  # method -> (scalar 2->1 depth 4, heat, relativistic)
@@ -35,13 +35,13 @@ def _column(case_name):
     return {"heat": 1, "rel_b": 2, "rel_c": 2}.get(case_name, 0)
 
 
-@pytest.mark.parametrize("name", cases.available())
+@pytest.mark.parametrize("name", registry.available())
 @pytest.mark.parametrize("method", methods.METHODS)
 def test_every_method_trains_on_every_case(tmp_path, name, method):
     case = tiny_case(name, n=12, grid_n=9)
-    assert methods.parameter_count(method, case) == PARAMETERS[method][_column(name)]
+    assert build.parameter_count(method, case) == PARAMETERS[method][_column(name)]
     cfg = runner.RunConfig(name, method, iterations=3, checkpoint_every=2)
-    rec = runner.run(cfg, tmp_path / "run", case=case, figures=False)
+    rec = runner.run(cfg, tmp_path / "run", case=case)
     assert rec["method"] == method and rec["iterations"] == 3
     losses = np.loadtxt(tmp_path / "run" / "loss.csv", delimiter=",", skiprows=1)
     assert losses.shape[0] == 3 and np.isfinite(losses).all()
@@ -52,11 +52,9 @@ def test_every_method_trains_on_every_case(tmp_path, name, method):
 def test_parameter_count_builds_nothing_real():
     """Counts (and ``pinn-matched``'s width search) leave the random state as it
     was: a method's count taken between seeding and building changes nothing."""
-    case = cases.get("laplace")
+    case = registry.get("laplace")
     torch.manual_seed(0)
-    assert (
-        methods.parameter_count("pinn-matched", case) == PARAMETERS["pinn-matched"][0]
-    )
+    assert build.parameter_count("pinn-matched", case) == PARAMETERS["pinn-matched"][0]
     after = torch.rand(3)
     torch.manual_seed(0)
     assert torch.equal(after, torch.rand(3))
@@ -105,7 +103,7 @@ def test_rba_multichannel_normalises_each_channel():
 
 def test_rba_loss_is_the_weighted_residual_on_a_fixed_pool():
     case = tiny_case("laplace", n=10)
-    data = methods.build_data("rba", case, case.quick, seed=3)
+    data = build.build_data("rba", case, case.profile("quick"), seed=3)
     data.train_next_batch()
     pool = data.points(data.train_x, "pde").copy()
     edge = data.points(data.train_x, "bottom").copy()
@@ -114,7 +112,7 @@ def test_rba_loss_is_the_weighted_residual_on_a_fixed_pool():
     assert not np.array_equal(data.points(data.train_x, "bottom"), edge)
 
     dde.config.set_random_seed(0)
-    net = methods.build_net("rba", case)
+    net = build.build_net("rba", case)
     model = dde.Model(data, net)
     model.compile("adam", lr=1e-3)
     x = torch.as_tensor(pool).requires_grad_()
@@ -128,12 +126,10 @@ def _resume_equals_uninterrupted(tmp_path, method):
     case = tiny_case("laplace", n=8, grid_n=9)
     kw = dict(iterations=12, checkpoint_every=4, dtype="float64")
     cfg = runner.RunConfig("laplace", method, **kw)
-    runner.run(cfg, tmp_path / "a", case=case, figures=False)
+    runner.run(cfg, tmp_path / "a", case=case)
     with pytest.raises(runner.RunInterrupted):
-        runner.run(
-            cfg, tmp_path / "b", case=case, figures=False, callbacks=[SignalAt(6)]
-        )
-    runner.run(cfg, tmp_path / "b", case=case, figures=False, resume=True)
+        runner.run(cfg, tmp_path / "b", case=case, callbacks=[SignalAt(6)])
+    runner.run(cfg, tmp_path / "b", case=case, resume=True)
     a = (tmp_path / "a" / "loss.csv").read_text()
     assert a == (tmp_path / "b" / "loss.csv").read_text()
 
@@ -157,7 +153,7 @@ def test_routing_is_half_open_and_closed_outside():
 
 
 def test_disk_interfaces_stay_inside_the_disk():
-    dec = cases.get("heat").decomposition()
+    dec = build.decomposition(registry.get("heat"))
     rng = np.random.default_rng(0)
     assert dec.n_cells == 4 and len(dec.interfaces()) == 4
     for face in dec.interfaces():
@@ -178,12 +174,12 @@ class _Fn(torch.nn.Module):
 
 
 def _xpinn_losses(case, shifts):
-    dec = case.decomposition()
+    dec = build.decomposition(case)
     # phi = y (+ a shift per cell); the 0 * x^2 keeps second derivatives in the graph
     net = XNet(
         [_Fn(lambda x, s=s: x[:, 1:2] + 0 * x[:, :1] ** 2 + s) for s in shifts], dec
     )
-    terms = xpinn_terms(case.make_terms(case.quick), dec, n_interface=50)
+    terms = xpinn_terms(case.make_terms(case.profile("quick")), dec, n_interface=50)
     data = ResampledPDE(terms, seed=0, weights=SubdomainMeans(dec))
     model = dde.Model(data, net)
     model.compile("adam", lr=1e-3)
@@ -192,7 +188,7 @@ def _xpinn_losses(case, shifts):
 
 
 def test_xpinn_interface_terms_vanish_for_a_continuous_exact_solution():
-    losses = _xpinn_losses(cases.get("laplace"), [0.0] * 4)  # phi = y everywhere
+    losses = _xpinn_losses(registry.get("laplace"), [0.0] * 4)  # phi = y everywhere
     assert max(losses.values()) < 1e-12
     assert sum(name.startswith("avg") for name in losses) == 4
 
@@ -200,7 +196,7 @@ def test_xpinn_interface_terms_vanish_for_a_continuous_exact_solution():
 def test_xpinn_interface_terms_measure_the_jump():
     # cell 1 shifted by 0.1: faces 0|1 and 1|3 see a jump of 0.1 in u, and none in
     # the residual; W_I * MSE(u_a - u_b) / 2 = 20 * 0.01 / 2
-    losses = _xpinn_losses(cases.get("laplace"), [0.0, 0.1, 0.0, 0.0])
+    losses = _xpinn_losses(registry.get("laplace"), [0.0, 0.1, 0.0, 0.0])
     assert losses["avg 0|1"] == pytest.approx(0.1, rel=1e-5)
     assert losses["avg 1|3"] == pytest.approx(0.1, rel=1e-5)
     assert losses["avg 0|2"] < 1e-12 and losses["pde jump 0|1"] < 1e-12
@@ -226,13 +222,13 @@ def test_subdomain_means_sum_the_per_subdomain_means():
 
 
 def test_method_options_build_the_variants():
-    case = cases.get("laplace")
-    assert methods.parameter_count("lnn:width=32", case) == 7649
-    assert methods.parameter_count("pinn:width=98", case) == 29499
-    net = methods.build_net("lnn:alpha_init=0:layout=reduced", case)
+    case = registry.get("laplace")
+    assert build.parameter_count("lnn:width=32", case) == 7649
+    assert build.parameter_count("pinn:width=98", case) == 29499
+    net = build.build_net("lnn:alpha_init=0:layout=reduced", case)
     assert net.layout == "reduced"
     assert all(float(b.alpha.abs().max()) == 0 for b in net.blocks)
-    net = methods.build_net("lnn:block_activation=sin", case)
+    net = build.build_net("lnn:block_activation=sin", case)
     assert net.blocks[0].activation_name == "sin"
 
 
@@ -248,7 +244,7 @@ def test_ablate_writes_one_table_for_both_budgets(tmp_path, monkeypatch):
     from deepxde_lnn import cli
 
     tiny = tiny_case("laplace", n=8, grid_n=9)
-    monkeypatch.setattr(cases, "get", lambda name: tiny)
+    monkeypatch.setattr(registry, "get", lambda name: tiny)
     out = tmp_path / "abl"
     argv = ["ablate", "laplace", "--methods", "lnn,lnn:alpha_init=0,pinn"]
     argv += ["--seeds", "1,2", "--iterations", "10", "--workers", "1"]

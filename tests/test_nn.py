@@ -11,7 +11,7 @@ import torch
 
 from deepxde_lnn import LNN, MLP, LiquidBlock
 from deepxde_lnn.networks.nn import tanh
-from deepxde_lnn.training import runner
+from deepxde_lnn.training import record
 
 
 def p_mlp(d, m, L, w):
@@ -110,7 +110,7 @@ def test_block_activation_defaults_to_the_network_activation():
     assert torch.equal(tanh_net(x), _manual_forward_sigma(paper, x, *[tanh] * 2))
     assert repr(tanh_net) == repr(paper)
     # the run record's "network" field names the blocks' sigma
-    assert runner._describe(tanh_net) == (
+    assert record.describe(tanh_net) == (
         "LNN([2, 10, 10, 1], layout='standard', alpha_init=0.5, "
         "block_activation='tanh')"
     )

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import deepxde_lnn
-from deepxde_lnn import cases, cli, example
+from deepxde_lnn import cli, example
 from deepxde_lnn.config import (
     Execution,
     Options,
@@ -16,6 +16,7 @@ from deepxde_lnn.config import (
     option_fields,
 )
 from deepxde_lnn.options import options_markdown
+from deepxde_lnn.study import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,7 +43,7 @@ def test_run_and_the_scripts_take_the_training_options():
     names = {n.replace("_", "-") for n in option_fields(Training)}
     assert {f"--{n}" for n in names} <= _flags(run)
     with pytest.raises(SystemExit):  # a script has no time budget
-        example.parse_args(cases.get("laplace"), ["--seconds", "5"])
+        example.parse_args(registry.get("laplace"), ["--seconds", "5"])
 
 
 def test_a_flag_reaches_the_api_keyword_with_its_value():
@@ -86,7 +87,7 @@ def test_the_api_refuses_a_non_bool_flag_and_an_unknown_option(tmp_path):
 
 
 def test_identity_holds_the_options_that_shape_a_run():
-    case = cases.get("laplace")
+    case = registry.get("laplace")
     cfg = RunConfig("laplace", "pinn", 1, iterations=5, compile_jets=True)
     ident = cfg.resolved(case).identity()
     assert set(ident) == {

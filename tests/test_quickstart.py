@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from deepxde_lnn.analysis import readme
+from deepxde_lnn.study import readme
 
 ROOT = Path(__file__).resolve().parents[1]
 SUB_MAKE = ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")  # set by a `make` above the tests

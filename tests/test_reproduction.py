@@ -11,9 +11,9 @@ import pytest
 from scipy import stats
 
 from deepxde_lnn import cli
-from deepxde_lnn.analysis import readme, reproduction
-from deepxde_lnn.experiments.sequential import Design, write_design
+from deepxde_lnn.analysis.sequential import Design, write_design
 from deepxde_lnn.runs.folder import FolderError
+from deepxde_lnn.study import readme, reproduction
 
 SEEDS = (888888, 888889, 888890)
 # RMSE per seed; laplace lnn/pinn differ by a seed-dependent factor around 0.5
@@ -468,18 +468,23 @@ def _modules_after(code: str, tmp_path) -> list[str]:
 def test_package_and_case_catalog_import_no_torch(tmp_path):
     code = (
         "import deepxde_lnn, os\n"
-        "from deepxde_lnn import cases\n"
-        "assert cases.info('laplace').profile('quick').n_seeds == 8\n"
+        "from deepxde_lnn.study import catalog\n"
+        "assert catalog.info('laplace').profile('quick').n_seeds == 8\n"
         "assert os.environ['DDE_BACKEND'] == 'pytorch'"
     )
     assert _modules_after(code, tmp_path) == []
 
 
-def test_the_report_is_rendered_without_torch_or_deepxde(tmp_path):
+def test_the_report_and_readme_are_rendered_without_torch_or_deepxde(tmp_path):
     code = (
-        "import sys, deepxde_lnn\n"
+        "import shutil, sys, deepxde_lnn\n"
+        "from pathlib import Path\n"
         "from deepxde_lnn import cli\n"
-        "assert cli.main(['report', 'docs/results', '--out', sys.argv[1]]) == 0\n"
-        "deepxde_lnn.report(['docs/results'], out=sys.argv[1])"
+        "out = Path(sys.argv[1])\n"
+        "page = str(shutil.copy('README.md', out.with_name('README.md')))\n"
+        "argv = ['report', 'docs/results', '--out', str(out), '--readme', page]\n"
+        "assert cli.main(argv) == 0\n"
+        "assert Path(page).read_text() == Path('README.md').read_text()\n"
+        "deepxde_lnn.report(['docs/results'], out=out)"
     )
     assert _modules_after(code, tmp_path) == []

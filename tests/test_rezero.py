@@ -10,11 +10,12 @@ import torch
 from helpers import run_cli, tiny_case
 
 import deepxde_lnn
-from deepxde_lnn import MLP, ReZero, cases
+from deepxde_lnn import MLP, ReZero
 from deepxde_lnn.experiments import ablation
 from deepxde_lnn.networks.nn import tanh
-from deepxde_lnn.pinn import methods
+from deepxde_lnn.pinn import build, methods
 from deepxde_lnn.pinn.data import ResampledPDE
+from deepxde_lnn.study import registry
 
 F64 = torch.float64
 QUIET = dict(workers=1, progress=False, verbose=False)
@@ -52,12 +53,10 @@ def test_parameter_count_is_the_mlp_plus_one_scalar_gate_per_block(sizes):
 
 
 def test_registry_entry_builds_the_network_with_its_options():
-    case = cases.get("laplace")
-    assert methods.parameter_count("rezero", case) == 12737 + 4 * (64 * 64 + 64 + 1)
+    case = registry.get("laplace")
+    assert build.parameter_count("rezero", case) == 12737 + 4 * (64 * 64 + 64 + 1)
     assert methods.get("rezero").stackable
-    net = methods.build_net(
-        "rezero:alpha_init=0.25:width=16:block_activation=sin", case
-    )
+    net = build.build_net("rezero:alpha_init=0.25:width=16:block_activation=sin", case)
     assert isinstance(net, ReZero) and net.layer_sizes == [2, 16, 16, 16, 16, 1]
     assert {float(b.alpha.detach()) for b in net.blocks} == {0.25}
     assert {b.activation_name for b in net.blocks} == {"sin"}
@@ -69,10 +68,12 @@ def test_registry_entry_builds_the_network_with_its_options():
 def test_resampled_pde_takes_the_jets_and_they_equal_autograd(float64):
     """The case's Taylor-mode residual on a ReZero net (gates non-zero) equals
     DeepXDE's nested autograd residual: the training loss uses the jets."""
-    case = cases.get("beam")
+    case = registry.get("beam")
     torch.manual_seed(0)
-    net = methods.build_net("rezero:alpha_init=0.7", case)
-    data = ResampledPDE(case.make_terms(case.quick), seed=0, derivatives="taylor")
+    net = build.build_net("rezero:alpha_init=0.7", case)
+    data = ResampledPDE(
+        case.make_terms(case.profile("quick")), seed=0, derivatives="taylor"
+    )
     assert data.uses_jets(net)
     assert "Taylor-mode" in data.describe_derivatives(net)
     (term,) = [t for t in data.terms if t.jet is not None and t.kind == "pde"]
@@ -88,7 +89,7 @@ def test_rezero_in_every_command(tmp_path, capsys, monkeypatch):
     """``run`` and ``compare`` from Python (compare stacked), ``sweep`` and
     ``ablate`` from the command line, on a tiny budget."""
     tiny = tiny_case("laplace", n=8, grid_n=9)
-    monkeypatch.setattr(cases, "get", lambda name: tiny)
+    monkeypatch.setattr(registry, "get", lambda name: tiny)
     one = deepxde_lnn.run(
         tiny,
         method="rezero",

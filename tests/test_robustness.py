@@ -3,6 +3,7 @@
 Each test reproduces one defect found by probing the CLI and API from outside.
 """
 
+import functools
 import json
 import os
 import pathlib
@@ -16,13 +17,15 @@ import torch
 from helpers import TINY, SignalAt, run_cli, tiny_case
 
 import deepxde_lnn
-from deepxde_lnn import cases, cli
+from deepxde_lnn import cli
+from deepxde_lnn.analysis import figures
 from deepxde_lnn.config import RunConfig
 from deepxde_lnn.pinn.data import ResampledPDE, Term
 from deepxde_lnn.pinn.sampling import Box
 from deepxde_lnn.runs.checkpoint import CheckpointError, load_checkpoint
 from deepxde_lnn.runs.folder import FolderLocked, RunFolder, mark
-from deepxde_lnn.training import runner
+from deepxde_lnn.study import registry
+from deepxde_lnn.training import phases
 from deepxde_lnn.training.runner import RunInterrupted, run
 
 
@@ -44,7 +47,7 @@ def _interrupted(tmp_path, name="cut"):
     """An unfinished run (checkpoint at step 20) of the tiny Laplace case."""
     case, cfg = tiny_case(), RunConfig("laplace", "pinn", seed=1, **TINY)
     with pytest.raises(RunInterrupted):
-        run(cfg, tmp_path / name, case=case, callbacks=[SignalAt(23)], figures=False)
+        run(cfg, tmp_path / name, case=case, callbacks=[SignalAt(23)])
     return case, cfg, tmp_path / name
 
 
@@ -90,7 +93,7 @@ def test_damaged_checkpoint_is_refused(tmp_path, damage):
         data = bytearray(len(data))
     path.write_bytes(bytes(data))
     with pytest.raises(CheckpointError, match=str(path)):
-        run(cfg, out, case=case, resume=True, figures=False)
+        run(cfg, out, case=case, resume=True)
     assert path.exists() and not (out / "metrics.json").exists()
 
 
@@ -140,7 +143,7 @@ def test_out_is_checked_before_training(tmp_path, capsys, monkeypatch):
     def no_training(*a, **k):
         raise AssertionError("trained before checking --out")
 
-    monkeypatch.setattr(runner, "_train", no_training)
+    monkeypatch.setattr(phases, "train", no_training)
     blocker = tmp_path / "file"
     blocker.write_text("x")
     for out in (blocker, blocker / "sub"):
@@ -157,7 +160,7 @@ def test_seeds_beyond_32_bits_are_refused_up_front(tmp_path, capsys):
     code, io = _cli([*argv, "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and "seed" in io.err and not (tmp_path / "o").exists()
     with pytest.raises(ValueError, match="seed"):
-        RunConfig("laplace", seed=2**32).resolved(cases.get("laplace"))
+        RunConfig("laplace", seed=2**32).resolved(registry.get("laplace"))
 
 
 # 6. a lock per run folder ----------------------------------------------------------
@@ -195,23 +198,23 @@ def test_orphan_temp_files_are_removed_on_resume(tmp_path):
     case, cfg, out = _interrupted(tmp_path)
     orphan = out / ".checkpoint.pt.abcd1234.tmp"
     orphan.write_bytes(b"half a checkpoint")
-    run(cfg, out, case=case, resume=True, figures=False)
+    run(cfg, out, case=case, resume=True)
     assert not orphan.exists() and not (out / "checkpoint.pt").exists()
 
 
 def test_sigint_while_writing_finishes_the_folder(tmp_path, monkeypatch):
-    from deepxde_lnn.analysis import summaries as report
-
-    real = report.run_figures
+    real = figures.run_figures
 
     def interrupted_figures(path):
         os.kill(os.getpid(), signal.SIGINT)
         return real(path)
 
-    monkeypatch.setattr(report, "run_figures", interrupted_figures)
+    monkeypatch.setattr(figures, "run_figures", interrupted_figures)
     case, out = tiny_case(), tmp_path / "r"
+    draw = functools.partial(figures.draw_missing, case=case)  # as the experiments
     with pytest.raises(RunInterrupted, match="results in .* are complete"):
-        run(RunConfig("laplace", "pinn", seed=1, iterations=3), out, case=case)
+        cfg = RunConfig("laplace", "pinn", seed=1, iterations=3)
+        run(cfg, out, case=case, on_done=draw)
     assert (out / "metrics.json").exists() and (out / "fields.png").exists()
     assert not (out / "checkpoint.pt").exists()
 
@@ -228,7 +231,7 @@ def test_sigint_at_start_up_exits_130_without_traceback(monkeypatch, capsys):
 def test_stale_checkpoint_beside_finished_results_is_removed(tmp_path):
     case, out = tiny_case(), tmp_path / "r"
     cfg = RunConfig("laplace", "pinn", seed=1, iterations=3)
-    rec = run(cfg, out, case=case, figures=False)
+    rec = run(cfg, out, case=case)
     (out / "checkpoint.pt").write_bytes(b"left by a kill after metrics.json")
     assert run(cfg, out, case=case) == rec
     assert not (out / "checkpoint.pt").exists()

@@ -8,10 +8,12 @@ import pytest
 import torch
 from helpers import TINY, SignalAt, tiny_case
 
-from deepxde_lnn import cases, cli
+from deepxde_lnn import cli
+from deepxde_lnn.analysis.figures import draw_missing
 from deepxde_lnn.config import RunConfig
 from deepxde_lnn.pinn.data import Term
 from deepxde_lnn.runs.checkpoint import load_checkpoint
+from deepxde_lnn.study import registry
 from deepxde_lnn.training.runner import RunInterrupted, TrainingDiverged, run
 
 
@@ -19,15 +21,12 @@ def test_run_writes_artifacts(tmp_path):
     case = tiny_case()
     rec = run(RunConfig("laplace", "pinn", seed=1, **TINY), tmp_path / "r", case=case)
     files = {p.name for p in (tmp_path / "r").iterdir()}
-    assert {
-        "metrics.json",
-        "loss.csv",
-        "fields.npz",
-        "fields.png",
-        "loss.png",
-        "model.pt",
-    } <= files
+    assert {"metrics.json", "loss.csv", "fields.npz", "model.pt"} <= files
     assert "checkpoint.pt" not in files and not any(f.endswith(".tmp") for f in files)
+    assert not any(f.endswith(".png") for f in files)  # the runner draws none
+    drawn = draw_missing(tmp_path / "r", case)  # the caller draws them
+    assert sorted(p.name for p in drawn) == ["fields.png", "loss.png"]
+    assert draw_missing(tmp_path / "r", case) == []  # only where one is missing
     meta = json.loads((tmp_path / "r" / "metrics.json").read_text())
     assert meta == json.loads(json.dumps(rec))
     assert meta["parameters"] == 12_737 and meta["iterations"] == 40
@@ -46,9 +45,9 @@ def test_run_writes_artifacts(tmp_path):
 def test_interrupt_then_resume_matches_uninterrupted_run(tmp_path):
     case = tiny_case()
     cfg = RunConfig("laplace", "lnn", seed=5, **TINY)
-    full = run(cfg, tmp_path / "full", case=case, figures=False)
+    full = run(cfg, tmp_path / "full", case=case)
     with pytest.raises(RunInterrupted, match=r"interrupted at step 2[34];"):
-        run(cfg, tmp_path / "cut", case=case, callbacks=[SignalAt(23)], figures=False)
+        run(cfg, tmp_path / "cut", case=case, callbacks=[SignalAt(23)])
     assert (tmp_path / "cut" / "checkpoint.pt").exists()
     assert not (tmp_path / "cut" / "metrics.json").exists()
     with pytest.raises(ValueError, match="--resume"):
@@ -57,7 +56,7 @@ def test_interrupt_then_resume_matches_uninterrupted_run(tmp_path):
         ValueError, match=r"checkpoint.pt was made with another configuration \(lr: "
     ):
         run(replace(cfg, lr=2e-3), tmp_path / "cut", case=case, resume=True)
-    resumed = run(cfg, tmp_path / "cut", case=case, resume=True, figures=False)
+    resumed = run(cfg, tmp_path / "cut", case=case, resume=True)
     assert resumed["resumed"]
     assert resumed["metrics"] == full["metrics"]
     a = np.loadtxt(tmp_path / "full" / "loss.csv", delimiter=",", skiprows=1)
@@ -134,7 +133,7 @@ def test_cli_list(capsys):
 
 def test_heat_trains_in_quick_profile(tmp_path):
     """The quick profile learns the 3 K offset and the paraboloid (error from ~3 K)."""
-    rec = run(RunConfig("heat", "lnn"), tmp_path / "heat", figures=False)
+    rec = run(RunConfig("heat", "lnn"), tmp_path / "heat", case=registry.get("heat"))
     assert rec["iterations"] == 1500 and rec["parameters"] == 21_249
     assert rec["metrics"]["theta"]["RMSE"] < 0.05
     assert rec["extra_metrics"]["fem_vs_exact_theta"]["MaxErr"] < 1e-5
@@ -148,7 +147,7 @@ def test_summary_from_run_folders(tmp_path):
     for m in ("lnn", "pinn"):
         for s in (3, 4):
             cfg = RunConfig("laplace", m, seed=s, iterations=5)
-            recs[m, s] = run(cfg, tmp_path / m / f"seed-{s}", case=case, figures=False)
+            recs[m, s] = run(cfg, tmp_path / m / f"seed-{s}", case=case)
     rows = summarize(tmp_path, paper_seed=3, paper_table=case.paper_table).rows
     row = next(
         r
@@ -189,10 +188,8 @@ def test_compare_until_decided_adds_stacked_seeds_to_the_undecided(
     """Two seeds first (one degree of freedom at 97.5 %: undecided here),
     then one more look at four, trained as stacked batches; the summary's intervals
     are the design's (two looks) and its header names the margin."""
-    from deepxde_lnn import cases
-
     tiny = tiny_case("laplace", n=8, grid_n=9)
-    monkeypatch.setattr(cases, "get", lambda name: tiny)
+    monkeypatch.setattr(registry, "get", lambda name: tiny)
     out = tmp_path / "seq"
     argv = ["compare", "laplace", "--until-decided", "--seeds", "1,2"]
     argv += ["--max-seeds", "4", "--iterations", "20", "--margin", "3"]
@@ -220,7 +217,7 @@ def test_a_finished_run_of_another_lr_schedule_is_not_reused(tmp_path):
 
     adam = "Adam(betas=(0.9, 0.999), eps=1e-08, weight_decay=0)"
     cfg = RunConfig("laplace", "lnn", seed=1, decay=("exponential", 0.99)).resolved(
-        cases.get("laplace")
+        registry.get("laplace")
     )
     ident = cfg.identity()
     assert ident["decay"] == ["exponential", 0.99]
@@ -234,7 +231,7 @@ def test_a_finished_run_of_another_lr_schedule_is_not_reused(tmp_path):
     text = f"{adam}, lr decay ('inverse time', 1000, 0.5) for 2000 steps, then LBFGS"
     assert record_decay({"optimizer": text}) == ["inverse time", 1000, 0.5]
     acc = RunConfig("laplace", "lnn", seed=1, profile="accurate").resolved(
-        cases.get("laplace")
+        registry.get("laplace")
     )
     rec = {**acc.identity(), "optimizer": text}
     del rec["decay"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from deepxde_lnn import cases
+from deepxde_lnn.study import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,13 +23,13 @@ def _script(name, *args, cwd):
     )
 
 
-@pytest.mark.parametrize("name", cases.NAMES)
+@pytest.mark.parametrize("name", registry.NAMES)
 def test_case_script_trains_and_prints_errors(name, tmp_path):
     out = _script(name, "--iterations", "2", "--method", "pinn", cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Training model..." in out.stdout  # DeepXDE's own training loop
     assert "Errors on the" in out.stdout
-    for field in cases.get(name).fields:
+    for field in registry.get(name).fields:
         assert f"  {field} " in out.stdout
 
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from deepxde_lnn.analysis.sequential import Design, until_decided
 from deepxde_lnn.analysis.stats import holm, ratio_ci
-from deepxde_lnn.experiments.sequential import Design, until_decided
 
 SEEDS = range(100, 200)
 

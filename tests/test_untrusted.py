@@ -15,14 +15,14 @@ import signal
 import numpy as np
 import pytest
 
-from deepxde_lnn import cases, cli
-from deepxde_lnn.analysis import reproduction
+from deepxde_lnn import cli
 from deepxde_lnn.experiments.ablation import variants
 from deepxde_lnn.pinn.metrics import set_names
 from deepxde_lnn.runs import records
 from deepxde_lnn.runs.folder import FolderError, mark
+from deepxde_lnn.study import registry, reproduction
 
-FIELDS = {name: cases.get(name).fields for name in cases.available()}
+FIELDS = {name: registry.get(name).fields for name in registry.available()}
 RMSE = {"RMSE": 1e-3, "MSE": 1e-6, "MAE": 5e-4, "relL2": 1e-2, "MaxErr": 3e-3}
 
 
@@ -161,7 +161,7 @@ def test_record_strings_cannot_inject_markup_into_the_report(tmp_path):
 
 
 def test_escape_keeps_every_legitimate_name():
-    names = [*cases.NAMES, *variants(cases.get("laplace")), "pinn-matched"]
+    names = [*registry.NAMES, *variants(registry.get("laplace")), "pinn-matched"]
     names += ["lnn:block_activation=LAAF-10 tanh", "T_paper_float32", "u@150x150"]
     names += ["NVIDIA H100 80GB HBM3", "2.13.0+cpu", "docs/results", "x86_64"]
     assert [records.escape(n) for n in names] == names
@@ -381,12 +381,12 @@ def test_groups_with_and_without_seconds_are_ordered(tmp_path):
 def test_bad_time_budget_file_is_refused_before_training(
     tmp_path, capsys, monkeypatch, text, problem
 ):
-    from deepxde_lnn.training import runner
+    from deepxde_lnn.training import phases
 
     def no_training(*a, **k):
         raise AssertionError("trained with a bad budget.json")
 
-    monkeypatch.setattr(runner, "_train", no_training)
+    monkeypatch.setattr(phases, "train", no_training)
     path = tmp_path / "c" / "budget.json"
     path.parent.mkdir()
     mark(path.parent)  # a compare root of deepxde-lnn from elsewhere

@@ -1,7 +1,6 @@
-"""Tables and figures of result folders (never of live runs).
+"""Tables and figures of folders of runs (never of live runs; one run's figures
+are :mod:`.figures`').
 
-* :func:`run_figures` — one run folder: exact / prediction / |error| maps per field
-  and the loss history;
 * :func:`summarize` — a folder of runs (``METHOD/seed-S/``): ``summary.csv`` and
   ``summary.md`` with mean ± std (and median, min, max) over seeds per method and
   field, the paper-seed run as its own row, the paper's number beside it, the
@@ -18,34 +17,23 @@ from __future__ import annotations
 
 import csv
 import io
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..experiments.sequential import looks_of
 from ..pinn.metrics import METRICS, summary_field
 from ..runs import atomic as aio
 from ..runs.errors import FolderError
 from ..runs.folder import record_decay
 from ..runs.names import lr_text
-from ..runs.records import (
-    MAX_ARTIFACT_BYTES,
-    check,
-    escape,
-    is_pruned,
-    load_runs,
-    metric_sets,
-    read_bytes,
-    read_record,
-)
+from ..runs.records import escape, is_pruned, load_runs, metric_sets
+from .figures import image, load_fields, load_loss, plt_module
+from .sequential import looks_of
 from .stats import LEVEL, MARGIN, RatioCI, holm
 from .table import BASELINE, Row, ci_text, judged, method_order, rows, value
 
 __all__ = [
-    "run_figures",
-    "figure_names",
     "Summary",
     "summarize",
     "summary",
@@ -54,110 +42,6 @@ __all__ = [
     "verdict_lines",
     "verdict_rule",
 ]
-
-
-def plt_module():
-    """``matplotlib.pyplot`` drawing to files (the Agg backend unless one is set)."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _image(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Grid values (masked points only) back to an image, NaN outside the mask.
-    Grid order is ``meshgrid(indexing="ij")``: transpose so axis 0 is horizontal."""
-    img = np.full(mask.shape, np.nan)
-    img[mask] = values
-    return img.T
-
-
-def _load_fields(run: Path) -> dict:
-    """``fields.npz`` of a run folder (arrays only, never pickles)."""
-    path = run / "fields.npz"
-    data = read_bytes(path, MAX_ARTIFACT_BYTES)
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as f:
-            return {k: f[k] for k in f.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
-        raise FolderError(f"{path}: unreadable ({err})") from None
-
-
-def load_loss(run: Path) -> tuple[list[str], np.ndarray]:
-    """``loss.csv`` of a run folder: its header and its rows."""
-    path = run / "loss.csv"
-    data = read_bytes(path, MAX_ARTIFACT_BYTES)
-    try:
-        text = data.decode("utf-8")
-        table = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, ndmin=2)
-    except ValueError as err:  # bad UTF-8 or numbers
-        raise FolderError(f"{path}: unreadable ({err})") from None
-    return text.partition("\n")[0].strip().split(","), table
-
-
-def figure_names(inputs: int) -> list[str]:
-    """The figures :func:`run_figures` draws for a case with ``inputs`` inputs."""
-    return (["fields.png"] if inputs == 2 else []) + ["loss.png"]
-
-
-def run_figures(run: str | Path) -> list[Path]:
-    """Write ``fields.png`` (2-D inputs) and ``loss.png`` into a run folder."""
-    plt = plt_module()
-    run = Path(run)
-    meta = check(read_record(run / "metrics.json"), run / "metrics.json", "run")
-    written = []
-    f = _load_fields(run)
-    names = [str(n) for n in f["fields"]]
-    if "fields.png" in figure_names(f["axes"].shape[0]):
-        ext = [f["axes"][0][0], f["axes"][0][-1], f["axes"][1][0], f["axes"][1][-1]]
-        fig, axs = plt.subplots(
-            len(names), 3, figsize=(12, 3.4 * len(names)), squeeze=False
-        )
-        for i, name in enumerate(names):
-            panels = [
-                (f["exact"][:, i], f"exact {name}", "viridis"),
-                (f["pred"][:, i], f"{meta['method']} prediction", "viridis"),
-                (
-                    f["abs_error"][:, i],
-                    f"|error| (max {f['abs_error'][:, i].max():.2e})",
-                    "magma",
-                ),
-            ]
-            # exact and prediction share one colour scale so they can be compared
-            lim = (f["exact"][:, i].min(), f["exact"][:, i].max())
-            for j, (ax, (v, title, cmap)) in enumerate(zip(axs[i], panels)):
-                vmin, vmax = lim if j < 2 else (None, None)
-                im = ax.imshow(
-                    _image(v, f["mask"]),
-                    origin="lower",
-                    extent=ext,
-                    cmap=cmap,
-                    aspect="auto",
-                    vmin=vmin,
-                    vmax=vmax,
-                )
-                ax.set_title(title, fontsize=9)
-                ax.set_xlabel(str(f["inputs"][0]))
-                ax.set_ylabel(str(f["inputs"][1]))
-                fig.colorbar(im, ax=ax)
-        fig.suptitle(f"{meta['case']} — {meta['method']}, seed {meta['seed']}")
-        fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))
-        written.append(aio.save_figure(run / "fields.png", fig, dpi=110))
-        plt.close(fig)
-    header, table = load_loss(run)
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    for j, name in enumerate(header[1:], start=1):
-        ax.semilogy(table[:, 0], table[:, j], lw=1.6 if j == 1 else 0.8, label=name)
-    ax.set_xlabel("step")
-    ax.set_ylabel("loss")
-    ax.legend(fontsize=8)
-    ax.set_title(f"{meta['case']} — {meta['method']} loss history")
-    fig.tight_layout()
-    written.append(aio.save_figure(run / "loss.png", fig, dpi=110))
-    plt.close(fig)
-    return written
 
 
 def one_case(runs: list[dict], case: str | None = None) -> str:
@@ -205,7 +89,7 @@ def summarize(
     """Aggregate the runs below ``root`` into ``summary.csv``, ``summary.md`` and
     ``summary.png``. Verdicts against the method ``baseline`` use ``margin`` and
     the looks of a sequential design in ``root``
-    (:func:`deepxde_lnn.experiments.sequential.looks_of`)."""
+    (:func:`deepxde_lnn.analysis.sequential.looks_of`)."""
     root = Path(root)
     runs = load_runs(root)
     if not runs:
@@ -398,7 +282,7 @@ def summary_figure(runs, methods):
         m: min((r for r in runs if r["method"] == m), key=lambda r: r["seed"])
         for m in methods
     }
-    fields = {m: _load_fields(Path(first[m]["_dir"])) for m in methods}
+    fields = {m: load_fields(Path(first[m]["_dir"])) for m in methods}
     # the mean over fields
     errors = {m: f["abs_error"].mean(axis=1) for m, f in fields.items()}
     norm = error_norm(list(errors.values()))
@@ -410,7 +294,7 @@ def summary_figure(runs, methods):
         if f["axes"].shape[0] == 2:
             a = f["axes"]
             im = ax.imshow(
-                _image(np.maximum(errors[m], norm.vmin), f["mask"]),
+                image(np.maximum(errors[m], norm.vmin), f["mask"]),
                 origin="lower",
                 cmap="magma",
                 norm=norm,

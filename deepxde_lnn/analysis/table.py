@@ -4,7 +4,7 @@ over seeds and the verdict against a baseline.
 Every table the package writes is built from these rows: a compare's
 ``summary.md``, a sweep's ``sweep.md``, the ablation table and the reproduction
 report with its headline (:mod:`deepxde_lnn.analysis.summaries`,
-:mod:`deepxde_lnn.experiments.ablation`, :mod:`deepxde_lnn.analysis.reproduction`).
+:mod:`deepxde_lnn.experiments.ablation`, :mod:`deepxde_lnn.study.reproduction`).
 
 * :class:`Group` is a training configuration (profile, steps, lr, float type,
   budget, L-BFGS, schedule): runs of different groups are never pooled;
@@ -169,7 +169,7 @@ def paper_value(
     table: Mapping | None, method: str, field: str, metric: str = "RMSE"
 ) -> float | None:
     """The paper's ``metric`` for ``method`` and ``field`` in ``table`` (a case's
-    :func:`deepxde_lnn.pinn.paper.paper_table`; its methods are named as ours); a set
+    :func:`deepxde_lnn.study.paper.paper_table`; its methods are named as ours); a set
     ``F@GRID`` (another evaluation grid) gets the paper's number for ``F``;
     ``train_seconds`` is the paper's training time."""
     row = (table or {}).get(method, {})

@@ -1,5 +1,5 @@
 """Experiments over many runs: the Python API behind ``deepxde_lnn.compare``,
 ``sweep``, ``ablate`` and ``run`` (:mod:`.api`), jobs spread over processes or a
-cluster (:mod:`.jobs`), seeds added until decided (:mod:`.sequential`), ablation
-variants (:mod:`.ablation`) and the report (:mod:`.publish`).
+cluster (:mod:`.jobs`, which also draw each finished run's figures) and ablation
+variants (:mod:`.ablation`).
 """

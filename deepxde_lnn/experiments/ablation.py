@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..analysis.sequential import looks_of
 from ..analysis.stats import MARGIN
 from ..analysis.summaries import one_case, verdict_rule
 from ..analysis.table import (
@@ -35,7 +36,6 @@ from ..analysis.table import (
 )
 from ..pinn.case import Case
 from ..runs.records import escape, load_runs
-from .sequential import looks_of
 
 __all__ = ["variants", "table", "BUDGETS"]
 
@@ -43,7 +43,7 @@ BUDGETS = ("steps", "time")
 
 
 def variants(case: Case) -> list[str]:
-    other = "reduced" if case.lnn_layout == "standard" else "standard"
+    other = "reduced" if case.nets.lnn_layout == "standard" else "standard"
     lnn, pinn = SUBJECT, BASELINE
     return [
         lnn,

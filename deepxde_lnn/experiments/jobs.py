@@ -1,7 +1,9 @@
 """Many independent runs at once, spread by joblib (and Dask or Ray through it).
 
-Each job is one :class:`~deepxde_lnn.training.runner.RunConfig` and its folder; jobs share
-nothing but the file system, and results are merged from folders afterwards. The
+Each job is one :class:`~deepxde_lnn.training.runner.RunConfig` of one problem and
+its folder; jobs share nothing but the file system, and results are merged from
+folders afterwards. Each finished run's figures are drawn where it trained
+(:func:`deepxde_lnn.analysis.figures.draw_missing`). The
 local default is joblib's ``loky`` process pool with ``cores // workers`` torch
 threads per worker (one worker runs in this process). ``backend="dask"`` sends the
 same jobs to a Dask cluster (``address`` of its scheduler, or a ``LocalCluster``),
@@ -13,6 +15,8 @@ resumed by the runner itself, so a job can be repeated or moved freely.
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib
 import os
 import signal
 import sys
@@ -20,10 +24,16 @@ import tempfile
 import threading
 from pathlib import Path
 
+import torch
+
+from ..analysis.figures import draw_missing
 from ..checks import check_int
 from ..config import RunConfig, stackable_protocol
+from ..pinn.problem import Problem
 from ..runs.names import lr_text
-from ..training.outcome import Outcome
+from ..training.controller import Progress
+from ..training.outcome import Outcome, RunInterrupted, TrainingDiverged
+from ..training.runner import run, run_batched
 from ..training.signals import handling
 
 __all__ = [
@@ -59,30 +69,30 @@ def capped_workers(workers: int | None, n_units: int, backend: str = "loky") -> 
     return min(workers, limit)
 
 
-def _one(cfg, out, overwrite, threads, progress, case=None) -> Outcome:
+def _one(cfg, out, overwrite, threads, progress, case) -> Outcome:
     """Run one job (in a worker process or here) and report its outcome."""
-    import torch
-
-    from ..training.controller import Progress
-    from ..training.runner import RunInterrupted, TrainingDiverged, run
-
-    if threads:
-        torch.set_num_threads(threads)
+    _set_threads(threads)
     label = f"{cfg.case} {cfg.method} seed {cfg.seed} lr {lr_text(cfg.lr)}"
     try:
         rec = run(
             cfg,
             out,
+            case=case,
             resume=not overwrite and (Path(out) / "checkpoint.pt").exists(),
             overwrite=overwrite,
             progress=progress(label) if progress else Progress("off", label),
-            case=case,
+            on_done=functools.partial(draw_missing, case=case),
         )
     except TrainingDiverged as err:
         return Outcome(cfg, Path(out), "diverged", message=str(err))
     except RunInterrupted as err:
         return Outcome(cfg, Path(out), "interrupted", message=str(err))
     return Outcome(cfg, Path(out), "done", rec)
+
+
+def _set_threads(threads: int | None) -> None:
+    if threads:
+        torch.set_num_threads(threads)
 
 
 def run_jobs(jobs: list[tuple[RunConfig, Path]], **kwargs) -> list[Outcome]:
@@ -99,14 +109,16 @@ def iter_jobs(
     address: str | None = None,
     overwrite: bool = False,
     progress=None,
-    case=None,
+    case: Problem,
 ):
-    """Run ``(config, folder)`` jobs, ``workers`` at a time, yielding each outcome
-    (in job order) as soon as it is known. ``batch=True`` trains the jobs that
-    differ only by seed as one stacked model (:func:`~deepxde_lnn.training.runner.run_batched`).
+    """Run ``(config, folder)`` jobs of the problem ``case``, ``workers`` at a
+    time, yielding each outcome (in job order) as soon as it is known.
+    ``batch=True`` trains the jobs that differ only by seed as one stacked model
+    (:func:`~deepxde_lnn.training.runner.run_batched`).
 
     ``progress(label) -> Progress`` makes each job's progress reporter (workers
-    report in lines). ``case`` overrides the registered case (tests).
+    report in lines). ``case`` travels to worker processes pickled (a registered
+    case as its name).
     """
     _check_name(backend)
     jobs = [(cfg.resolved(case), Path(out)) for cfg, out in jobs]  # all checked
@@ -128,21 +140,18 @@ def iter_jobs(
             yield from outcomes
 
 
-def _units(jobs, batch: bool, case=None) -> list[list]:
+def _units(jobs, batch: bool, case: Problem) -> list[list]:
     """Jobs grouped into units of work: one job each, or (``batch``) every group of
-    jobs equal but for the seed, where the method's seeds can be stacked (``case``:
-    the problem, default the registered case of each job)."""
-    from .. import cases
-
+    jobs equal but for the seed, where the method's seeds of ``case`` can be
+    stacked."""
     if not batch:
         return [[job] for job in jobs]
     groups: dict = {}
     for cfg, out in jobs:
         key = tuple(v for k, v in sorted(vars(cfg).items()) if k != "seed")
-        problem = case or cases.get(cfg.case)
-        prof = problem.profile(cfg.profile)
+        prof = case.profile(cfg.profile)
         alone = cfg.seconds is not None or not stackable_protocol(prof, cfg)
-        if not problem.stackable(cfg.method) or alone:
+        if not case.stackable(cfg.method) or alone:
             key = (*key, cfg.seed, out)
         groups.setdefault(key, []).append((cfg, out))
     return list(groups.values())
@@ -167,7 +176,7 @@ def _not_started(unit) -> list[Outcome]:
 
 
 def _unit(
-    unit, overwrite, threads, progress, case=None, stop=None, parent=None
+    unit, overwrite, threads, progress, case, stop=None, parent=None
 ) -> list[Outcome]:
     """Run one unit (a single job, or a batch of seeds as one stacked model) in a
     worker; none of it starts once the file ``stop`` exists, and a running unit
@@ -196,15 +205,15 @@ def _orphaned(parent: int | None) -> bool:
 def _train_unit(unit, overwrite, threads, progress, case) -> list[Outcome]:
     if len(unit) == 1:
         return [_one(*unit[0], overwrite, threads, progress, case)]
-    import torch
-
-    from ..training.runner import run_batched
-
-    if threads:
-        torch.set_num_threads(threads)
+    _set_threads(threads)
     cfgs, outs = zip(*unit)
     return run_batched(
-        list(cfgs), list(outs), overwrite=overwrite, progress=progress, case=case
+        list(cfgs),
+        list(outs),
+        case=case,
+        overwrite=overwrite,
+        progress=progress,
+        on_done=functools.partial(draw_missing, case=case),
     )
 
 
@@ -255,8 +264,6 @@ def _interrupt_when(stop: str | None, parent: int | None = None, every: float = 
 
 
 def _lines(label):
-    from ..training.controller import Progress
-
     return Progress("lines", label)
 
 
@@ -292,8 +299,6 @@ def _check_name(backend: str) -> None:
 
 def _cluster_package(backend: str):
     """``dask.distributed`` or ``ray``, or a ValueError saying how to install it."""
-    import importlib
-
     name = "dask.distributed" if backend == "dask" else "ray"
     try:
         return importlib.import_module(name)

@@ -8,6 +8,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from ..analysis.figures import missing_figures
+from ..analysis.sequential import Design, write_design
+from ..analysis.sequential import until_decided as seq_decide
 from ..analysis.summaries import summarize
 from ..analysis.table import BASELINE
 from ..checks import SEED_MAX, check_int, unique
@@ -23,13 +26,10 @@ from ..training.runner import (
     RunInterrupted,
     TrainingDiverged,
     batch_pays,
-    missing_figures,
     step_seconds,
 )
 from .jobs import iter_jobs
 from .results import Comparison, RunResult, Verdict
-from .sequential import Design, write_design
-from .sequential import until_decided as seq_decide
 
 __all__ = [
     "config",
@@ -181,7 +181,7 @@ def decide_runs(
     o: Options, case, methods, seeds, root: Path, budget, baseline, max_seeds
 ) -> Comparison:
     """Batches of ``len(seeds)`` new seeds for the comparisons with ``baseline``
-    still undecided (:func:`deepxde_lnn.experiments.sequential.until_decided`), then the
+    still undecided (:func:`deepxde_lnn.analysis.sequential.until_decided`), then the
     summary over every seed run."""
     if max_seeds is not None:
         check_int(max_seeds, "max_seeds (--max-seeds)", len(seeds))

@@ -1,48 +1,19 @@
-"""What a call is about: its problem (a registered case, a case file, a ``Case``
-or plain DeepXDE), its methods, baseline and seeds, and its output folder; each
-checked before anything runs (a ``ValueError`` naming the argument)."""
+"""What a call on a problem runs: its methods, baseline and seeds, and its output
+folder; each checked before anything runs (a ``ValueError`` naming the argument)."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .. import cases
 from ..analysis.table import BASELINE
 from ..checks import check_choice, unique
-from ..pinn.case import Case, load_file
 from ..pinn.custom import DeepXDEProblem
 from ..pinn.methods import canonical
 from ..pinn.problem import Problem
 from ..runs.names import safe_name
 
-__all__ = ["problem_of", "methods_of", "baseline_of", "seeds_of", "out_of"]
-
-
-def problem_of(
-    case: Case | str | os.PathLike | None = None,
-    data: Callable | None = None,
-    nets: Mapping[str, Callable] | None = None,
-    name: str | None = None,
-) -> Problem:
-    """The problem of an experiment (see the module's docstring)."""
-    if data is not None or nets is not None:
-        if case is not None:
-            raise ValueError("case: give a case, or data= and nets=, not both")
-        if data is None or nets is None:
-            raise ValueError("data, nets: plain DeepXDE needs both data= and nets=")
-        return DeepXDEProblem(data, nets, name)
-    if name is not None:
-        raise ValueError("name: only with data= and nets= (a case has its own)")
-    if isinstance(case, Case):
-        return case
-    if isinstance(case, (str, os.PathLike)):
-        text = os.fspath(case)
-        return load_file(text) if text.endswith(".py") else cases.get(text)
-    raise ValueError(
-        f"case must be a case name, a case file (.py) or a Case; got {case!r}"
-    )
+__all__ = ["methods_of", "baseline_of", "seeds_of", "out_of"]
 
 
 def methods_of(methods, problem: Problem, default: Sequence[str]) -> list[str]:

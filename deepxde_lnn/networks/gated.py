@@ -21,7 +21,7 @@ import torch
 from deepxde import config
 from deepxde.nn.pytorch.nn import NN
 
-from .nn import _check_finite, _check_size
+from ..checks import check_int, check_number
 
 __all__ = ["GatedBlock", "GatedResidualAttention"]
 
@@ -43,12 +43,12 @@ class GatedBlock(torch.nn.Module):
         dropout: float = 0.18,
     ):
         super().__init__()
-        width = _check_size(width, "width")
-        bottleneck = _check_size(bottleneck, "bottleneck")
-        self.rho = _check_finite(rho, "rho")
-        self.tau = _check_finite(tau, "tau")
-        gate_bias = _check_finite(gate_bias, "gate_bias")
-        dropout = _check_finite(dropout, "dropout")
+        width = check_int(width, "width", 1)
+        bottleneck = check_int(bottleneck, "bottleneck", 1)
+        self.rho = check_number(rho, "rho")
+        self.tau = check_number(tau, "tau")
+        gate_bias = check_number(gate_bias, "gate_bias")
+        dropout = check_number(dropout, "dropout")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
         dtype = config.real(torch)
@@ -105,9 +105,9 @@ class GatedResidualAttention(NN):
         regularization=None,
     ):
         super().__init__()
-        n_in, n_out = _check_size(n_in, "n_in"), _check_size(n_out, "n_out")
-        width = _check_size(width, "width")
-        n_blocks = _check_size(blocks, "blocks")
+        n_in, n_out = check_int(n_in, "n_in", 1), check_int(n_out, "n_out", 1)
+        width = check_int(width, "width", 1)
+        n_blocks = check_int(blocks, "blocks", 1)
         self.regularizer = regularization
         dtype = config.real(torch)
         self.input = torch.nn.Linear(n_in, width, dtype=dtype)

@@ -24,7 +24,6 @@ says which stages follow each hidden ``Linear`` (:meth:`MLP._layer_stages`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -35,8 +34,8 @@ from deepxde import utils as dde_utils
 from deepxde.nn import activations, initializers
 from deepxde.nn.pytorch.nn import NN
 
-from ..checks import check_int, check_number, parse_number
-from .limits import ALPHA_MAX, LAYOUTS
+from ..checks import check_int, check_number
+from .limits import ALPHA_MAX, LAYOUTS, activation_base
 
 __all__ = [
     "LiquidBlock",
@@ -52,8 +51,6 @@ __all__ = [
 #: initialisation (weights and *biases* ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))), as the
 #: authors' code does. Every other value is a DeepXDE initializer with zero biases.
 TORCH_DEFAULT = "torch-default"
-LAAF_MAX = 1e3  # largest scale n of an "LAAF-n NAME" activation
-_ACTIVATION = re.compile(r"(?:LAAF-(?P<scale>\S+) )?(?P<base>[A-Za-z]+)")
 
 
 class LiquidBlock(torch.nn.Module):
@@ -339,10 +336,6 @@ def _check_layer_sizes(layer_sizes) -> list[int]:
     return [_check_size(n, f"layer_sizes[{i}]") for i, n in enumerate(layer_sizes)]
 
 
-def _check_finite(x, name: str) -> float:
-    return check_number(x, name)
-
-
 def _check_alpha(alpha_init) -> float:
     return check_number(alpha_init, "alpha_init", -ALPHA_MAX, ALPHA_MAX)
 
@@ -386,17 +379,11 @@ def _get_activation(identifier, name: str = "activation"):
 
 def check_activation(text: str, name: str = "activation") -> str:
     """``text`` if it names a DeepXDE activation exactly: ``NAME`` or
-    ``LAAF-n NAME`` (layer-wise adaptive, scale ``1 <= n <= LAAF_MAX``), else a
-    ValueError naming ``name`` (DeepXDE itself ignores trailing words)."""
-    match = _ACTIVATION.fullmatch(text) if isinstance(text, str) else None
-    if match is None:
-        raise ValueError(
-            f"{name} must be an activation name or 'LAAF-n NAME'; got {text!r}"
-        )
-    if match["scale"] is not None:
-        parse_number(match["scale"], f"{name} {text!r}: LAAF scale n", 1, LAAF_MAX)
+    ``LAAF-n NAME`` (:func:`~.limits.activation_base`), else a ValueError naming
+    ``name`` (DeepXDE itself ignores trailing words)."""
+    base = activation_base(text, name)
     try:
-        activations.get(match["base"])
+        activations.get(base)
     except KeyError:
         raise ValueError(f"{name} {text!r} is not known to DeepXDE") from None
     return text

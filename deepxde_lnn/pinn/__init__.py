@@ -1,6 +1,8 @@
-"""The physics-informed problems: loss terms and their sampling (:mod:`.data`,
-:mod:`.sampling`), a case and its profiles (:mod:`.case`, :mod:`.problem`), a plain
-DeepXDE problem as a case (:mod:`.custom`), the methods compared and their networks
-and losses (:mod:`.methods`, :mod:`.rba`, :mod:`.xpinn`), metrics and the paper's
-numbers (:mod:`.metrics`, :mod:`.paper`) and the relativistic fluid's physics.
+"""The physics-informed problems: a case as data, its physics, sampling and
+evaluation grid (:mod:`.case`), profiles and the runner's interface
+(:mod:`.problem`), loss terms and their sampling (:mod:`.data`, :mod:`.sampling`),
+a plain DeepXDE problem (:mod:`.custom`), the methods by name (:mod:`.methods`,
+without torch) and what they build (:mod:`.build`, with the baselines' losses in
+:mod:`.rba`, :mod:`.xpinn`), metrics (:mod:`.metrics`) and the relativistic
+fluid's physics.
 """

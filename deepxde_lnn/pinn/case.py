@@ -1,10 +1,13 @@
-"""What a benchmark declares for the runner: protocol, evaluation grid, fields.
+"""A PDE problem declared as data: its physics, sampling and evaluation grid.
 
-A case module (``cases/*.py``) reads like a DeepXDE example and ends with one
-``CASE = Case(...)`` that states, as data, what the runner needs (then
-``deepxde_lnn.main(CASE)``, to run as a script). A ``Case`` is a
-:class:`~deepxde_lnn.pinn.problem.Problem` whose methods come from the registry
-(:mod:`deepxde_lnn.pinn.methods`); :func:`load_file` reads a case file of your own.
+A case module (``cases/*.py``, or a file of your own) reads like a DeepXDE example
+and ends with one ``CASE = Case(...)``: the loss terms with their point counts,
+the exact solution and the grid where runs are scored (then
+``deepxde_lnn.main(CASE)``, to run as a script). Training profiles and network
+settings are optional: without them a case trains with :data:`~.problem.DEFAULT`
+and the default :class:`~.methods.Nets`. A ``Case`` is a
+:class:`~deepxde_lnn.pinn.problem.Problem` whose methods are the package's
+(:mod:`.methods`, built by :mod:`.build`); :func:`load_file` reads a case file.
 """
 
 from __future__ import annotations
@@ -14,55 +17,30 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..checks import check_choice, check_name
-from . import methods
-from .paper import paper_table
-from .problem import CUSTOM_PROFILE, DTYPES, PROFILES, Evaluation, Profile
+from . import build, methods
+from .data import ResampledPDE, Term
+from .methods import Nets
+from .problem import DEFAULT, DEFAULT_PROFILE, Evaluation, Grid, Profile
 
-if TYPE_CHECKING:  # annotations only: a Case is declared without torch
-    from .data import ResampledPDE, Term
-
-__all__ = [
-    "Case",
-    "Profile",
-    "Grid",
-    "PROFILES",
-    "DTYPES",
-    "CUSTOM_PROFILE",
-    "load_file",
-]
+__all__ = ["Case", "Grid", "Nets", "Profile", "load_file"]
 
 
-@dataclass(frozen=True)
-class Grid:
-    """Tensor grid ``linspace(lo_i, hi_i, n)`` per axis (endpoints included),
-    optionally restricted by ``mask(points) -> bool array``."""
-
-    lo: tuple[float, ...]
-    hi: tuple[float, ...]
-    n: int
-    mask: Callable[[np.ndarray], np.ndarray] | None = None
-
-    def axes(self, n: int | None = None) -> list[np.ndarray]:
-        n = n or self.n
-        return [np.linspace(a, b, n) for a, b in zip(self.lo, self.hi)]
-
-    def points(self, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """float64 points (M, d) in C order of ``meshgrid(..., indexing="ij")`` and
-        the boolean mask over the full tensor grid (all True without a mask)."""
-        mesh = np.meshgrid(*self.axes(n), indexing="ij")
-        full = np.column_stack([m.ravel() for m in mesh])
-        keep = np.ones(len(full), bool) if self.mask is None else self.mask(full)
-        return full[keep], keep
+def _default_profiles() -> dict[str, Profile]:
+    return {DEFAULT_PROFILE: DEFAULT}
 
 
 @dataclass(frozen=True)
 class Case:
-    """A benchmark: terms (with the paper's counts), exact solution, grid, nets."""
+    """A PDE problem: its loss terms (each with its point count), exact solution
+    and evaluation grid. Optional: ``profiles`` (name -> training
+    :class:`Profile`; default ``{"custom": DEFAULT}``), the network settings
+    ``nets`` and ``paper_table``, reference numbers set beside its summaries
+    (``{method: {field: {metric: value}, "train_s": seconds}}``, as a study
+    attaches them)."""
 
     name: str
     title: str
@@ -71,67 +49,45 @@ class Case:
     terms: Sequence[Term]
     exact: Callable[[np.ndarray], np.ndarray]
     grid: Grid
-    paper: Profile
-    quick: Profile
-    hidden: tuple[int, ...] = (64, 64, 64, 64)
-    lnn_layout: str = "standard"
     output_transform: Callable | None = None
     extra_metrics: Callable[[np.ndarray, np.ndarray, np.ndarray], dict] | None = None
     extra_grids: Mapping[str, int] = field(default_factory=dict)  # label -> n
-    # XPINN subdomains: cut positions per input axis (default: the grid box's
-    # mid-planes); the domain is the grid's box restricted by its mask
-    xpinn_cuts: tuple[tuple[float, ...], ...] | None = None
+    profiles: Mapping[str, Profile] = field(default_factory=_default_profiles)
+    nets: Nets = Nets()
+    paper_table: Mapping = field(default_factory=dict)
 
-    default_profile = "quick"  # the main job's protocol (a class attribute)
+    @property
+    def default_profile(self) -> str:
+        """``quick`` where the case has it (the paper cases' main job), else the
+        first of its profiles (``custom`` unless it declares its own)."""
+        return "quick" if "quick" in self.profiles else next(iter(self.profiles))
 
     def __post_init__(self):
         check_name(self.name, "case name")  # it names folders and records
-
-    @property
-    def paper_table(self) -> dict:
-        """The paper's reported numbers for this case (``deepxde_lnn.pinn.paper``)."""
-        return paper_table(self.name)
-
-    @property
-    def accurate(self) -> Profile:
-        """float64, fixed pool, Adam with decay then L-BFGS
-        (:mod:`deepxde_lnn.training.accurate`; the same setting for every case)."""
-        from ..training.accurate import profile_from
-
-        return profile_from(self)
+        if not isinstance(self.profiles, Mapping) or not self.profiles:
+            raise ValueError(f"{self.name}: profiles must be a non-empty mapping")
+        for key, prof in self.profiles.items():
+            check_name(key, "profile name")  # it names folders and records
+            if not isinstance(prof, Profile):
+                raise ValueError(f"{self.name}: profiles[{key!r}] is not a Profile")
+        if not isinstance(self.nets, Nets):
+            raise ValueError(f"{self.name}: nets must be a Nets; got {self.nets!r}")
 
     def profile(self, name: str) -> Profile:
-        check_choice(name, "profile", PROFILES)
-        return getattr(self, name)
+        check_choice(name, "profile", tuple(self.profiles))
+        return self.profiles[name]
 
     def make_terms(self, profile: Profile) -> list[Term]:
+        """The terms with the profile's point counts (missing names keep theirs)."""
         unknown = set(profile.counts) - {t.name for t in self.terms}
         if unknown:
             raise ValueError(f"{self.name}: counts for unknown terms {sorted(unknown)}")
         return [replace(t, n=profile.counts.get(t.name, t.n)) for t in self.terms]
 
-    def decomposition(self, fractions: Sequence[float] | None = None):
-        """The XPINN split: ``xpinn_cuts``, or one cut per axis at ``fractions``
-        of the grid box (e.g. the authors' ``(0.38, 0.62)``)."""
-        from .xpinn import Decomposition
-
-        lo, hi = self.grid.lo, self.grid.hi
-        if fractions is not None:
-            cuts = tuple((a + f * (b - a),) for a, b, f in zip(lo, hi, fractions))
-        elif self.xpinn_cuts is not None:
-            cuts = self.xpinn_cuts
-        else:
-            cuts = tuple(((a + b) / 2,) for a, b in zip(lo, hi))
-        return Decomposition(tuple(lo), tuple(hi), cuts, self.grid.mask)
-
-    def layer_sizes(self, width: int | None = None) -> list[int]:
-        hidden = self.hidden if width is None else (width,) * len(self.hidden)
-        return [len(self.inputs), *hidden, len(self.fields)]
-
     # --- the runner's interface (deepxde_lnn.pinn.problem.Problem) --------------------
 
     def check_method(self, method: str) -> None:
-        methods.check(method, self)
+        build.check(method, self)
 
     def deterministic(self, method: str) -> bool:
         return methods.get(method).deterministic
@@ -142,12 +98,10 @@ class Case:
     def build_data(
         self, method: str, profile: Profile, seed: int, compile_jets: bool = False
     ) -> ResampledPDE:
-        return methods.build_data(
-            method, self, profile, seed, compile_jets=compile_jets
-        )
+        return build.build_data(method, self, profile, seed, compile_jets=compile_jets)
 
     def build_net(self, method: str):
-        return methods.build_net(method, self)
+        return build.build_net(method, self)
 
     def evaluation(self, profile: Profile, data=None) -> Evaluation:
         """The tensor grid (``profile.grid_n`` points per axis, default

@@ -26,15 +26,12 @@ from deepxde.data import Data
 
 from ..checks import check_choice, check_name
 from ..runs.checkpoint import rng_state, set_rng_state
-from .case import CUSTOM_PROFILE
 from .data import is_training_pass
-from .problem import Evaluation, Profile
+from .problem import DEFAULT, DEFAULT_PROFILE, Evaluation, Profile
 
 __all__ = ["DeepXDEProblem", "TrackedData", "PROFILE"]
 
-PROFILE = CUSTOM_PROFILE  # the one profile of a DeepXDEProblem
-# defaults of its profile (the runner's configuration overrides them)
-DEFAULT = Profile(iterations=1000, lr=1e-3, seed=0, n_seeds=3, resample=False)
+PROFILE = DEFAULT_PROFILE  # the one profile of a DeepXDEProblem (its DEFAULT)
 
 
 class DeepXDEProblem:

@@ -10,7 +10,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-METRICS = ("RMSE", "MSE", "MAE", "relL2", "MaxErr")
+from ..runs.names import METRICS, set_names
+
+__all__ = [
+    "METRICS",
+    "all_fields",
+    "field_metrics",
+    "set_names",
+    "summary_field",
+]
 
 
 def field_metrics(pred: np.ndarray, exact: np.ndarray, dtype=np.float64) -> dict:
@@ -36,11 +44,6 @@ def all_fields(pred: np.ndarray, exact: np.ndarray, names: Sequence[str]) -> dic
     if "Avg" in set_names(names):
         out["Avg"] = {m: float(np.mean([out[n][m] for n in names])) for m in METRICS}
     return out
-
-
-def set_names(names: Sequence[str]) -> list[str]:
-    """The keys of :func:`all_fields`: the fields, then ``Avg`` for several."""
-    return [*names, "Avg"] if len(names) > 1 else list(names)
 
 
 def summary_field(names: Sequence[str]) -> str:

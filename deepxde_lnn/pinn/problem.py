@@ -1,9 +1,10 @@
-"""What the runner needs of a problem, so that a benchmark ``Case`` and a user's
-own DeepXDE problem (:mod:`deepxde_lnn.pinn.custom`) train through the same code.
+"""What the runner needs of a problem, so that a ``Case`` and a user's own
+DeepXDE problem (:mod:`deepxde_lnn.pinn.custom`) train through the same code.
 
 A problem names its inputs and output fields, gives its training profiles (a
-:class:`Profile` each), builds a method's training data and network, and says where
-a trained network is evaluated against the exact solution (an :class:`Evaluation`).
+:class:`Profile` each; :data:`DEFAULT` where it declares none), builds a method's
+training data and network, and says where a trained network is evaluated against
+the exact solution (an :class:`Evaluation`, e.g. on a :class:`Grid`).
 """
 
 from __future__ import annotations
@@ -14,15 +15,21 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from ..runs.names import DTYPES
+
 if TYPE_CHECKING:  # annotations only
     from deepxde.data import Data
     from torch.nn import Module
 
-__all__ = ["Problem", "Profile", "Evaluation", "DTYPES", "PROFILES", "CUSTOM_PROFILE"]
-
-DTYPES = ("float32", "float64")
-PROFILES = ("quick", "paper", "accurate")  # a case's profiles
-CUSTOM_PROFILE = "custom"  # the one profile of a plain DeepXDE problem
+__all__ = [
+    "Problem",
+    "Profile",
+    "Evaluation",
+    "Grid",
+    "DTYPES",
+    "DEFAULT",
+    "DEFAULT_PROFILE",
+]
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,35 @@ class Profile:
     def seeds(self) -> list[int]:
         """The seeds ``compare`` runs by default: ``seed``, ``seed + 1``, ..."""
         return [self.seed + i for i in range(self.n_seeds)]
+
+
+#: the name of the one profile of a problem that declares none
+DEFAULT_PROFILE = "custom"
+#: its training: 1000 Adam steps at lr 1e-3 on one fixed point set, seeds 0, 1, 2
+DEFAULT = Profile(iterations=1000, lr=1e-3, seed=0, n_seeds=3, resample=False)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Tensor grid ``linspace(lo_i, hi_i, n)`` per axis (endpoints included),
+    optionally restricted by ``mask(points) -> bool array``."""
+
+    lo: tuple[float, ...]
+    hi: tuple[float, ...]
+    n: int
+    mask: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def axes(self, n: int | None = None) -> list[np.ndarray]:
+        n = n or self.n
+        return [np.linspace(a, b, n) for a, b in zip(self.lo, self.hi)]
+
+    def points(self, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """float64 points (M, d) in C order of ``meshgrid(..., indexing="ij")`` and
+        the boolean mask over the full tensor grid (all True without a mask)."""
+        mesh = np.meshgrid(*self.axes(n), indexing="ij")
+        full = np.column_stack([m.ravel() for m in mesh])
+        keep = np.ones(len(full), bool) if self.mask is None else self.mask(full)
+        return full[keep], keep
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Names of the run folders below an output folder (``METHOD/seed-S``,
-``lr-X/METHOD/seed-S``) and of anything a record names: one pattern, one folder
-per configuration, every path inside the output folder.
+``lr-X/METHOD/seed-S``) and of anything a record names (float types, metrics,
+metric sets): one pattern, one folder per configuration, every path inside the
+output folder.
 
 A learning rate is written as ``format(lr, "g")`` when that reads back as the same
 number (``lr-0.001``, ``lr-3e-05``), otherwise as its shortest round-trip
@@ -11,11 +12,15 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from .errors import FolderError
 
 __all__ = [
+    "DTYPES",
+    "METRICS",
+    "set_names",
     "NAME",
     "safe_name",
     "inside",
@@ -25,11 +30,21 @@ __all__ = [
     "run_folder",
 ]
 
+DTYPES = ("float32", "float64")  # a run's float types
+#: the error metrics of every field and metric set (:mod:`deepxde_lnn.pinn.metrics`)
+METRICS = ("RMSE", "MSE", "MAE", "relL2", "MaxErr")
+
 #: a method (``lnn:width=32``, ``lnn:block_activation=LAAF-10 tanh``), field,
 #: metric set, grid or folder name: it starts with a letter or digit (never
 #: ``.``, ``..``, a hidden name or an option-like ``-x``) and holds no path
 #: separator, markup, quote or control character
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:=+-]{0,99}(?: [A-Za-z0-9_.:=+-]{1,40})?")
+
+
+def set_names(fields: Sequence[str]) -> list[str]:
+    """The metric sets of a run of ``fields``: the fields, then ``Avg`` for
+    several."""
+    return [*fields, "Avg"] if len(fields) > 1 else list(fields)
 
 
 def safe_name(text, what: str) -> str:

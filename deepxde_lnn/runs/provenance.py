@@ -8,13 +8,13 @@ import deepxde as dde
 import numpy as np
 import torch
 
+from .._version import __version__
+
 __all__ = ["device_info", "versions"]
 
 
 def versions() -> dict:
     import scipy
-
-    from .. import __version__
 
     return {
         "python": platform.python_version(),

@@ -12,10 +12,11 @@ as untrusted data, checked once, rendered escaped.
 * :func:`problem` says what a record lacks: ``"report"`` — what the
   reproduction report reads (records of older versions included); ``"run"`` —
   a record as the runner writes it, which compare/sweep/ablation summaries and
-  reuse read. Names must come from the registries (case, profile, dtype,
-  method parsed by :func:`deepxde_lnn.pinn.methods.parse`, the case's fields) and
-  every other name (extra metric sets, grids) match :data:`NAME`, so no name
-  can reach a path or the markup; numbers must be finite, metrics >= 0.
+  reuse read. Every name matches :data:`NAME` (a case's name
+  :func:`~deepxde_lnn.checks.check_name`), so no name can reach a path or the
+  markup, and the float type is one of :data:`~.names.DTYPES`; a reader that
+  knows registries (:class:`Known`: cases and their fields, profiles, methods)
+  holds the names to them too. Numbers must be finite, metrics >= 0.
 * :func:`load_runs` every record below a folder, each checked (a ``FolderError``
   naming the file otherwise); :func:`run_problem` a finished run's folder (a
   ``"run"`` record and the artifacts summaries read).
@@ -29,15 +30,13 @@ import json
 import math
 import os
 import stat
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from .. import cases
 from ..checks import check_name, is_integer, is_number
-from ..pinn.methods import parse as parse_method
-from ..pinn.metrics import METRICS, set_names
-from ..pinn.problem import CUSTOM_PROFILE, DTYPES, PROFILES
 from .errors import FolderError
-from .names import NAME, inside
+from .names import DTYPES, METRICS, NAME, inside, set_names
 
 __all__ = [
     "MAX_JSON_BYTES",
@@ -47,6 +46,7 @@ __all__ = [
     "read_json",
     "read_record",
     "read_budget",
+    "Known",
     "problem",
     "check",
     "metric_sets",
@@ -207,14 +207,32 @@ NEEDS = {
 }
 
 
-def problem(record: dict, need: str = "report") -> str | None:
+@dataclass(frozen=True)
+class Known:
+    """The registries a reader holds names to, beyond their form: the registered
+    ``cases`` (name -> fields) and the ``profiles`` their records may name, the
+    ``own_profiles`` that a problem of the user's own (a case file, plain
+    DeepXDE) may name, and ``method``, raising ``ValueError`` for a method of no
+    registry (not asked of a ``custom_profile`` record: plain DeepXDE names its
+    own networks)."""
+
+    cases: Mapping[str, Sequence[str]]
+    profiles: Sequence[str]
+    own_profiles: Sequence[str]
+    method: Callable[[str], object]
+    custom_profile: str
+
+
+def problem(
+    record: dict, need: str = "report", known: Known | None = None
+) -> str | None:
     """What is wrong with ``record`` for readers of kind ``need`` (see the
-    module), or None."""
+    module), or None; ``known``: the registries its names are held to."""
     missing = [k for k in NEEDS[need] if k not in record]
     if missing:
         return f"missing {', '.join(missing)}"
     return (
-        _names_problem(record)
+        _names_problem(record, known)
         or next(
             (
                 f"{k} must be {what}"
@@ -223,30 +241,34 @@ def problem(record: dict, need: str = "report") -> str | None:
             ),
             None,
         )
-        or _metrics_problem(record)
+        or _metrics_problem(record, known)
     )
 
 
-def _names_problem(rec: dict) -> str | None:
-    """Names a path or a report is built from: a registered case (its profiles,
-    its methods) or a problem of the user's own (a case file, or plain DeepXDE:
-    a safe name, the ``custom`` profile, its networks' names)."""
-    registered = rec["case"] in cases.available()
+def _names_problem(rec: dict, known: Known | None) -> str | None:
+    """Names a path or a report is built from: safe names, and with ``known`` a
+    registered case (its profiles, its methods) or a problem of the user's own
+    (a safe name, ``known.own_profiles``, its own networks' names for plain
+    DeepXDE)."""
+    registered = known is not None and rec["case"] in known.cases
     if not registered and not _case_name(rec["case"]):
-        return (
-            f"case must be one of {', '.join(cases.available())} or a name of "
-            "letters, digits, '_' and '-'"
-        )
-    profiles = PROFILES if registered else (*PROFILES, CUSTOM_PROFILE)
-    for key, known in (("profile", profiles), ("dtype", DTYPES)):
-        if rec[key] not in known:
-            return f"{key} must be one of {', '.join(known)}"
+        some = "" if known is None else f"one of {', '.join(known.cases)} or "
+        return f"case must be {some}a name of letters, digits, '_' and '-'"
+    allowed = [("dtype", DTYPES)]
+    if known is not None:
+        profiles = known.profiles if registered else known.own_profiles
+        allowed.insert(0, ("profile", profiles))
+    elif not _name(rec["profile"]):
+        return f"profile must match {NAME.pattern}"
+    for key, choices in allowed:
+        if rec[key] not in choices:
+            return f"{key} must be one of {', '.join(choices)}"
     if not _name(rec["method"]):
         return "method must be a method name such as lnn or lnn:width=32"
-    if rec["profile"] == CUSTOM_PROFILE:
-        return None  # a plain DeepXDE problem's network names are its own
+    if known is None or rec["profile"] == known.custom_profile:
+        return None
     try:
-        parse_method(rec["method"])
+        known.method(rec["method"])
     except ValueError:
         return "method is not a method of this version"
     return None
@@ -260,11 +282,14 @@ def _case_name(v) -> bool:
     return True
 
 
-def _fields(rec: dict) -> list[str] | None:
-    """A registered case's fields, or the record's own (a user's problem)."""
-    if rec["case"] in cases.available():
-        return set_names(cases.info(rec["case"]).fields)
+def _fields(rec: dict, known: Known | None) -> list[str] | None:
+    """A registered case's fields, or the record's own (those its metrics name
+    in records written before ``fields``)."""
+    if known is not None and rec["case"] in known.cases:
+        return set_names(known.cases[rec["case"]])
     own = rec.get("fields")
+    if own is None and isinstance(rec.get("metrics"), dict):
+        own = [k for k in rec["metrics"] if k != "Avg"]
     ok = isinstance(own, list) and own and all(map(_name, own))
     return set_names(own) if ok and len(set(own)) == len(own) else None
 
@@ -282,8 +307,8 @@ def metric_sets(record: dict) -> dict:
     return sets
 
 
-def _metrics_problem(rec: dict) -> str | None:
-    fields = _fields(rec)
+def _metrics_problem(rec: dict, known: Known | None) -> str | None:
+    fields = _fields(rec, known)
     if fields is None:
         return "fields must be a list of distinct field names"
     if not isinstance(rec.get("metrics"), dict) or set(rec["metrics"]) != set(fields):
@@ -307,20 +332,27 @@ def _metrics_problem(rec: dict) -> str | None:
     return None
 
 
-def check(record: dict, path: str | os.PathLike, need: str = "report") -> dict:
+def check(
+    record: dict,
+    path: str | os.PathLike,
+    need: str = "report",
+    known: Known | None = None,
+) -> dict:
     """``record`` if it passes :func:`problem`; ``FolderError`` naming ``path``."""
-    why = problem(record, need)
+    why = problem(record, need, known)
     if why:
         raise FolderError(f"{path}: malformed record ({why})")
     return record
 
 
-def load_runs(root: str | os.PathLike, need: str = "run") -> list[dict]:
-    """Every record (``metrics.json``) below ``root``, checked for ``need``, with
-    its folder as ``"_dir"``; sorted by path."""
+def load_runs(
+    root: str | os.PathLike, need: str = "run", known: Known | None = None
+) -> list[dict]:
+    """Every record (``metrics.json``) below ``root``, checked for ``need``
+    (names held to ``known``), with its folder as ``"_dir"``; sorted by path."""
     runs = []
     for path in sorted(Path(root).rglob("metrics.json")):
-        rec = check(read_record(path), path, need)
+        rec = check(read_record(path), path, need, known)
         runs.append({**rec, "_dir": str(path.parent)})
     return runs
 

@@ -1,18 +1,10 @@
-"""The ``accurate`` profile: how a PINN is trained when accuracy matters.
+"""L-BFGS after Adam, as the ``accurate`` profile trains (its settings:
+:mod:`deepxde_lnn.study.protocols`; ``docs/protocol.md``).
 
-One setting for every case (``docs/protocol.md`` gives the measurements behind it):
-
-* float64 throughout;
-* one fixed collocation pool per term, drawn once, ``POOL_FRACTION`` of the
-  paper's point count per term;
-* Adam for ``ADAM_STEPS`` steps from ``LR`` with DeepXDE's inverse-time decay
-  ``lr_k = LR / (1 + DECAY_RATE * k / DECAY_STEPS)``;
-* then L-BFGS (``torch.optim.LBFGS`` with DeepXDE's L-BFGS settings: history 100,
-  strong-Wolfe line search, gradient tolerance 1e-8) on the loss scaled to 1 at the
-  switch (:class:`ScaledLBFGS`) for at most ``LBFGS_STEPS`` iterations, stopping
-  earlier when it converges (the gradient tolerance is met or a step no longer
-  moves the parameters);
-* the final iterate is reported.
+``torch.optim.LBFGS`` with DeepXDE's L-BFGS settings (history 100, strong-Wolfe
+line search, gradient tolerance 1e-8) on the loss scaled to 1 at the switch
+(:class:`ScaledLBFGS`), stopping when it converges (the gradient tolerance is met
+or a step no longer moves the parameters: :class:`LBFGSConverged`).
 
 L-BFGS runs one iteration per training step, so each iteration is logged,
 checkpointed and resumable exactly like an Adam step (DeepXDE's own L-BFGS loop
@@ -27,44 +19,12 @@ import deepxde as dde
 import torch
 
 __all__ = [
-    "profile_from",
     "make_lbfgs",
     "ScaledLBFGS",
     "unit_scale",
     "iterations_done",
     "LBFGSConverged",
-    "ADAM_STEPS",
-    "LBFGS_STEPS",
 ]
-
-ADAM_STEPS = 2000
-LR = 1e-3
-DECAY_STEPS, DECAY_RATE = 1000, 0.5  # lr 1e-3 -> 5e-4 at step 2000
-DECAY = ("inverse time", DECAY_STEPS, DECAY_RATE)
-LBFGS_STEPS = 3000
-POOL_FRACTION = 0.25
-
-
-def profile_from(case):
-    """The accurate profile of ``case``: its paper profile's seed and evaluation
-    grid, ``POOL_FRACTION`` of its paper point counts, this module's training."""
-    from dataclasses import replace
-
-    paper = case.paper
-    counts = {
-        t.name: max(1, round(POOL_FRACTION * t.n)) for t in case.make_terms(paper)
-    }
-    return replace(
-        paper,
-        counts=counts,
-        iterations=ADAM_STEPS,
-        lr=LR,
-        n_seeds=3,
-        dtype="float64",
-        resample=False,
-        decay=DECAY,
-        lbfgs=LBFGS_STEPS,
-    )
 
 
 def unit_scale(loss: float) -> float:

@@ -35,6 +35,8 @@ from collections.abc import Callable
 
 import torch
 
+from ..networks import compiled
+
 __all__ = [
     "GraphedStep",
     "capture_obstacle",
@@ -242,8 +244,6 @@ def _engine_text(obstacle: str | None) -> str:
 def _whole_step_jets():
     """Compiled jets as plain fused kernels inside the step's graph (their own
     CUDA graphs cannot nest in it)."""
-    from ..networks import compiled
-
     with compiled.inside_graph():
         yield
 

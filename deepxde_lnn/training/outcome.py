@@ -1,18 +1,27 @@
-"""What became of one run: the result of training it, whichever way it was trained."""
+"""What became of one run: the result of training it, whichever way it was
+trained, and the errors a single run raises for the two ways it can stop early."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Outcome"]
+__all__ = ["Outcome", "RunInterrupted", "TrainingDiverged"]
+
+
+class RunInterrupted(RuntimeError):
+    """Training stopped by SIGINT/SIGTERM; a checkpoint was saved."""
+
+
+class TrainingDiverged(RuntimeError):
+    """A non-finite loss appeared; the last good checkpoint is kept."""
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """One run's ``config`` (a :class:`~deepxde_lnn.training.runner.RunConfig`), its folder
-    ``out`` and ``status``: done (``record`` holds its ``metrics.json``), diverged
-    or interrupted (``message`` says where and why)."""
+    """One run's ``config`` (a :class:`~deepxde_lnn.config.RunConfig`),
+    its folder ``out`` and ``status``: done (``record`` holds its
+    ``metrics.json``), diverged or interrupted (``message`` says where and why)."""
 
     config: object
     out: Path

@@ -17,7 +17,7 @@ import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 # isort: split
 import deepxde as dde
 
-from deepxde_lnn.pinn.case import Case, Grid, Profile
+from deepxde_lnn.pinn.case import Case, Grid, Nets, Profile
 from deepxde_lnn.pinn.data import Term
 from deepxde_lnn.pinn.sampling import Box, Edge
 
@@ -50,9 +50,11 @@ CASE = Case(
     terms=terms,
     exact=exact,
     grid=Grid(LO, HI, 201),  # where the errors are measured
-    hidden=(50, 50, 50),  # the networks' hidden layers
-    paper=Profile(iterations=10000, lr=1e-3, seed=0),  # `--profile paper`
-    quick=Profile(iterations=2000, lr=1e-3, seed=0, n_seeds=3),  # the default
+    # optional: the networks' hidden layers (default 4 x 64)
+    nets=Nets(hidden=(50, 50, 50)),
+    # optional: training profiles by name (default: {"custom": 1000 Adam steps at
+    # lr 1e-3 on one fixed point set}); `quick` is what commands train by default
+    profiles={"quick": Profile(iterations=2000, lr=1e-3, seed=0, n_seeds=3)},
 )
 
 

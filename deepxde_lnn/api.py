@@ -25,22 +25,17 @@ import functools
 import inspect
 import os
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from ..analysis.summaries import sweep_table
-from ..analysis.table import SUBJECT
-from ..checks import check_bool, check_choice, check_positive, unique
-from ..config import Execution, Options, Training, Verdicts, option_fields
-from ..pinn.case import Case
-from ..pinn.methods import COMPARED
-from ..runs import atomic
-from ..runs.folder import RunFolder, claim
-from ..runs.names import lr_name, run_folder, seed_name
-from ..training import runner
-from .ablation import table, variants
-from .jobs import check_backend
-from .orchestration import (
+from .analysis.figures import draw_missing
+from .analysis.summaries import sweep_table
+from .analysis.table import SUBJECT
+from .checks import check_bool, check_choice, check_positive, unique
+from .config import Execution, Options, Training, Verdicts, option_fields
+from .experiments.ablation import table, variants
+from .experiments.jobs import check_backend
+from .experiments.orchestration import (
     check_configs,
     compare_runs,
     config,
@@ -50,8 +45,17 @@ from .orchestration import (
     profile_of,
     progress_of,
 )
-from .results import Ablation, Comparison, RunResult, Sweep
-from .selection import baseline_of, methods_of, out_of, problem_of, seeds_of
+from .experiments.results import Ablation, Comparison, RunResult, Sweep
+from .experiments.selection import baseline_of, methods_of, out_of, seeds_of
+from .pinn.case import Case, load_file
+from .pinn.custom import DeepXDEProblem
+from .pinn.methods import COMPARED
+from .pinn.problem import Problem
+from .runs import atomic
+from .runs.folder import RunFolder, claim
+from .runs.names import lr_name, run_folder, seed_name
+from .study import registry
+from .training import runner
 
 __all__ = ["run", "compare", "sweep", "ablate", "problem_of"]
 
@@ -113,6 +117,31 @@ def _api(options: Sequence[str]):
     return wrap
 
 
+def problem_of(
+    case: Case | str | os.PathLike | None = None,
+    data: Callable | None = None,
+    nets: Mapping[str, Callable] | None = None,
+    name: str | None = None,
+) -> Problem:
+    """The problem of an experiment (see the module's docstring)."""
+    if data is not None or nets is not None:
+        if case is not None:
+            raise ValueError("case: give a case, or data= and nets=, not both")
+        if data is None or nets is None:
+            raise ValueError("data, nets: plain DeepXDE needs both data= and nets=")
+        return DeepXDEProblem(data, nets, name)
+    if name is not None:
+        raise ValueError("name: only with data= and nets= (a case has its own)")
+    if isinstance(case, Case):
+        return case
+    if isinstance(case, (str, os.PathLike)):
+        text = os.fspath(case)
+        return load_file(text) if text.endswith(".py") else registry.get(text)
+    raise ValueError(
+        f"case must be a case name, a case file (.py) or a Case; got {case!r}"
+    )
+
+
 @_api(RUN_OPTIONS)
 def run(
     case: Case | str | os.PathLike | None = None,
@@ -154,6 +183,7 @@ def run(
         overwrite=overwrite,
         progress=progress_of(o, label),
         case=problem,
+        on_done=functools.partial(draw_missing, case=problem),
     )
     print_record(o, rec, out)
     status = "reused" if reused else "done"

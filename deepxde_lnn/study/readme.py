@@ -15,16 +15,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .. import cases
+from ..analysis.summaries import summary
+from ..analysis.table import prepare
+from ..config import RunConfig
 from ..pinn.methods import COMPARED
+from .catalog import info
 from .reproduction import headline_table, load
-from .summaries import summary
-from .table import prepare
-
-if TYPE_CHECKING:
-    from ..config import RunConfig
 
 __all__ = [
     "MAIN_JOB",
@@ -47,10 +44,8 @@ _BLOCK = re.compile(
 
 def main_job_configs() -> list[RunConfig]:
     """The runs :data:`MAIN_JOB` makes: its default methods and seeds, resolved
-    (by the runner, with the case itself: torch and DeepXDE are imported here)."""
-    from ..config import RunConfig
-
-    case = cases.get(MAIN_JOB[1])
+    against the case's catalog entry (without torch)."""
+    case = info(MAIN_JOB[1])
     profile = "quick"  # compare's default profile
     return [
         RunConfig(case.name, m, s, profile=profile).resolved(case)
@@ -80,7 +75,7 @@ def _main_job_runs(runs: list[dict]) -> list[dict]:
 def main_job_output(runs: list[dict]) -> str:
     """The summary the main job prints, as a fenced text block."""
     found = _main_job_runs(runs)
-    case = cases.info(found[0]["case"])
+    case = info(found[0]["case"])
     seed = case.profile(found[0]["profile"]).seed  # as `compare` summarises
     text = summary(found, paper_seed=seed, paper_table=case.paper_table).markdown
     folders = sorted({Path(r["_dir"]).parent.parent.as_posix() for r in found})
@@ -94,7 +89,7 @@ def main_job_output(runs: list[dict]) -> str:
 
 def blocks(runs: list[dict]) -> dict[str, str]:
     """Every generated block's text for records from
-    :func:`deepxde_lnn.analysis.reproduction.load`."""
+    :func:`deepxde_lnn.study.reproduction.load`."""
     return {"main-job": main_job_output(runs), "headline": headline_table(runs)}
 
 

@@ -22,17 +22,10 @@ from urllib.parse import quote
 
 import numpy as np
 
-from .. import cases
-from ..experiments.sequential import looks_of
-from ..pinn.methods import METHODS
-from ..pinn.metrics import summary_field
-from ..pinn.paper import paper_rows, paper_table
-from ..runs import atomic as aio
-from ..runs.errors import FolderError
-from ..runs.records import escape, inside, load_runs
-from .stats import MARGIN
-from .summaries import plt_module
-from .table import (
+from ..analysis.figures import plt_module
+from ..analysis.sequential import looks_of
+from ..analysis.stats import MARGIN
+from ..analysis.table import (
     BASELINE,
     MATCHED,
     SUBJECT,
@@ -45,6 +38,13 @@ from .table import (
     prepare,
     rows,
 )
+from ..pinn.methods import METHODS
+from ..pinn.metrics import summary_field
+from ..runs import atomic as aio
+from ..runs.errors import FolderError
+from ..runs.records import escape, inside, load_runs
+from . import catalog
+from .paper import paper_rows, paper_table
 
 __all__ = [
     "Group",
@@ -81,7 +81,7 @@ def load(roots: Sequence[str | Path]) -> list[dict]:
         if not root.is_dir():
             what = "not a folder" if root.exists() else "no such folder"
             raise FolderError(f"{root}: {what}")
-        found = load_runs(root, need="report")  # checked: records.problem
+        found = load_runs(root, "report", catalog.known())  # checked
         if not found:
             raise FolderError(f"{root}: no finished runs (metrics.json) below it")
         for rec in found:
@@ -101,7 +101,7 @@ def load(roots: Sequence[str | Path]) -> list[dict]:
 
 def _case_order(case: str) -> tuple[int, str]:
     return (
-        cases.NAMES.index(case) if case in cases.NAMES else len(cases.NAMES),
+        catalog.NAMES.index(case) if case in catalog.NAMES else len(catalog.NAMES),
         case,
     )
 
@@ -135,9 +135,9 @@ def _rows(runs: list[dict], field: str, paper: dict | None, margin: float):
 @functools.lru_cache(maxsize=None)
 def _paper_protocol(case: str) -> Group | None:
     """The group of a run made exactly at the paper's protocol for ``case``."""
-    if case not in cases.available():
+    if case not in catalog.available():
         return None
-    p = cases.info(case).profile("paper")
+    p = catalog.info(case).profile("paper")
     return Group("paper", p.iterations, float(p.lr), "float32", "steps")
 
 
@@ -153,7 +153,7 @@ def missing(runs: list[dict]) -> dict[str, dict[str, int]]:
     than :data:`N_SEEDS` seeds at the paper's protocol (profile, steps, lr,
     float32, step budget), over the package's cases and any other case in ``runs``."""
     paper_runs = [r for r in runs if _at_paper_protocol(r)]
-    names = sorted(set(cases.NAMES) | {r["case"] for r in runs}, key=_case_order)
+    names = sorted(set(catalog.NAMES) | {r["case"] for r in runs}, key=_case_order)
     out = {}
     for case in names:
         found = {

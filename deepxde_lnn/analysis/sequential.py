@@ -18,10 +18,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..analysis.stats import LEVEL, MARGIN, RatioCI, check_margin, ratio_ci
 from ..runs import atomic
 from ..runs.errors import FolderError
 from ..runs.records import read_json
+from .stats import LEVEL, MARGIN, RatioCI, check_margin, ratio_ci
 
 __all__ = ["Design", "until_decided", "DESIGN_FILE", "write_design", "looks_of"]
 

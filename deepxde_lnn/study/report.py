@@ -1,8 +1,8 @@
 """The published documents, rebuilt from run records (nothing trains):
 ``deepxde_lnn.report(...)`` and ``deepxde-lnn report``.
 
-The reproduction report (:mod:`deepxde_lnn.analysis.reproduction`) and, if asked, the
-README's generated blocks (:mod:`deepxde_lnn.analysis.readme`), from the ``metrics.json``
+The reproduction report (:mod:`deepxde_lnn.study.reproduction`) and, if asked, the
+README's generated blocks (:mod:`deepxde_lnn.study.readme`), from the ``metrics.json``
 records below some folders.
 """
 
@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..analysis.readme import rebuild
-from ..analysis.reproduction import build_report
 from ..analysis.stats import MARGIN, check_margin
 from ..runs import atomic
+from .readme import rebuild
+from .reproduction import build_report
 
 __all__ = ["report", "Report"]
 
@@ -39,10 +39,10 @@ def report(
 ) -> Report:
     """The reproduction report of every finished run below ``runs_dirs``: markdown
     to ``out``, one figure per case in ``out``'s name without ``.md``
-    (:func:`deepxde_lnn.analysis.reproduction.build_report`; records only, nothing trains).
+    (:func:`deepxde_lnn.study.reproduction.build_report`; records only, nothing trains).
     ``readme``: a markdown file whose generated blocks (``<!-- BEGIN generated:
     NAME -->`` ... ``<!-- END generated: NAME -->``) are rebuilt from the same
-    records (:mod:`deepxde_lnn.analysis.readme`); checked before anything is written.
+    records (:mod:`deepxde_lnn.study.readme`); checked before anything is written.
     """
     if isinstance(runs_dirs, (str, os.PathLike)):
         runs_dirs = [runs_dirs]

@@ -1,0 +1,3 @@
+"""The package's version (setup.cfg reads it from here)."""
+
+__version__ = "0.1.0"

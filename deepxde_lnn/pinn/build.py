@@ -1,0 +1,232 @@
+"""What a method (:mod:`.methods`) builds for a case: its network and its
+training data (the case's terms as the method changes them, and its weights hook).
+
+A case here is what these builders read of it: ``inputs``, ``fields``, ``grid``,
+``nets`` (:class:`~.methods.Nets`), ``output_transform`` and
+``make_terms(profile)`` (a :class:`~deepxde_lnn.pinn.case.Case`). Parameter
+counts are taken from the network built on the meta device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import torch
+
+from ..networks.gated import GatedResidualAttention
+from ..networks.nn import LNN, MLP, TORCH_DEFAULT, ReZero, check_activation
+from .data import ResampledPDE, Term
+from .methods import METHODS, parse
+from .problem import Profile
+from .rba import RBA
+from .xpinn import Decomposition, SubdomainMeans, XNet, authors_terms, xpinn_terms
+
+__all__ = [
+    "build_net",
+    "build_data",
+    "check",
+    "decomposition",
+    "matched_width",
+    "parameter_count",
+]
+
+ACTIVATION = "tanh"
+AUTHORS_SPLIT = (0.38, 0.62)  # the authors' XPINN cut, as fractions of the box
+AUTHORS_HIDDEN = (16, 16)
+
+
+def decomposition(case, fractions: Sequence[float] | None = None) -> Decomposition:
+    """The XPINN split of ``case``: its ``nets.xpinn_cuts``, or one cut per axis
+    at ``fractions`` of the grid box (e.g. the authors' ``(0.38, 0.62)``), by
+    default at its mid-planes."""
+    lo, hi = case.grid.lo, case.grid.hi
+    if fractions is not None:
+        cuts = tuple((a + f * (b - a),) for a, b, f in zip(lo, hi, fractions))
+    elif case.nets.xpinn_cuts is not None:
+        cuts = case.nets.xpinn_cuts
+    else:
+        cuts = tuple(((a + b) / 2,) for a, b in zip(lo, hi))
+    return Decomposition(tuple(lo), tuple(hi), cuts, case.grid.mask)
+
+
+def _sizes(case, width: int | None = None) -> list[int]:
+    return case.nets.layer_sizes(len(case.inputs), len(case.fields), width)
+
+
+def _count(build: Callable[[], object]) -> int:
+    """Trainable parameters of the network ``build()`` makes, built on the meta
+    device: no memory, no values, no draw from the random state."""
+    with torch.random.fork_rng(devices=[]), torch.device("meta"):
+        return build().num_trainable_parameters()
+
+
+def matched_width(case) -> int:
+    """Width in ``1..4 max(hidden)`` whose plain MLP has the parameter count
+    nearest the LNN's (ties to the smaller width); bisection, as the count grows
+    with the width."""
+    target = parameter_count("lnn", case)
+
+    def count(width: int) -> int:
+        return _count(lambda: _mlp(case, width=width))
+
+    lo, hi = 1, 4 * max(case.nets.hidden)
+    while lo < hi:  # the smallest width with at least the target's count
+        mid = (lo + hi) // 2
+        if count(mid) >= target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return min(range(max(lo - 1, 1), lo + 1), key=lambda w: (abs(count(w) - target), w))
+
+
+def _transformed(net, case):
+    if case.output_transform is not None:
+        net.apply_output_transform(case.output_transform)
+    return net
+
+
+def _mlp(case, sizes=None, width: int | None = None):
+    sizes = sizes or _sizes(case, width)
+    return _transformed(MLP(sizes, ACTIVATION, TORCH_DEFAULT), case)
+
+
+def _block_activation(text: str) -> str:
+    return text if text == "same" else check_activation(text, "block_activation")
+
+
+def _lnn(case, width, alpha_init, layout, block_activation):
+    net = LNN(
+        _sizes(case, width),
+        ACTIVATION,
+        TORCH_DEFAULT,
+        alpha_init=alpha_init,
+        layout=layout or case.nets.lnn_layout,
+        block_activation=_block_activation(block_activation),
+    )
+    return _transformed(net, case)
+
+
+def _rezero(case, width, alpha_init, block_activation):
+    net = ReZero(
+        _sizes(case, width),
+        ACTIVATION,
+        TORCH_DEFAULT,
+        alpha_init=alpha_init,
+        block_activation=_block_activation(block_activation),
+    )
+    return _transformed(net, case)
+
+
+def _gated(case):
+    net = GatedResidualAttention(len(case.inputs), len(case.fields))
+    return _transformed(net, case)
+
+
+def _xnet(case, fractions=None, sizes=None):
+    dec = decomposition(case, fractions)
+    return XNet([_mlp(case, sizes) for _ in range(dec.n_cells)], dec)
+
+
+def _authors_xnet(case):
+    sizes = [len(case.inputs), *AUTHORS_HIDDEN, len(case.fields)]
+    return _xnet(case, AUTHORS_SPLIT, sizes)
+
+
+def _same(case, terms: list[Term]) -> list[Term]:
+    return terms
+
+
+def _rba_terms(case, terms: list[Term]) -> list[Term]:
+    return [replace(t, fixed=True) if t.kind == "pde" else t for t in terms]
+
+
+def _rba_weights(case, terms: list[Term]) -> RBA:
+    return RBA([t.name for t in terms if t.kind == "pde"])
+
+
+def _xpinn_terms(case, terms: list[Term]) -> list[Term]:
+    return xpinn_terms(terms, decomposition(case))
+
+
+def _authors_terms(case, terms: list[Term]) -> list[Term]:
+    return authors_terms(terms, decomposition(case, AUTHORS_SPLIT))
+
+
+def _subdomain_means(fractions=None):
+    def weights(case, terms: list[Term]) -> SubdomainMeans:
+        return SubdomainMeans(decomposition(case, fractions))
+
+    return weights
+
+
+@dataclass(frozen=True)
+class Builder:
+    """What a method builds: its network ``net(case, **options)``, how it changes
+    the case's loss terms and an optional per-row weights hook."""
+
+    net: Callable[..., object]
+    terms: Callable[[object, list[Term]], list[Term]] = _same
+    weights: Callable[[object, list[Term]], object] | None = None
+
+
+_BUILDERS = {
+    "lnn": Builder(_lnn),
+    "pinn": Builder(_mlp),
+    "pinn-matched": Builder(lambda c: _mlp(c, width=matched_width(c))),
+    "rezero": Builder(_rezero),
+    "rba": Builder(_mlp, _rba_terms, _rba_weights),
+    "ra-gated": Builder(_gated),
+    "xpinn": Builder(_xnet, _xpinn_terms, _subdomain_means()),
+    "xpinn-authors": Builder(
+        _authors_xnet, _authors_terms, _subdomain_means(AUTHORS_SPLIT)
+    ),
+}
+assert tuple(_BUILDERS) == METHODS, "one builder per method, in its order"
+
+
+def check(method: str, case) -> None:
+    """ValueError naming ``method`` unless its network builds for ``case`` (the
+    process's random state is left as it was)."""
+    with torch.random.fork_rng(devices=[]):
+        try:
+            build_net(method, case)
+        except ValueError as err:
+            msg = str(err)
+            raise ValueError(msg if method in msg else f"method {method!r}: {msg}")
+
+
+def build_net(method: str, case):
+    """``method``'s network for ``case`` (initialised from torch's current RNG)."""
+    m, options = parse(method)
+    return _BUILDERS[m.name].net(case, **{**m.defaults(), **options})
+
+
+def build_data(
+    method: str,
+    case,
+    profile: Profile,
+    seed: int | None,
+    derivatives: str = "taylor",
+    compile_jets: bool = False,
+) -> ResampledPDE:
+    """``method``'s training data for ``case`` under ``profile``: the case's terms
+    (with the profile's counts) as the method changes them, and its weights hook
+    (``derivatives``, ``compile_jets``: as :class:`~.data.ResampledPDE` takes them)."""
+    b = _BUILDERS[parse(method)[0].name]
+    terms = b.terms(case, case.make_terms(profile))
+    weights = b.weights(case, terms) if b.weights else None
+    return ResampledPDE(
+        terms,
+        seed=seed,
+        resample=profile.resample,
+        derivatives=derivatives,
+        weights=weights,
+        compile_jets=compile_jets,
+    )
+
+
+def parameter_count(method: str, case) -> int:
+    """Trainable parameters of ``method``'s network on ``case`` (counted on a
+    network built for the purpose, the random state left as it was)."""
+    return _count(lambda: build_net(method, case))

@@ -1,0 +1,103 @@
+"""The paper's cases by name, with the study's protocols attached.
+
+A case module (``cases/*.py``, the package ``deepxde_lnn.cases``) declares its
+physics only; :func:`get` imports it (and with it torch and DeepXDE) and returns
+its ``CASE`` with the study's profiles and network settings
+(:mod:`.protocols`) and the paper's numbers (:mod:`.paper`) attached. What
+reports read of a case comes from :mod:`.catalog` without importing it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+from pathlib import Path
+
+from ..pinn.case import Case
+from . import protocols
+from .catalog import CASES, NAMES, available, check, info
+from .paper import paper_table
+
+__all__ = [
+    "NAMES",
+    "StudyCase",
+    "as_script",
+    "attach",
+    "available",
+    "catalog_text",
+    "get",
+    "info",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class StudyCase(Case):
+    """A paper case with the study's protocols. The one :func:`get` returns
+    pickles as its name (a worker process imports it by name); a changed copy
+    (``dataclasses.replace``) pickles as a ``Case`` of its own."""
+
+    def __reduce_ex__(self, protocol):
+        if _CASES.get(self.name) is self:
+            return _by_name, (self.name,)
+        return super().__reduce_ex__(protocol)
+
+
+_CASES: dict[str, StudyCase] = {}  # what get returned, by name
+
+
+def get(name: str) -> StudyCase:
+    """The case called ``name`` with the study's protocols (one object per name);
+    ValueError naming the choices otherwise."""
+    if name not in _CASES:
+        check(name)
+        _CASES[name] = attach(importlib.import_module(f"{CASES}.{name}").CASE)
+    return _CASES[name]
+
+
+def _by_name(name: str) -> StudyCase:
+    return get(name)
+
+
+def attach(case: Case) -> StudyCase:
+    """``case`` (a paper case's declaration) with the study's profiles, network
+    settings and the paper's numbers."""
+    protocol = protocols.PROTOCOLS[case.name]
+    declared = {f.name: getattr(case, f.name) for f in dataclasses.fields(Case)}
+    return StudyCase(
+        **{
+            **declared,
+            "profiles": protocols.profiles(case, protocol),
+            "nets": protocol.nets,
+            "paper_table": paper_table(case.name),
+        }
+    )
+
+
+def as_script(case: Case, path: str) -> Case:
+    """The case a file ``path`` runs as a script (``deepxde_lnn.main(CASE)``): a
+    paper case's own module gets the study's protocols; any other file's case
+    (of whatever name) runs as it is declared."""
+    if isinstance(case, StudyCase) or case.name not in available():
+        return case
+    origin = importlib.util.find_spec(f"{CASES}.{case.name}").origin
+    if Path(path).resolve() != Path(origin).resolve():
+        return case
+    return attach(case)
+
+
+def catalog_text() -> str:
+    """The catalog (:mod:`.catalog`) as the case modules and the protocols
+    declare it now (imports every case)."""
+    out = {}
+    for name in available():
+        case = get(name)
+        out[name] = {
+            "title": case.title,
+            "inputs": list(case.inputs),
+            "fields": list(case.fields),
+            "profiles": {
+                p: dataclasses.asdict(case.profile(p)) for p in protocols.PROFILES
+            },
+        }
+    return json.dumps(out, indent=1) + "\n"

@@ -1,0 +1,172 @@
+"""A job: K runs equal but for the seed, trained by one ``dde.Model``, built from
+their configurations and folders, or restored from their checkpoints."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from dataclasses import dataclass, replace
+
+import deepxde as dde
+import numpy as np
+import torch
+
+from ..config import RunConfig
+from ..networks.stacked import StackedNet
+from ..pinn.problem import Problem, Profile
+from ..runs.checkpoint import check_fits, load_checkpoint, set_rng_state
+from ..runs.folder import FolderError, RunFolder
+from .ensemble import EnsembleData
+from .graphed import GraphedStep
+
+__all__ = [
+    "Job",
+    "Run",
+    "build",
+    "check_checkpoints",
+    "quiet_float",
+    "restore",
+    "resume_state",
+]
+
+
+@dataclass
+class Run:
+    """One of the runs a job trains, with what is its own: configuration, folder,
+    data (its sampler), network (its values after training) and loss log."""
+
+    cfg: RunConfig
+    folder: RunFolder
+    data: object  # a ResampledPDE, or a user's data (TrackedData)
+    net: torch.nn.Module
+    prior_rows: np.ndarray | None = None  # loss rows of earlier phases/sessions
+    prior_seconds: float = 0.0
+    diverged_at: int | None = None
+    fields: dict | None = None  # evaluation grid, exact and predicted values
+
+
+@dataclass
+class Job:
+    """K runs equal but for the seed, trained by one ``dde.Model``: K = 1 trains
+    the run's own data and net; K > 1 stacks them (:class:`EnsembleData`,
+    :class:`StackedNet`: one Adam over the stacked parameters is K Adams)."""
+
+    case: Problem
+    cfg: RunConfig  # the runs' configuration (the first run's seed)
+    profile: Profile
+    runs: list[Run]
+    net: torch.nn.Module
+    data: object
+    model: dde.Model
+    live: list[int]  # the runs still trained, in the stack's order
+    start: int = 0
+    resumed: bool = False
+    torch_rng: dict | None = None  # a checkpoint's random states, set at step 1
+    saved_opt: dict | None = None  # a checkpoint's phase, optimizers, scheduler
+    phase: str = "adam"
+    adam_text: str = ""  # the Adam phase's description, for the record
+    converged: bool = False  # L-BFGS stopped before its iteration cap
+    graphed: GraphedStep | None = None  # the Adam step, staged (cuda_graph)
+    adam_step: str = ""  # how the Adam steps ran (GraphedStep.engine), if staged
+    wall_seconds: float = 0.0  # this session's training time (all runs)
+
+    @property
+    def stacked(self) -> bool:
+        return len(self.runs) > 1
+
+
+def quiet_float(dtype: str) -> None:
+    """``dde.config.set_default_float`` without its print."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        dde.config.set_default_float(dtype)
+
+
+def build(case: Problem, cfgs: list[RunConfig], folders: list) -> Job:
+    """Each run's data and network (seeded by its own seed, in this order) and
+    the model that trains them (stacked when K > 1), not yet compiled
+    (:func:`deepxde_lnn.training.phases.start`)."""
+    cfg = cfgs[0]
+    quiet_float(cfg.dtype)
+    profile = replace(
+        case.profile(cfg.profile), iterations=cfg.iterations, decay=cfg.decay
+    )
+    runs = []
+    for c, folder in zip(cfgs, folders):
+        dde.config.set_random_seed(c.seed)
+        data = case.build_data(c.method, profile, c.seed, compile_jets=c.compile_jets)
+        runs.append(Run(c, folder, data, case.build_net(c.method)))
+    if len(runs) == 1:
+        net, data = runs[0].net, runs[0].data
+    else:
+        net = StackedNet([r.net for r in runs])
+        data = EnsembleData([r.data for r in runs])
+    live = list(range(len(runs)))
+    return Job(case, cfg, profile, runs, net, data, dde.Model(data, net), live)
+
+
+def check_checkpoints(job: Job, states: list[dict]) -> None:
+    """``CheckpointError`` unless every run's checkpoint fits its network, terms
+    and steps."""
+    for r, state in zip(job.runs, states):
+        # a user's DeepXDE data names its terms once it has evaluated its losses
+        n_terms = len(r.data.names) or None
+        check_fits(state, r.folder.checkpoint, r.net, n_terms, job.cfg.total_steps)
+
+
+def restore(job: Job, states: list[dict]) -> None:
+    """Networks, random states, loss logs and training clocks from checkpoints;
+    the optimizers' states are kept for their phase (``job.saved_opt``)."""
+    if job.stacked:
+        nets = StackedNet.from_state_dicts(job.runs[0].net, [s["net"] for s in states])
+        job.net.load_state_dict(nets.state_dict())
+    else:
+        job.net.load_state_dict(states[0]["net"])
+    for r, state in zip(job.runs, states):
+        r.data.rng.bit_generator.state = set_rng_state(state["rng"])
+        r.prior_seconds = float(state["seconds"])
+        r.prior_rows = state["loss"].numpy()
+        r.data.load_state_dict(state.get("data", {}))
+    first = states[0]
+    job.start, job.resumed, job.torch_rng = int(first["step"]), True, first["rng"]
+    job.saved_opt = {
+        "phase": first.get("phase") or "adam",
+        "opt": [s["opt"] for s in states],
+        "scheduler": first.get("scheduler"),
+    }
+
+
+def resume_state(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: bool):
+    """``(finished record, None)`` to reuse, ``(None, checkpoint state)`` to
+    continue, or ``(None, None)`` to start afresh (always with ``overwrite``)."""
+    if overwrite:
+        folder.clear()
+        return None, None
+    record = folder.finished(cfg.identity())
+    if record is not None:
+        folder.checkpoint.unlink(missing_ok=True)  # stale: the run did finish
+        return record, None
+    if not folder.checkpoint.exists():
+        if resume:
+            raise FolderError(f"--resume: no checkpoint in {folder.path}")
+        return None, None
+    if not resume:
+        raise FolderError(
+            f"out: {folder.path} holds an unfinished run's checkpoint; pass "
+            "--resume to continue it or choose another folder"
+        )
+    state = load_checkpoint(folder.checkpoint)
+    saved = state.get("config", {}) if isinstance(state, dict) else {}
+    want = cfg.identity()
+    differ = [k for k in want if _plain(saved.get(k)) != want[k]]
+    if differ:
+        detail = ", ".join(f"{k}: {saved.get(k)!r} vs {want[k]!r}" for k in differ)
+        raise FolderError(
+            f"--resume: {folder.checkpoint} was made with another configuration "
+            f"({detail}; checkpoint vs asked)"
+        )
+    return None, state
+
+
+def _plain(value):
+    """A checkpoint's configuration value as a record holds it (tuples as lists)."""
+    return list(value) if isinstance(value, tuple) else value

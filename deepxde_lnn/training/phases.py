@@ -1,0 +1,227 @@
+"""Training a job phase after phase: Adam (with the profile's schedule), then
+L-BFGS if asked, each compiled into the job's ``dde.Model`` and trained from
+where its checkpoints stand, with a checkpoint every ``checkpoint_every`` steps
+(the :class:`~.controller.Controller` inside ``dde.Model.train``)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import deepxde as dde
+import numpy as np
+import torch
+
+from ..config import RunConfig
+from ..runs.checkpoint import (
+    CheckpointError,
+    rng_state,
+    save_checkpoint,
+    set_rng_state,
+    short_error,
+)
+from .accurate import LBFGSConverged, make_lbfgs
+from .controller import Controller
+from .ensemble import select_adam_, split_adam_state, stack_adam_states
+from .graphed import GraphedStep, plain_adam_state, plain_scheduler_state
+from .job import Job, Run, check_checkpoints, restore
+
+__all__ = ["adam_text", "compile_phase", "loss_table", "phases", "start", "train"]
+
+
+def phases(cfg: RunConfig) -> list[tuple[str, int]]:
+    """``(optimizer, last step)`` of each training phase: Adam, then L-BFGS."""
+    out = [("adam", cfg.iterations)]
+    return out + [("lbfgs", cfg.total_steps)] if cfg.lbfgs else out
+
+
+def start(job: Job, states: list) -> None:
+    """Compile the job's model for its first phase, restored from the runs'
+    checkpoint ``states`` if given (the optimizer of the phase they stopped in);
+    ``CheckpointError`` naming them if they do not fit."""
+    if states[0] is None:
+        compile_phase(job, "adam")
+        return
+    check_checkpoints(job, states)
+    try:
+        restore(job, states)
+        compile_phase(job, "adam")
+        if job.saved_opt["phase"] != "adam":  # its optimizer state, checked now
+            compile_phase(job, job.saved_opt["phase"])
+    except (RuntimeError, ValueError, TypeError, KeyError, IndexError) as err:
+        where = ", ".join(str(r.folder.checkpoint) for r in job.runs)
+        raise CheckpointError(
+            f"checkpoint {where} does not fit this run ({short_error(err)}); "
+            "delete it to restart the run from scratch"
+        ) from None
+
+
+def compile_phase(job: Job, phase: str) -> None:
+    """Compile the model for ``phase`` (Adam with the profile's decay, or
+    L-BFGS with a frozen weights hook), restoring a checkpoint's optimizer state
+    saved in the same phase (the runs' states stacked when K > 1)."""
+    job.graphed = None
+    if phase == "adam":
+        decay = job.profile.decay
+        job.model.compile("adam", lr=job.cfg.lr, decay=decay, verbose=0)
+        job.adam_text = adam_text(job.model.opt, decay)
+    else:
+        job.model.compile(make_lbfgs(job.net.parameters()), verbose=0)
+        job.data.update_weights = False
+    saved = job.saved_opt
+    if saved is not None and saved["phase"] == phase:
+        opts = saved["opt"]
+        job.model.opt.load_state_dict(
+            stack_adam_states(opts) if job.stacked else opts[0]
+        )
+        if job.model.lr_scheduler is not None and saved["scheduler"] is not None:
+            job.model.lr_scheduler.load_state_dict(saved["scheduler"])
+    if phase == "adam" and job.cfg.cuda_graph:
+        job.graphed = GraphedStep(job.model).install()
+    job.phase = phase
+
+
+def adam_text(opt, decay) -> str:
+    """Adam's settings and schedule, for the record."""
+    d = opt.defaults
+    lr = "constant lr" if decay is None else f"lr decay {tuple(decay)}"
+    return (
+        f"{type(opt).__name__}(betas={tuple(d['betas'])}, eps={d['eps']}, "
+        f"weight_decay={d['weight_decay']}), {lr}"
+    )
+
+
+def loss_table(run: Run, rows: np.ndarray) -> np.ndarray:
+    """``run``'s loss rows of earlier phases and sessions, then ``rows``."""
+    prior = run.prior_rows
+    if prior is None or not prior.size:
+        return rows
+    return np.vstack([prior, rows]) if rows.size else prior
+
+
+def train(job: Job, signals, progress, callbacks) -> Controller:
+    """Train phase after phase from ``job.start``; returns the last phase's
+    controller (every phase's rows and seconds are folded into the runs'
+    ``prior_rows``/``prior_seconds``)."""
+    todo = [(p, end) for p, end in phases(job.cfg) if end > job.start]
+    if torch.cuda.is_available():
+        torch.cuda.reset_peak_memory_stats()
+    for k, (phase, end) in enumerate(todo):
+        if phase != job.phase:
+            compile_phase(job, phase)
+        ctl = _train_phase(job, signals, progress, callbacks, end)
+        _fold(job, ctl)
+        stopped = not ctl.live or ctl.interrupted or ctl.out_of_time
+        if k == len(todo) - 1 or ctl.step < end or stopped:
+            return ctl
+        job.start, job.torch_rng = ctl.step, None
+    raise AssertionError("no phase left to train")  # finished runs are reused
+
+
+def _fold(job: Job, ctl: Controller) -> None:
+    """A finished phase's loss rows and seconds into its runs; the runs that
+    diverged leave the job."""
+    share = ctl.elapsed() / len(job.runs)
+    for i in ctl.rows:
+        r = job.runs[i]
+        r.prior_rows = loss_table(r, ctl.table(i))
+        r.prior_seconds += share
+        r.diverged_at = ctl.diverged.get(i)
+    job.wall_seconds += ctl.elapsed()
+    job.live = list(ctl.live)
+    if job.graphed is not None:
+        job.adam_step = job.graphed.engine
+
+
+def _net_states(job: Job) -> list[dict]:
+    """The live runs' network state dicts, in stack order."""
+    return job.net.state_dicts() if job.stacked else [job.net.state_dict()]
+
+
+def _opt_states(job: Job) -> list[dict]:
+    state = job.model.opt.state_dict()
+    if job.graphed is not None:
+        state = plain_adam_state(state)
+    return split_adam_state(state, len(job.live)) if job.stacked else [state]
+
+
+def _saver(job: Job):
+    """``save(step, tables, seconds)`` for the controller: each live run's
+    checkpoint, with everything a resumed run needs (the single-run format)."""
+
+    def save(step, tables, seconds):
+        sched = job.model.lr_scheduler
+        nets, opts = _net_states(job), _opt_states(job)
+        for pos, i in enumerate(job.live):
+            r = job.runs[i]
+            payload = {
+                "config": asdict(r.cfg),
+                "step": step,
+                "net": nets[pos],
+                "phase": job.phase,
+                "opt": opts[pos],
+                "scheduler": None if sched is None else plain_scheduler_state(sched),
+                # the sampler's state *before* its latest draw: dde.Model.train
+                # draws once before its first step, so a resumed run redraws it
+                "rng": rng_state(r.data.rng_state_before_draw),
+                "loss": torch.from_numpy(loss_table(r, tables[i])),
+                "seconds": r.prior_seconds + seconds / len(job.runs),
+                "data": r.data.state_dict(),  # e.g. RBA's multipliers
+            }
+            save_checkpoint(r.folder.checkpoint, payload)
+
+    return save
+
+
+def _drop(job: Job, positions: list[int]) -> None:
+    """Take the runs at stack ``positions`` (diverged) out of the stacked model,
+    its data and its Adam state; the others go on unchanged."""
+    keep = [p for p in range(len(job.live)) if p not in positions]
+    job.live = [job.live[p] for p in keep]
+    job.net.select_(keep)
+    job.data.select_(keep)
+    select_adam_(job.model.opt, job.net, keep)
+
+
+def _train_phase(job, signals, progress, callbacks, end) -> Controller:
+    cfg = job.cfg
+    prior = min(job.runs[i].prior_seconds for i in job.live)
+    ctl = Controller(
+        job.data,
+        job.start,
+        end,
+        cfg.checkpoint_every,
+        _saver(job),
+        signals,
+        progress,
+        budget=None if cfg.seconds is None else cfg.seconds - prior,
+        shown_total=cfg.total_steps,
+        runs=job.live,
+        drop=lambda positions: _drop(job, positions),
+    )
+    converged = LBFGSConverged() if job.phase == "lbfgs" else None
+    # DeepXDE evaluates the losses in training mode before the first step and
+    # every display_every steps (a forward that draws dropout masks): evaluate
+    # only at the ends, and restore the torch RNG after that first evaluation, so
+    # that a resumed run draws exactly what the uninterrupted one did
+    steps = end - job.start
+    job.model.train(
+        iterations=steps,
+        display_every=steps,
+        callbacks=[_TorchRNG(job.torch_rng), *([converged] if converged else [])]
+        + [ctl, *callbacks],
+        verbose=0,
+    )
+    job.converged = bool(converged and converged.converged)
+    return ctl
+
+
+class _TorchRNG(dde.callbacks.Callback):
+    """Sets torch's RNG state (if given) when training begins."""
+
+    def __init__(self, state: dict | None):
+        super().__init__()
+        self.state = state
+
+    def on_train_begin(self):
+        if self.state is not None:
+            set_rng_state(self.state)

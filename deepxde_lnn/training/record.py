@@ -1,0 +1,140 @@
+"""A finished run's ``metrics.json`` record: its configuration, provenance, how
+it was trained (read off the objects that trained it) and its errors on the
+problem's evaluation grid(s)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import warnings
+from dataclasses import replace
+
+import deepxde as dde
+import numpy as np
+import torch
+
+from ..pinn.metrics import all_fields
+from ..pinn.problem import Problem
+from ..runs.provenance import device_info, versions
+from .accurate import iterations_done
+from .job import Job, Run
+from .phases import adam_text
+
+__all__ = ["describe", "evaluate", "predict"]
+
+
+def predict(net, x: np.ndarray, chunk: int = 65536) -> np.ndarray:
+    """Evaluate ``net`` in eval mode without gradients, in chunks, as float64."""
+    net.eval()
+    dtype = dde.config.real(torch)
+    dev = next(net.parameters()).device
+    outs = []
+    with torch.no_grad():
+        for a in range(0, len(x), chunk):
+            xb = torch.as_tensor(x[a : a + chunk], dtype=dtype, device=dev)
+            outs.append(net(xb).double().cpu().numpy())
+    return np.vstack(outs)
+
+
+def evaluate(job: Job, r: Run) -> dict:
+    """Run ``r``'s ``metrics.json`` record: configuration, provenance, metrics;
+    the evaluation grid, exact and predicted values go to ``r.fields``."""
+    case, cfg, data = job.case, r.cfg, r.data
+    ev = case.evaluation(job.profile, data)
+    x, exact, pred = ev.x, ev.exact, predict(r.net, ev.x)
+    r.fields = dict(x=x, exact=exact, pred=pred, mask=ev.mask, axes=ev.axes)
+    seconds, loss = r.prior_seconds, r.prior_rows
+    record = {
+        **cfg.identity(),
+        **device_info(),
+        "parameters": r.net.num_trainable_parameters(),
+        "budget": "steps" if cfg.seconds is None else "time",
+        "steps": int(loss[-1, 0]) if len(loss) else 0,
+        "train_seconds": seconds,
+        "seconds_per_iteration": seconds / max(len(loss), 1),
+        "peak_gpu_memory_bytes": (
+            torch.cuda.max_memory_allocated() if torch.cuda.is_available() else None
+        ),
+        "resumed": job.resumed,
+        "counts": data.counts,
+        **_protocol(job, r),
+        "final_loss": dict(zip(["total", *data.names], map(float, loss[-1, 1:]))),
+        "grid_points": int(len(x)),
+        "fields": list(case.fields),
+        "metrics": all_fields(pred, exact, case.fields),
+        "versions": versions(),
+        "command": shlex.join(sys.argv),
+    }
+    record.update(_extra_metrics(case, job, r, x, pred, exact))
+    if job.stacked:
+        record["batched_runs"] = len(job.runs)
+        record["batch_wall_seconds"] = job.wall_seconds
+    return record
+
+
+def _protocol(job: Job, r: Run) -> dict:
+    """How the run was trained, read off the objects that trained it."""
+    adam = job.adam_text or adam_text(job.model.opt, job.profile.decay)
+    out = {
+        "initialization": str(getattr(r.net, "kernel_initializer", "unknown")),
+        "network": describe(r.net),
+        "optimizer": adam + ", final iterate",
+        "derivatives": job.data.describe_derivatives(job.net),
+        "resampling": (
+            "every term's point set redrawn every step (i.i.d. uniform)"
+            if r.data.resample
+            else "one fixed point set per term"
+        ),
+    }
+    if job.cfg.cuda_graph:
+        out["step"] = job.adam_step or "no Adam step in this session"
+    if job.cfg.lbfgs:
+        out.update(_lbfgs(job, adam))
+    return out
+
+
+def _lbfgs(job: Job, adam: str) -> dict:
+    """The L-BFGS phase as the record gives it (evaluation follows that phase)."""
+    opt = job.model.opt
+    d = opt.defaults
+    return {
+        "optimizer": (
+            f"{adam} for {job.cfg.iterations} steps, then "
+            f"LBFGS(history_size={d['history_size']}, "
+            f"line_search_fn={d['line_search_fn']}, "
+            f"tolerance_grad={d['tolerance_grad']}) on the loss scaled by "
+            f"1/L at the switch for at most {job.cfg.lbfgs} iterations, "
+            "final iterate"
+        ),
+        "lbfgs_loss_scale": opt.param_groups[0].get("loss_scale"),
+        "lbfgs_iterations": iterations_done(opt),
+        "lbfgs_stop": "converged" if job.converged else "iteration cap",
+    }
+
+
+def describe(net) -> str:
+    """``LNN([2, 64, 1], layout='standard', alpha_init=0.5, block_activation='tanh')``
+    -style summary."""
+    extra = net.extra_repr()
+    sizes = getattr(net, "layer_sizes", None)
+    args = ", ".join(a for a in (str(sizes) if sizes else "", extra) if a)
+    return f"{type(net).__name__}({args})"
+
+
+def _extra_metrics(case: Problem, job: Job, r: Run, x, pred, exact) -> dict:
+    """Case-specific metric sets; their warnings go to stderr and the record."""
+    out: dict = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if case.extra_metrics is not None:
+            out["extra_metrics"] = case.extra_metrics(x, pred, exact)
+        for label, n in case.extra_grids.items():  # e.g. the paper's other grids
+            ev = case.evaluation(replace(job.profile, grid_n=n), r.data)
+            out.setdefault("extra_grid_metrics", {})[label] = all_fields(
+                predict(r.net, ev.x), ev.exact, case.fields
+            )
+    if caught:
+        out["warnings"] = [str(w.message) for w in caught]
+        for w in caught:
+            print(f"warning: {w.message}", file=sys.stderr)
+    return out
