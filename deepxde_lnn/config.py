@@ -222,6 +222,14 @@ class Training:
         omit=None,
         from_profile=True,
     )
+    loss_weights: tuple | None = option(
+        None,
+        "one weight per loss term, as DeepXDE's Model.compile takes them, e.g. "
+        "'1,10,10' (default: none)",
+        check=_check_weights,
+        parse=_parsed(_parse_weights, "loss_weights"),
+        omit=None,
+    )
     compile_jets: bool = option(
         False,
         "the Taylor-mode derivatives through torch.compile (fused kernels; CUDA "

@@ -60,12 +60,16 @@ def compile_phase(job: Job, phase: str) -> None:
     L-BFGS with a frozen weights hook), restoring a checkpoint's optimizer state
     saved in the same phase (the runs' states stacked when K > 1)."""
     job.graphed = None
+    weights = loss_weights(job)
     if phase == "adam":
         decay = job.profile.decay
-        job.model.compile("adam", lr=job.cfg.lr, decay=decay, verbose=0)
+        job.model.compile(
+            "adam", lr=job.cfg.lr, decay=decay, loss_weights=weights, verbose=0
+        )
         job.adam_text = adam_text(job.model.opt, decay)
     else:
-        job.model.compile(make_lbfgs(job.net.parameters()), verbose=0)
+        lbfgs = make_lbfgs(job.net.parameters())
+        job.model.compile(lbfgs, loss_weights=weights, verbose=0)
         job.data.update_weights = False
     saved = job.saved_opt
     if saved is not None and saved["phase"] == phase:
@@ -78,6 +82,21 @@ def compile_phase(job: Job, phase: str) -> None:
     if phase == "adam" and job.cfg.cuda_graph:
         job.graphed = GraphedStep(job.model).install()
     job.phase = phase
+
+
+def loss_weights(job: Job) -> list | None:
+    """The run's ``loss_weights`` as DeepXDE multiplies its stacked losses: one
+    per term, or one column per term for K stacked runs (each run's terms
+    weighted as if it trained alone)."""
+    weights, names = job.cfg.loss_weights, job.runs[0].data.names
+    if weights is None:
+        return None
+    if names and len(weights) != len(names):  # a user's data names them later
+        raise ValueError(
+            f"loss_weights: {len(weights)} weights for {len(names)} loss terms "
+            f"({', '.join(names)})"
+        )
+    return [[w] for w in weights] if job.stacked else list(weights)
 
 
 def adam_text(opt, decay) -> str:
