@@ -48,6 +48,7 @@ __all__ = [
     "option_fields",
     "split_options",
     "stackable_protocol",
+    "check_weights_fit",
 ]
 
 BACKENDS = ("loky", "dask", "ray")
@@ -405,6 +406,8 @@ class RunConfig(Training):
         )
         case.check_method(out.method)  # ValueError naming the method
         _check_lbfgs(out.lbfgs, out.method, out.seconds, case)
+        if out.loss_weights is not None:
+            check_weights_fit(out.loss_weights, case.loss_names(out.method, prof))
         return out
 
     def identity(self) -> dict:
@@ -437,6 +440,16 @@ def _check_lbfgs(lbfgs: int, method: str, seconds, case) -> None:
         raise ValueError(
             f"method {method!r}: its training loss is random (dropout), which "
             "L-BFGS's line search cannot use; pass lbfgs=0 (--lbfgs 0)"
+        )
+
+
+def check_weights_fit(weights, names) -> None:
+    """ValueError naming ``loss_weights`` unless there is one weight per loss
+    term ``names`` (``None``: not known yet, nothing to check)."""
+    if names and len(weights) != len(names):
+        raise ValueError(
+            f"loss_weights: {len(weights)} weights for {len(names)} loss terms "
+            f"({', '.join(names)})"
         )
 
 

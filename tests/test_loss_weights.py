@@ -56,5 +56,7 @@ def test_a_weight_per_term_or_one_error_naming_it(tmp_path):
         run(_cfg(loss_weights=(1.0, 2.0)), tmp_path / "o", case=tiny_case())
     with pytest.raises(ValueError, match=r"^loss_weights must be a list of numbers"):
         deepxde_lnn.compare("laplace", loss_weights="x", out=tmp_path / "c")
-    assert not (tmp_path / "o" / "metrics.json").exists()
-    assert not (tmp_path / "c").exists()
+    with pytest.raises(ValueError, match=r"^loss_weights: 1 weights for 5 loss"):
+        deepxde_lnn.compare("laplace", loss_weights=[1.0], out=tmp_path / "d")
+    assert not (tmp_path / "o").exists() and not (tmp_path / "c").exists()
+    assert not (tmp_path / "d").exists()  # checked before anything is written

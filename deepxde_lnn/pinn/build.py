@@ -226,6 +226,12 @@ def build_data(
     )
 
 
+def loss_names(method: str, case, profile: Profile) -> list[str]:
+    """The names of ``method``'s loss terms on ``case``, in the loss's order."""
+    b = _BUILDERS[parse(method)[0].name]
+    return [t.name for t in b.terms(case, case.make_terms(profile))]
+
+
 def parameter_count(method: str, case) -> int:
     """Trainable parameters of ``method``'s network on ``case`` (counted on a
     network built for the purpose, the random state left as it was)."""

@@ -89,6 +89,9 @@ class Case:
     def check_method(self, method: str) -> None:
         build.check(method, self)
 
+    def loss_names(self, method: str, profile: Profile) -> list[str]:
+        return build.loss_names(method, self, profile)
+
     def deterministic(self, method: str) -> bool:
         return methods.get(method).deterministic
 

@@ -80,6 +80,9 @@ class DeepXDEProblem:
     def check_method(self, method: str) -> None:
         check_choice(method, "method", tuple(self.nets))
 
+    def loss_names(self, method: str, profile: Profile) -> None:
+        return None  # a user's data names its terms once it evaluates them
+
     def deterministic(self, method: str) -> bool:
         return True  # as far as the package can tell
 

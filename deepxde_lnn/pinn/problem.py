@@ -122,6 +122,10 @@ class Problem(Protocol):
     def check_method(self, method: str) -> None:
         """ValueError naming ``method`` unless it builds for this problem."""
 
+    def loss_names(self, method: str, profile: Profile) -> list[str] | None:
+        """The names of ``method``'s loss terms in the loss's order (``None``:
+        not known before its data evaluates them)."""
+
     def deterministic(self, method: str) -> bool:
         """Whether ``method``'s training loss is deterministic (L-BFGS needs it)."""
 

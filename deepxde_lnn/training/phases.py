@@ -11,7 +11,7 @@ import deepxde as dde
 import numpy as np
 import torch
 
-from ..config import RunConfig
+from ..config import RunConfig, check_weights_fit
 from ..runs.checkpoint import (
     CheckpointError,
     rng_state,
@@ -88,14 +88,10 @@ def loss_weights(job: Job) -> list | None:
     """The run's ``loss_weights`` as DeepXDE multiplies its stacked losses: one
     per term, or one column per term for K stacked runs (each run's terms
     weighted as if it trained alone)."""
-    weights, names = job.cfg.loss_weights, job.runs[0].data.names
+    weights = job.cfg.loss_weights
     if weights is None:
         return None
-    if names and len(weights) != len(names):  # a user's data names them later
-        raise ValueError(
-            f"loss_weights: {len(weights)} weights for {len(names)} loss terms "
-            f"({', '.join(names)})"
-        )
+    check_weights_fit(weights, job.runs[0].data.names)  # a user's data: named now
     return [[w] for w in weights] if job.stacked else list(weights)
 
 
