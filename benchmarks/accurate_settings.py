@@ -26,7 +26,7 @@ import deepxde as dde  # noqa: E402
 import torch  # noqa: E402
 
 from deepxde_lnn.config import RunConfig
-from deepxde_lnn.pinn.metrics import all_fields  # noqa: E402
+from deepxde_lnn.problems.metrics import all_fields  # noqa: E402
 from deepxde_lnn.study import registry  # noqa: E402
 from deepxde_lnn.training.runner import predict, run  # noqa: E402
 

@@ -8,7 +8,7 @@ training step on the redrawn points) is timed separately.
 
 Variants:
   reference  one torch.autograd.grad per flux column (14 reverse passes)
-  fast       deepxde_lnn.pinn.relativistic.residuals (field Jacobian by the
+  fast       deepxde_lnn.problems.relativistic.residuals (field Jacobian by the
              double-backward trick, 3 reverse passes, then the chain rule)
   forward    field Jacobian by forward mode through the network
              (torch.func.jvp, vmapped over the two tangents), then
@@ -32,7 +32,7 @@ from deepxde_lnn import _backend
 
 _backend.ensure_pytorch_backend()
 
-from deepxde_lnn.pinn import relativistic as rel  # noqa: E402
+from deepxde_lnn.problems import relativistic as rel  # noqa: E402
 
 
 def make_net(width: int = 64, depth: int = 4) -> torch.nn.Module:

@@ -41,8 +41,8 @@ from step_time import HAND, hand_step
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
-from deepxde_lnn.pinn.build import build_net
-from deepxde_lnn.pinn.data import ResampledPDE
+from deepxde_lnn.problems.build import build_net
+from deepxde_lnn.problems.data import ResampledPDE
 from deepxde_lnn.study import registry
 
 aten = torch.ops.aten

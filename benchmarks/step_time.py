@@ -23,8 +23,8 @@ import numpy as np
 import torch
 
 from deepxde_lnn.networks.nn import tanh
-from deepxde_lnn.pinn.build import build_net
-from deepxde_lnn.pinn.data import ResampledPDE
+from deepxde_lnn.problems.build import build_net
+from deepxde_lnn.problems.data import ResampledPDE
 from deepxde_lnn.study import registry
 from deepxde_lnn.training.controller import Controller, Signals
 

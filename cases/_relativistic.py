@@ -8,10 +8,10 @@ Each edge fixes all eight fields to the exact traces. The cases differ only by q
 """
 
 import deepxde_lnn  # noqa: F401  (selects DeepXDE's pytorch backend)
-from deepxde_lnn.pinn import relativistic as rel
-from deepxde_lnn.pinn.case import Case, Grid
-from deepxde_lnn.pinn.data import Term
-from deepxde_lnn.pinn.sampling import Box, Edge
+from deepxde_lnn.problems import relativistic as rel
+from deepxde_lnn.problems.case import Case, Grid
+from deepxde_lnn.problems.data import Term
+from deepxde_lnn.problems.sampling import Box, Edge
 
 LO, HI = (0.0, 0.0), (1.0, 1.0)
 SIGMA_MODE = "full"  # covariant contraction over {t, x, y}; see relativistic.py

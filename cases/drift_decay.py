@@ -17,9 +17,9 @@ import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 import deepxde as dde
 
 from deepxde_lnn.networks import taylor
-from deepxde_lnn.pinn.case import Case, Grid
-from deepxde_lnn.pinn.data import Term
-from deepxde_lnn.pinn.sampling import Box, Edge
+from deepxde_lnn.problems.case import Case, Grid
+from deepxde_lnn.problems.data import Term
+from deepxde_lnn.problems.sampling import Box, Edge
 
 LO, HI = (0.0, 0.0), (2.0, 1.0)
 geom = dde.geometry.GeometryXTime(

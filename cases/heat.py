@@ -32,10 +32,10 @@ import deepxde as dde
 
 from deepxde_lnn import fem
 from deepxde_lnn.networks import taylor
-from deepxde_lnn.pinn.case import Case, Grid
-from deepxde_lnn.pinn.data import Term
-from deepxde_lnn.pinn.metrics import field_metrics
-from deepxde_lnn.pinn.sampling import Circle, Disk
+from deepxde_lnn.problems.case import Case, Grid
+from deepxde_lnn.problems.data import Term
+from deepxde_lnn.problems.metrics import field_metrics
+from deepxde_lnn.problems.sampling import Circle, Disk
 
 # the physical constants live in fem.HEAT (shared with the FEM reference)
 Q_ND = fem.HEAT.q_nd  # Q R^2 / (k T_ref) = 0.2830188679245283

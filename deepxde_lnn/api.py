@@ -12,9 +12,9 @@ return small result objects (:mod:`.results`)::
 
 The problem is a registered case name (``"laplace"``), the path of a case file of
 your own (``"my_case.py"``, declaring ``CASE``; it is executed), a
-:class:`~deepxde_lnn.pinn.case.Case`, or plain DeepXDE: ``data=`` (a function returning
+:class:`~deepxde_lnn.problems.case.Case`, or plain DeepXDE: ``data=`` (a function returning
 a ``dde.data.Data`` with a solution) and ``nets=`` (``{name: function returning a
-network}``), see :mod:`deepxde_lnn.pinn.custom`. The options (training, execution,
+network}``), see :mod:`deepxde_lnn.problems.custom`. The options (training, execution,
 verdicts) are the fields of :mod:`deepxde_lnn.config`, given as keywords.
 :func:`sweep` and :func:`ablate` are loops over the comparison of :func:`compare`.
 """
@@ -47,10 +47,10 @@ from .experiments.orchestration import (
 )
 from .experiments.results import Ablation, Comparison, RunResult, Sweep
 from .experiments.selection import baseline_of, methods_of, out_of, seeds_of
-from .pinn.case import Case, load_file
-from .pinn.custom import DeepXDEProblem
-from .pinn.methods import COMPARED
-from .pinn.problem import Problem
+from .problems.case import Case, load_file
+from .problems.custom import DeepXDEProblem
+from .problems.methods import COMPARED
+from .problems.problem import Problem
 from .runs import atomic
 from .runs.folder import RunFolder, claim
 from .runs.names import lr_name, run_folder, seed_name

@@ -181,8 +181,8 @@ def _add_report(sub) -> None:
 
 
 def cmd_list(args) -> int:
-    from .pinn.build import parameter_count
-    from .pinn.methods import METHODS
+    from .problems.build import parameter_count
+    from .problems.methods import METHODS
     from .study import registry as cases
     from .study.protocols import ADAM_STEPS, LBFGS_STEPS, PROFILES
 

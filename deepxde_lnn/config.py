@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 BACKENDS = ("loky", "dask", "ray")
-BATCH = ("auto", "on", "off")
+STACK = ("auto", "on", "off")
 MARGIN = 2.0  # the default equivalence margin: ratios within [1/2, 2]
 TIME_CAP = 20  # with a time budget, at most this many times the profile's steps
 _KEEP = object()  # an ``omit`` that never matches: the field is always recorded
@@ -279,13 +279,13 @@ class Execution:
     address: str | None = option(
         None, "Dask scheduler / Ray cluster address", check=_name, parse=str
     )
-    batch: str = option(
+    stack: str = option(
         "auto",
         "train the seeds of a method as one stacked model (auto: on a GPU, and on a "
         "CPU for small point sets, where it was measured faster)",
-        check=_choice(BATCH),
+        check=_choice(STACK),
         parse=str,
-        choices=BATCH,
+        choices=STACK,
     )
     progress: bool = option(True, "progress bars or lines", check=_bool)
     verbose: bool = option(True, "a line per run", check=_bool, cli=False)
@@ -387,7 +387,7 @@ class RunConfig(Training):
 
     def resolved(self, case) -> RunConfig:
         """Every field checked (ValueError naming it) and the profile's defaults
-        filled from the problem ``case`` (a :class:`~deepxde_lnn.pinn.problem.Problem`).
+        filled from the problem ``case`` (a :class:`~deepxde_lnn.problems.problem.Problem`).
         """
         name = self.profile or case.default_profile
         prof = case.profile(name)  # ValueError naming the profile

@@ -23,10 +23,10 @@ import numpy as np
 
 from .config import RunConfig, Training
 from .options import Parser, add_options, chosen_options, parse_seed
-from .pinn.build import build_data, build_net
-from .pinn.case import Case, Profile
-from .pinn.methods import METHODS
-from .pinn.metrics import all_fields
+from .problems.build import build_data, build_net
+from .problems.case import Case, Profile
+from .problems.methods import METHODS
+from .problems.metrics import all_fields
 from .study import registry
 from .training.accurate import unit_scale
 from .training.graphed import GraphedStep

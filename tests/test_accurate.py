@@ -216,9 +216,9 @@ def test_bad_combinations_are_refused_up_front():
 def test_seeds_are_not_stacked_with_lbfgs_or_a_fixed_pool():
     case = registry.get("laplace")
     jobs = [(_cfg(seed=s).resolved(case), f"o{s}") for s in (1, 2, 3)]
-    assert [len(u) for u in _units(jobs, batch=True, case=case)] == [1, 1, 1]
+    assert [len(u) for u in _units(jobs, stack=True, case=case)] == [1, 1, 1]
     paper = [(RunConfig("laplace", "pinn", seed=s, profile="paper"), s) for s in (1, 2)]
-    assert [len(u) for u in _units(paper, batch=True, case=case)] == [2]
+    assert [len(u) for u in _units(paper, stack=True, case=case)] == [2]
 
 
 def test_case_scripts_scale_the_lbfgs_loss_to_one():

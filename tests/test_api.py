@@ -22,7 +22,7 @@ from helpers import SignalAt
 
 from deepxde_lnn import cli
 from deepxde_lnn.config import RunConfig
-from deepxde_lnn.pinn.custom import DeepXDEProblem
+from deepxde_lnn.problems.custom import DeepXDEProblem
 from deepxde_lnn.training.runner import RunInterrupted, run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -200,7 +200,7 @@ def test_case_file_runs_with_every_command(tmp_path, capsys):
     # compare: in worker processes (the case travels to them pickled), records
     # named by the case, a verdict against pinn
     argv = ["compare", path, "--seeds", "1,2", "--iterations", "10", "--workers", "2"]
-    code, io = _cli([*argv, "--batch", "off", "--out", str(tmp_path / "cmp")], capsys)
+    code, io = _cli([*argv, "--stack", "off", "--out", str(tmp_path / "cmp")], capsys)
     assert code == 0, io.err
     recs = [_record(p.parent) for p in (tmp_path / "cmp").rglob("metrics.json")]
     assert len(recs) == 4 and {r["case"] for r in recs} == {"poisson_1d"}
@@ -226,7 +226,7 @@ def test_case_file_runs_with_every_command(tmp_path, capsys):
 
 
 def test_case_file_from_python_accepts_a_path_a_name_or_a_case(tmp_path):
-    from deepxde_lnn.pinn.case import load_file
+    from deepxde_lnn.problems.case import load_file
 
     case = load_file(CASE_FILE)
     res = deepxde_lnn.compare(

@@ -16,8 +16,8 @@ from helpers import run_cli, tiny_case
 from deepxde_lnn import LNN, api
 from deepxde_lnn.config import RunConfig
 from deepxde_lnn.experiments import jobs
-from deepxde_lnn.pinn.data import ResampledPDE, Term
-from deepxde_lnn.pinn.sampling import Box
+from deepxde_lnn.problems.data import ResampledPDE, Term
+from deepxde_lnn.problems.sampling import Box
 from deepxde_lnn.runs import names
 from deepxde_lnn.runs.folder import RunFolder
 from deepxde_lnn.study import registry
@@ -258,7 +258,7 @@ def test_workers_stop_when_the_command_is_killed(tmp_path):
     # stop at a checkpoint, release their folders' locks and exit
     out = tmp_path / "cmp"
     argv = [*CLI, "compare", "laplace", "--methods", "pinn", "--seeds", "1,2"]
-    argv += ["--workers", "2", "--threads", "1", "--batch", "off"]
+    argv += ["--workers", "2", "--threads", "1", "--stack", "off"]
     argv += ["--iterations", "100000", "--checkpoint-every", "10", "--no-progress"]
     proc = subprocess.Popen(
         [*argv, "--out", str(out)],

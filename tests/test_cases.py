@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from deepxde_lnn.pinn.build import build_net, matched_width
-from deepxde_lnn.pinn.data import ResampledPDE
+from deepxde_lnn.problems.build import build_net, matched_width
+from deepxde_lnn.problems.data import ResampledPDE
 from deepxde_lnn.study import registry
 
 # Sum of u*^2 on the evaluation grid and the relL2/RMSE ratio (docs/cases.md)
@@ -32,7 +32,7 @@ class ExactNet(torch.nn.Module):
         return self.fn(x) + 0 * self.w + 0 * (x**3).sum(1, keepdim=True)
 
 
-from deepxde_lnn.pinn import relativistic as rel  # noqa: E402
+from deepxde_lnn.problems import relativistic as rel  # noqa: E402
 
 EXACT_TORCH = {
     "drift_decay": lambda x: 6 * torch.exp(-3 * x[:, 0:1] - 2 * x[:, 1:2]),
@@ -174,7 +174,7 @@ def test_heat_metrics_include_fem_cross_check():
 
 
 def _random_net(method, case):
-    from deepxde_lnn.pinn.build import build_net
+    from deepxde_lnn.problems.build import build_net
 
     torch.manual_seed(3)
     net = build_net(method, case)
@@ -209,7 +209,7 @@ def test_jet_residuals_equal_autograd_residuals(name, method, float64):
 
 @pytest.mark.parametrize("name", JET_CASES)
 def test_taylor_and_autograd_losses_agree_in_the_data(name, float64):
-    from deepxde_lnn.pinn.data import ResampledPDE
+    from deepxde_lnn.problems.data import ResampledPDE
 
     case = registry.get(name)
     terms = case.make_terms(case.profile("quick"))

@@ -19,12 +19,12 @@ from deepxde_lnn.config import RunConfig
 from deepxde_lnn.networks import compiled, taylor
 from deepxde_lnn.networks.nn import LNN
 from deepxde_lnn.networks.stacked import StackedNet
-from deepxde_lnn.pinn.build import build_net
-from deepxde_lnn.pinn.data import ResampledPDE, Term
-from deepxde_lnn.pinn.sampling import Box, Edge
+from deepxde_lnn.problems.build import build_net
+from deepxde_lnn.problems.data import ResampledPDE, Term
+from deepxde_lnn.problems.sampling import Box, Edge
 from deepxde_lnn.study import registry
 from deepxde_lnn.training import job, runner
-from deepxde_lnn.training.ensemble import EnsembleData
+from deepxde_lnn.training.stacking import StackedData
 
 LO, HI = (0.0, 0.0), (1.0, 1.0)
 
@@ -161,7 +161,7 @@ def _train_stacked(name: str, compile_jets: bool, steps: int = 4):
         terms = case.make_terms(prof)
         datas.append(ResampledPDE(terms, seed=seed, compile_jets=compile_jets))
         nets.append(build_net("lnn", case))
-    data, net = EnsembleData(datas), StackedNet(nets)
+    data, net = StackedData(datas), StackedNet(nets)
     model = dde.Model(data, net)
     model.compile("adam", lr=prof.lr)
     losses = []
@@ -257,14 +257,14 @@ def test_the_api_keyword_reaches_single_and_stacked_runs(tmp_path, fake_compile)
         methods=["lnn"],
         seeds=[1, 2],
         iterations=2,
-        batch="on",
+        stack="on",
         compile_jets=True,
         out=tmp_path / "cmp",
         workers=1,
         **QUIET,
     )
     recs = [r.record for r in cmp.runs]
-    assert [r["batched_runs"] for r in recs] == [2, 2]  # one stacked model
+    assert [r["stacked_runs"] for r in recs] == [2, 2]  # one stacked model
     assert all("compiled with torch.compile" in r["derivatives"] for r in recs)
     assert len(fake_compile) == 2 * n  # the vmapped jets, compiled once each
     assert all(f.__name__ == "per_run" for f in fake_compile[n:])

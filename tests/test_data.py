@@ -9,8 +9,8 @@ import deepxde_lnn
 # isort: split
 import deepxde as dde
 
-from deepxde_lnn.pinn.data import ResampledPDE, Term
-from deepxde_lnn.pinn.sampling import Box, Circle, Disk, Edge
+from deepxde_lnn.problems.data import ResampledPDE, Term
+from deepxde_lnn.problems.sampling import Box, Circle, Disk, Edge
 
 
 def test_samplers_shapes_ranges_dtype():

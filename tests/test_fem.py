@@ -46,7 +46,7 @@ def test_disk_grid_has_the_paper_count():
 
 
 def test_disk_grid_is_the_heat_case_grid_in_its_order():
-    from deepxde_lnn.pinn.case import Grid
+    from deepxde_lnn.problems.case import Grid
 
     grid = Grid(
         (-1.0, -1.0), (1.0, 1.0), 401, mask=lambda p: np.sum(p**2, 1) <= 1 + 1e-12

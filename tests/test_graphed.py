@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 from helpers import tiny_case
-from test_batched import COSINE, _AtStep, _poison_run_1, _sigint
+from test_stacked_runs import COSINE, _AtStep, _poison_run_1, _sigint
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from deepxde_lnn.config import RunConfig
@@ -22,7 +22,7 @@ from deepxde_lnn.training.graphed import (
     capture_obstacle,
     plain_adam_state,
 )
-from deepxde_lnn.training.runner import run, run_batched
+from deepxde_lnn.training.runner import run, run_stacked
 
 needs_cuda = pytest.mark.skipif(
     not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device"
@@ -89,7 +89,7 @@ def _staged_stack_with_a_diverging_run(tmp_path) -> None:
     train on as their separate eager runs."""
     refs = _separate(tmp_path, _cfgs())
     outs = [tmp_path / f"b{s}" for s in SEEDS]
-    res = run_batched(
+    res = run_stacked(
         _cfgs(checkpoint_every=10, cuda_graph=True),
         outs,
         case=tiny_case(),
@@ -112,7 +112,7 @@ def test_an_interrupted_staged_stack_with_a_schedule_resumes_exactly(tmp_path):
     for engine in (True, False):
         outs = [tmp_path / f"{engine}{s}" for s in SEEDS]
         first = _cfgs(checkpoint_every=1000, decay=COSINE, cuda_graph=True)
-        res = run_batched(
+        res = run_stacked(
             first,
             outs,
             case=tiny_case(),
@@ -120,7 +120,7 @@ def test_an_interrupted_staged_stack_with_a_schedule_resumes_exactly(tmp_path):
         )
         assert [o.status for o in res] == ["interrupted"] * 3
         again = _cfgs(decay=COSINE, cuda_graph=engine)
-        res = run_batched(again, outs, case=tiny_case())
+        res = run_stacked(again, outs, case=tiny_case())
         assert all(o.status == "done" and o.record["resumed"] for o in res)
         for out, ref in zip(outs, refs):
             _same_run(out, ref)

@@ -70,7 +70,7 @@ def short(group) -> set[str]:
 def test_the_graph_sees_every_kind_of_import():
     edges = graph()
     assert "deepxde_lnn.api" in edges["deepxde_lnn.cli"]  # in a function
-    assert "deepxde_lnn.pinn.case" in edges["deepxde_lnn.cases.laplace"]  # absolute
+    assert "deepxde_lnn.problems.case" in edges["deepxde_lnn.cases.laplace"]  # absolute
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
 
 

@@ -71,7 +71,7 @@ def test_a_signal_stops_the_jobs_at_a_checkpoint(tmp_path, workers):
     out = tmp_path / "cmp"
     argv = [sys.executable, "-m", "deepxde_lnn.cli", "compare", "laplace"]
     argv += ["--methods", "pinn", "--seeds", "1,2,3", "--workers", str(workers)]
-    argv += ["--threads", "1", "--batch", "off", "--iterations", "100000"]
+    argv += ["--threads", "1", "--stack", "off", "--iterations", "100000"]
     argv += ["--checkpoint-every", "10", "--no-progress", "--out", str(out)]
     env = {**os.environ, "MPLBACKEND": "Agg"}
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)

@@ -56,9 +56,9 @@ def test_the_package_keeps_its_layers():
     [
         ("deepxde_lnn.runs.folder", "deepxde_lnn.training.runner"),  # upwards
         ("deepxde_lnn.training.runner", "deepxde_lnn.analysis.figures"),  # siblings
-        ("deepxde_lnn.pinn.build", "deepxde_lnn.fem.solver"),  # siblings
+        ("deepxde_lnn.problems.build", "deepxde_lnn.fem.solver"),  # siblings
         ("deepxde_lnn.analysis.table", "deepxde_lnn.study.registry"),  # upwards
-        ("deepxde_lnn.networks.nn", "deepxde_lnn.pinn.methods"),  # upwards
+        ("deepxde_lnn.networks.nn", "deepxde_lnn.problems.methods"),  # upwards
     ],
 )
 def test_a_wrong_import_breaks_the_contract(importer, imported):

@@ -8,7 +8,7 @@ from helpers import tiny_case
 
 import deepxde_lnn
 from deepxde_lnn.config import RunConfig
-from deepxde_lnn.training.runner import run, run_batched
+from deepxde_lnn.training.runner import run, run_stacked
 
 W = (2.0, 0.5, 1.0, 3.0, 1.0)  # laplace: pde, bottom, top, left, right
 
@@ -43,7 +43,7 @@ def test_stacked_runs_with_weights_equal_separate_runs(tmp_path):
         run(_cfg(s, loss_weights=W), tmp_path / f"s{s}", case=case)
     outs = [tmp_path / f"k{s}" for s in seeds]
     cfgs = [_cfg(s, loss_weights=W) for s in seeds]
-    assert [o.status for o in run_batched(cfgs, outs, case=case)] == [
+    assert [o.status for o in run_stacked(cfgs, outs, case=case)] == [
         "done",
         "done",
     ]

@@ -11,11 +11,11 @@ import deepxde_lnn  # noqa: F401
 import deepxde as dde
 from helpers import SignalAt, tiny_case
 
-from deepxde_lnn.pinn import build, methods
-from deepxde_lnn.pinn.data import ResampledPDE, Term
-from deepxde_lnn.pinn.rba import RBA
-from deepxde_lnn.pinn.sampling import Box
-from deepxde_lnn.pinn.xpinn import Decomposition, SubdomainMeans, XNet, xpinn_terms
+from deepxde_lnn.problems import build, methods
+from deepxde_lnn.problems.data import ResampledPDE, Term
+from deepxde_lnn.problems.rba import RBA
+from deepxde_lnn.problems.sampling import Box
+from deepxde_lnn.problems.xpinn import Decomposition, SubdomainMeans, XNet, xpinn_terms
 from deepxde_lnn.study import registry
 from deepxde_lnn.training import runner
 

@@ -65,7 +65,7 @@ def test_a_flag_reaches_the_api_keyword_with_its_value():
         (Training, dict(compile_jets="yes"), r"^compile_jets must be True or False"),
         (Execution, dict(overwrite="False"), r"^overwrite must be True or False"),
         (Execution, dict(progress=1), r"^progress must be True or False"),
-        (Execution, dict(batch="maybe"), r"^batch must be one of auto, on, off"),
+        (Execution, dict(stack="maybe"), r"^stack must be one of auto, on, off"),
         (Verdicts, dict(margin=1), r"^margin must be a finite number > 1"),
     ],
 )

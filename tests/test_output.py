@@ -31,7 +31,7 @@ def test_a_users_import_keeps_deepxdes_banner(tmp_path):
 
 def test_the_command_line_and_its_workers_print_no_deepxde_banner(tmp_path):
     argv = ["compare", "laplace", "--iterations", "1", "--seeds", "1,2"]
-    argv += ["--workers", "2", "--batch", "off", "--no-progress", "--out", "r"]
+    argv += ["--workers", "2", "--stack", "off", "--no-progress", "--out", "r"]
     out = _python(["-m", "deepxde_lnn.cli", *argv], tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     printed = out.stdout + out.stderr

@@ -12,7 +12,7 @@ from deepxde_lnn import _backend
 
 _backend.ensure_pytorch_backend()
 
-from deepxde_lnn.pinn import relativistic as rel  # noqa: E402
+from deepxde_lnn.problems import relativistic as rel  # noqa: E402
 
 F64 = torch.float64
 CONST = rel.FluidConstants()

@@ -1,6 +1,6 @@
 """ReZero came in as one class (``nn.ReZero``) and one registry entry (``rezero``):
 its stacked form, jets, parameter count and commands come from the generic code.
-(Stacked == separate runs: tests/test_ensemble.py; jets against nested autograd
+(Stacked == separate runs: tests/test_stacking.py; jets against nested autograd
 for every derivative kind: tests/test_taylor.py.)"""
 
 import json
@@ -13,8 +13,8 @@ import deepxde_lnn
 from deepxde_lnn import MLP, ReZero
 from deepxde_lnn.experiments import ablation
 from deepxde_lnn.networks.nn import tanh
-from deepxde_lnn.pinn import build, methods
-from deepxde_lnn.pinn.data import ResampledPDE
+from deepxde_lnn.problems import build, methods
+from deepxde_lnn.problems.data import ResampledPDE
 from deepxde_lnn.study import registry
 
 F64 = torch.float64
@@ -106,12 +106,12 @@ def test_rezero_in_every_command(tmp_path, capsys, monkeypatch):
         methods="rezero,pinn",
         seeds=[1, 2],
         iterations=4,
-        batch="on",
+        stack="on",
         out=tmp_path / "cmp",
         **QUIET,
     )
     rezero = [r for r in cmp.runs if r.method == "rezero"]
-    assert [r.record["batched_runs"] for r in rezero] == [2, 2]
+    assert [r.record["stacked_runs"] for r in rezero] == [2, 2]
     assert [v.method for v in cmp.verdicts] == ["rezero"]
     argv = ["sweep", "laplace", "--lrs", "1e-3,1e-2", "--methods", "rezero"]
     argv += ["--seeds", "0", "--iterations", "4", "--workers", "1"]

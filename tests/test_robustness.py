@@ -20,8 +20,8 @@ import deepxde_lnn
 from deepxde_lnn import cli
 from deepxde_lnn.analysis import figures
 from deepxde_lnn.config import RunConfig
-from deepxde_lnn.pinn.data import ResampledPDE, Term
-from deepxde_lnn.pinn.sampling import Box
+from deepxde_lnn.problems.data import ResampledPDE, Term
+from deepxde_lnn.problems.sampling import Box
 from deepxde_lnn.runs.checkpoint import CheckpointError, load_checkpoint
 from deepxde_lnn.runs.folder import FolderLocked, RunFolder, mark
 from deepxde_lnn.study import registry

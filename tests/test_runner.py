@@ -11,7 +11,7 @@ from helpers import TINY, SignalAt, tiny_case
 from deepxde_lnn import cli
 from deepxde_lnn.analysis.figures import draw_missing
 from deepxde_lnn.config import RunConfig
-from deepxde_lnn.pinn.data import Term
+from deepxde_lnn.problems.data import Term
 from deepxde_lnn.runs.checkpoint import load_checkpoint
 from deepxde_lnn.study import registry
 from deepxde_lnn.training.runner import RunInterrupted, TrainingDiverged, run
@@ -140,7 +140,7 @@ def test_heat_trains_in_quick_profile(tmp_path):
 
 
 def test_summary_from_run_folders(tmp_path):
-    from deepxde_lnn.analysis.summaries import summarize
+    from deepxde_lnn.analysis.summaries import write_summary
 
     case = tiny_case()
     recs = {}
@@ -148,7 +148,7 @@ def test_summary_from_run_folders(tmp_path):
         for s in (3, 4):
             cfg = RunConfig("laplace", m, seed=s, iterations=5)
             recs[m, s] = run(cfg, tmp_path / m / f"seed-{s}", case=case)
-    rows = summarize(tmp_path, paper_seed=3, paper_table=case.paper_table).rows
+    rows = write_summary(tmp_path, paper_seed=3, paper_table=case.paper_table).rows
     row = next(
         r
         for r in rows
@@ -193,7 +193,7 @@ def test_compare_until_decided_adds_stacked_seeds_to_the_undecided(
     out = tmp_path / "seq"
     argv = ["compare", "laplace", "--until-decided", "--seeds", "1,2"]
     argv += ["--max-seeds", "4", "--iterations", "20", "--margin", "3"]
-    argv += ["--workers", "1", "--batch", "on", "--no-progress", "--out", str(out)]
+    argv += ["--workers", "1", "--stack", "on", "--no-progress", "--out", str(out)]
     assert cli.main(argv) == 0
     printed = capsys.readouterr().out
     assert "look 1/2 at 2 seeds: lnn: undecided (~" in printed
@@ -202,7 +202,7 @@ def test_compare_until_decided_adds_stacked_seeds_to_the_undecided(
     assert design["looks"] == [2, 4] and design["margin"] == 3
     for m in ("lnn", "pinn"):
         rec = json.loads((out / m / "seed-4" / "metrics.json").read_text())
-        assert rec["batched_runs"] == 2  # seeds 3 and 4, one stacked model
+        assert rec["stacked_runs"] == 2  # seeds 3 and 4, one stacked model
     md = (out / "summary.md").read_text()
     assert "'equivalent within ×3' when it lies inside [1/3, 3]" in md
     assert "over 2 looks: each interval has level 0.975" in md

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from deepxde_lnn.analysis.summaries import summary, sweep_table
+from deepxde_lnn.analysis.summaries import build_summary, sweep_table
 from deepxde_lnn.analysis.table import method_order, rows
 from deepxde_lnn.experiments.ablation import table as ablation_table
-from deepxde_lnn.pinn.methods import METHODS
+from deepxde_lnn.problems.methods import METHODS
 from deepxde_lnn.runs.records import load_runs
 from deepxde_lnn.study import registry, reproduction
 
@@ -71,7 +71,7 @@ def test_the_registry_orders_every_table(folders):
     assert [m for m in ORDER if m in METHODS] == [m for m in METHODS if m in ERRORS]
     runs = load_runs(folders / "ab" / "steps")
     assert [r.method for r in rows(runs, "phi")] == ORDER
-    text = summary(runs).markdown
+    text = build_summary(runs).markdown
     assert text.startswith("# laplace: " + " vs ".join(ORDER) + "\n")
     phi = text.split("## phi\n")[1].split("\n\n")[0]
     assert [c[0] for c in _lines(phi, "| ")[1:]] == ORDER

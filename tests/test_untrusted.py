@@ -17,7 +17,7 @@ import pytest
 
 from deepxde_lnn import cli
 from deepxde_lnn.experiments.ablation import variants
-from deepxde_lnn.pinn.metrics import set_names
+from deepxde_lnn.problems.metrics import set_names
 from deepxde_lnn.runs import records
 from deepxde_lnn.runs.folder import FolderError, mark
 from deepxde_lnn.study import registry, reproduction
@@ -173,9 +173,9 @@ def test_summary_escapes_record_strings(tmp_path):
     for seed in (1, 2):
         _write(root, _record(seed=seed, device_name=EVIL), name=f"pinn/seed-{seed}")
         _artifacts(root / "pinn" / f"seed-{seed}")
-    from deepxde_lnn.analysis.summaries import summarize
+    from deepxde_lnn.analysis.summaries import write_summary
 
-    summarize(root)
+    write_summary(root)
     md = (root / "summary.md").read_text()
     assert "<script>" not in md and "\n## forged" not in md
     assert f"device cpu ({records.escape(EVIL)})" in md
@@ -183,13 +183,13 @@ def test_summary_escapes_record_strings(tmp_path):
 
 @pytest.mark.parametrize("name", ["fields.npz", "loss.csv"])
 def test_summary_refuses_an_unreadable_artifact(tmp_path, name):
-    from deepxde_lnn.analysis.summaries import summarize
+    from deepxde_lnn.analysis.summaries import write_summary
 
     _write(tmp_path, _record(), name="pinn/seed-1")
     _artifacts(tmp_path / "pinn" / "seed-1")
     (tmp_path / "pinn" / "seed-1" / name).write_bytes(b"\x80garbage\n1,x\n")
     with pytest.raises(FolderError, match="unreadable") as err:
-        summarize(tmp_path)
+        write_summary(tmp_path)
     assert str(err.value).startswith(str(tmp_path / "pinn" / "seed-1" / name))
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..pinn.metrics import METRICS, summary_field
+from ..problems.metrics import METRICS, summary_field
 from ..runs import atomic as aio
 from ..runs.errors import FolderError
 from ..runs.folder import record_decay
@@ -35,8 +35,8 @@ from .table import BASELINE, Row, ci_text, judged, method_order, rows, value
 
 __all__ = [
     "Summary",
-    "summarize",
-    "summary",
+    "write_summary",
+    "build_summary",
     "one_case",
     "sweep_table",
     "verdict_lines",
@@ -79,7 +79,7 @@ class Summary:
     verdicts: list[tuple[str, str, RatioCI]]
 
 
-def summarize(
+def write_summary(
     root: str | Path,
     paper_seed: int | None = None,
     paper_table: dict | None = None,
@@ -94,7 +94,7 @@ def summarize(
     runs = load_runs(root)
     if not runs:
         raise ValueError(f"no finished runs (metrics.json) below {root}")
-    out = summary(runs, paper_seed, paper_table, baseline, margin, looks_of(root))
+    out = build_summary(runs, paper_seed, paper_table, baseline, margin, looks_of(root))
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(out.rows[0]))
     writer.writeheader()
@@ -106,7 +106,7 @@ def summarize(
     return out
 
 
-def summary(
+def build_summary(
     runs: list[dict],
     paper_seed: int | None = None,
     paper_table: dict | None = None,

@@ -26,8 +26,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..pinn.methods import COMPARED, METHODS
-from ..pinn.metrics import METRICS
+from ..problems.methods import COMPARED, METHODS
+from ..problems.metrics import METRICS
 from ..runs.folder import record_decay
 from ..runs.records import escape, metric_sets
 from .stats import LEVEL, MARGIN, RatioCI, holm, ratio_ci
@@ -59,7 +59,7 @@ EXTRA = ("train_seconds", "J", "steps")
 
 def method_order(method: str) -> tuple[int, str]:
     """A method's place in every table: the registry's order
-    (:data:`deepxde_lnn.pinn.methods.METHODS`), then other names (variants with
+    (:data:`deepxde_lnn.problems.methods.METHODS`), then other names (variants with
     options, a user's networks) alphabetically."""
     return (METHODS.index(method) if method in METHODS else len(METHODS), method)
 

@@ -1,7 +1,7 @@
 """When do the liquid blocks help? Variants of the LNN and of its plain twin, each
 trained over seeds, step-matched and time-matched, in one table.
 
-Variants (method names with options, :mod:`deepxde_lnn.pinn.methods`):
+Variants (method names with options, :mod:`deepxde_lnn.problems.methods`):
 
 * ``lnn``: the paper's block (``alpha_init`` 0.5, the case's layout, width 64);
 * ``lnn:alpha_init=0``: every block the identity at the start;
@@ -34,7 +34,7 @@ from ..analysis.table import (
     method_order,
     rows,
 )
-from ..pinn.case import Case
+from ..problems.case import Case
 from ..runs.records import escape, load_runs
 
 __all__ = ["variants", "table", "BUDGETS"]

@@ -29,11 +29,11 @@ import torch
 from ..analysis.figures import draw_missing
 from ..checks import check_int
 from ..config import RunConfig, stackable_protocol
-from ..pinn.problem import Problem
+from ..problems.problem import Problem
 from ..runs.names import lr_text
 from ..training.controller import Progress
 from ..training.outcome import Outcome, RunInterrupted, TrainingDiverged
-from ..training.runner import run, run_batched
+from ..training.runner import run, run_stacked
 from ..training.signals import handling
 
 __all__ = [
@@ -103,7 +103,7 @@ def run_jobs(jobs: list[tuple[RunConfig, Path]], **kwargs) -> list[Outcome]:
 def iter_jobs(
     jobs: list[tuple[RunConfig, Path]],
     *,
-    batch: bool = False,
+    stack: bool = False,
     workers: int | None = None,
     backend: str = "loky",
     address: str | None = None,
@@ -113,8 +113,8 @@ def iter_jobs(
 ):
     """Run ``(config, folder)`` jobs of the problem ``case``, ``workers`` at a
     time, yielding each outcome (in job order) as soon as it is known.
-    ``batch=True`` trains the jobs that differ only by seed as one stacked model
-    (:func:`~deepxde_lnn.training.runner.run_batched`).
+    ``stack=True`` trains the jobs that differ only by seed as one stacked model
+    (:func:`~deepxde_lnn.training.runner.run_stacked`).
 
     ``progress(label) -> Progress`` makes each job's progress reporter (workers
     report in lines). ``case`` travels to worker processes pickled (a registered
@@ -122,7 +122,7 @@ def iter_jobs(
     """
     _check_name(backend)
     jobs = [(cfg.resolved(case), Path(out)) for cfg, out in jobs]  # all checked
-    units = _units(jobs, batch, case)
+    units = _units(jobs, stack, case)
     workers = capped_workers(workers, len(units), backend)
     if backend == "loky" and (workers == 1 or len(units) <= 1):
         yield from _serial(units, overwrite, progress, case)
@@ -140,11 +140,11 @@ def iter_jobs(
             yield from outcomes
 
 
-def _units(jobs, batch: bool, case: Problem) -> list[list]:
-    """Jobs grouped into units of work: one job each, or (``batch``) every group of
+def _units(jobs, stack: bool, case: Problem) -> list[list]:
+    """Jobs grouped into units of work: one job each, or (``stack``) every group of
     jobs equal but for the seed, where the method's seeds of ``case`` can be
     stacked."""
-    if not batch:
+    if not stack:
         return [[job] for job in jobs]
     groups: dict = {}
     for cfg, out in jobs:
@@ -178,7 +178,7 @@ def _not_started(unit) -> list[Outcome]:
 def _unit(
     unit, overwrite, threads, progress, case, stop=None, parent=None
 ) -> list[Outcome]:
-    """Run one unit (a single job, or a batch of seeds as one stacked model) in a
+    """Run one unit (a single job, or a stack of seeds as one stacked model) in a
     worker; none of it starts once the file ``stop`` exists, and a running unit
     stops at a checkpoint when it appears (see :func:`_stop_file_on_signal`).
     A local worker whose ``parent`` (the command's pid) is gone, e.g. killed,
@@ -207,7 +207,7 @@ def _train_unit(unit, overwrite, threads, progress, case) -> list[Outcome]:
         return [_one(*unit[0], overwrite, threads, progress, case)]
     _set_threads(threads)
     cfgs, outs = zip(*unit)
-    return run_batched(
+    return run_stacked(
         list(cfgs),
         list(outs),
         case=case,

@@ -11,12 +11,12 @@ from pathlib import Path
 from ..analysis.figures import missing_figures
 from ..analysis.sequential import Design, write_design
 from ..analysis.sequential import until_decided as seq_decide
-from ..analysis.summaries import summarize
+from ..analysis.summaries import write_summary
 from ..analysis.table import BASELINE
 from ..checks import SEED_MAX, check_int, unique
 from ..config import MARGIN, TIME_CAP, Options, RunConfig
-from ..pinn.metrics import summary_field
-from ..pinn.problem import Problem, Profile
+from ..problems.metrics import summary_field
+from ..problems.problem import Problem, Profile
 from ..runs import atomic
 from ..runs.folder import RunFolder, claim
 from ..runs.names import lr_text, run_folder, seed_name
@@ -25,7 +25,7 @@ from ..training.controller import Progress
 from ..training.runner import (
     RunInterrupted,
     TrainingDiverged,
-    batch_pays,
+    stacking_pays,
     step_seconds,
 )
 from .jobs import iter_jobs
@@ -101,7 +101,7 @@ def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
         todo.append((cfg, out))
     outcomes = iter_jobs(
         todo,
-        batch=_batching(o, case, todo),
+        stack=_stacking(o, case, todo),
         workers=o.execution.workers,
         backend=o.execution.backend,
         address=o.execution.address,
@@ -132,12 +132,12 @@ def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
     return results
 
 
-def _batching(o: Options, case: Problem, todo) -> bool:
-    if o.execution.batch != "auto" or not todo:
-        return o.execution.batch == "on"
+def _stacking(o: Options, case: Problem, todo) -> bool:
+    if o.execution.stack != "auto" or not todo:
+        return o.execution.stack == "on"
     if not any(case.stackable(cfg.method) for cfg, _ in todo):
         return False
-    return batch_pays(case, profile_name(o, case))
+    return stacking_pays(case, profile_name(o, case))
 
 
 def compare_runs(
@@ -232,7 +232,7 @@ def summarized(
     root: Path, case, runs, paper_seed, baseline: str, margin: float = MARGIN
 ) -> Comparison:
     """Summarise the runs below ``root`` there; the :class:`Comparison`."""
-    summary = summarize(
+    summary = write_summary(
         root,
         paper_seed=paper_seed if case.paper_table else None,  # its own row
         paper_table=case.paper_table,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from ..analysis.table import BASELINE
 from ..checks import check_choice, unique
-from ..pinn.custom import DeepXDEProblem
-from ..pinn.methods import canonical
-from ..pinn.problem import Problem
+from ..problems.custom import DeepXDEProblem
+from ..problems.methods import canonical
+from ..problems.problem import Problem
 from ..runs.names import safe_name
 
 __all__ = ["methods_of", "baseline_of", "seeds_of", "out_of"]

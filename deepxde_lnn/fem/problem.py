@@ -117,7 +117,7 @@ def disk_grid(n: int = 401) -> np.ndarray:
 
     ``linspace(-1, 1, n)`` per axis, ``meshgrid(indexing="ij")`` flattened in C
     order (x slow, y fast), kept where x² + y² <= 1 + 1e-12 in float64 (the
-    tolerance keeps the 4 on-circle points).  This is ``deepxde_lnn.pinn.case.Grid``'s
+    tolerance keeps the 4 on-circle points).  This is ``deepxde_lnn.problems.case.Grid``'s
     computation, repeated here so the FEM code needs neither DeepXDE nor torch.
     Returns (M, 2) float64 points; M = 125,629 for n = 401.
     """

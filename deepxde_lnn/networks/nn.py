@@ -17,7 +17,7 @@ blocks: the paper's "PINN", so that a comparison differs only by the blocks.
 Each network declares its forward pass once, as the list of stages that
 :meth:`MLP.stages` returns (``Linear`` layers, pointwise activations and blocks,
 applied in order); ``forward`` runs that list, and the stacked form
-(:mod:`deepxde_lnn.training.ensemble`) and the Taylor-mode form (:mod:`deepxde_lnn.networks.taylor`)
+(:mod:`deepxde_lnn.training.stacking`) and the Taylor-mode form (:mod:`deepxde_lnn.networks.taylor`)
 are derived from it. A new architecture is a subclass that builds its modules and
 says which stages follow each hidden ``Linear`` (:meth:`MLP._layer_stages`).
 """

@@ -14,7 +14,7 @@ so nested autograd (and ``dde.grad``) give each run's own derivatives, and the
 gradient of ``sum_k L_k`` w.r.t. run k's parameters is the gradient of run k's own
 loss ``L_k``. Taylor-mode residuals (``Term.jet``, which read a single net's layers)
 run under ``torch.func.vmap`` over the runs (:meth:`StackedNet.per_run`).
-:mod:`deepxde_lnn.training.ensemble` trains such a net on K runs' data.
+:mod:`deepxde_lnn.training.stacking` trains such a net on K runs' data.
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ def _stacked_linear(net: StackedNet, m: torch.nn.Linear) -> Callable:
     On CPU ``baddbmm``, ``bmm`` + add and ``matmul`` + add measured within noise
     of each other, ``einsum`` ~15% slower (Laplace paper profile, K=5, nested
     autograd, 1 thread: 0.305, 0.303, 0.305, 0.350 s/step;
-    ``benchmarks/ensemble_throughput.py --matmul``); the whole trunk under
+    ``benchmarks/stacked_throughput.py --matmul``); the whole trunk under
     ``vmap`` (``functional_call`` of the template) 5-11% slower on the quick
     profiles (Laplace LNN, K=5, nested autograd: 0.0641 against 0.0579 s/step).
     ``baddbmm`` fuses the bias add: one kernel fewer per layer on a GPU.

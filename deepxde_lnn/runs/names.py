@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 DTYPES = ("float32", "float64")  # a run's float types
-#: the error metrics of every field and metric set (:mod:`deepxde_lnn.pinn.metrics`)
+#: the error metrics of every field and metric set (:mod:`deepxde_lnn.problems.metrics`)
 METRICS = ("RMSE", "MSE", "MAE", "relL2", "MaxErr")
 
 #: a method (``lnn:width=32``, ``lnn:block_activation=LAAF-10 tanh``), field,

@@ -133,12 +133,17 @@ def read_json(path: str | os.PathLike, limit: int = MAX_JSON_BYTES):
         raise _unsafe(Path(path), str(err)) from None
 
 
+# keys of records written before a rename: old -> new, migrated on reading
+RENAMED = {"batched_runs": "stacked_runs", "batch_wall_seconds": "stack_wall_seconds"}
+
+
 def read_record(path: str | os.PathLike) -> dict:
-    """A ``metrics.json`` as a JSON object (not yet checked: :func:`check`)."""
+    """A ``metrics.json`` as a JSON object (not yet checked: :func:`check`), its
+    keys as this version names them (:data:`RENAMED`)."""
     record = read_json(path)
     if not isinstance(record, dict):
         raise FolderError(f"{path}: not a JSON object")
-    return record
+    return {RENAMED.get(k, k): v for k, v in record.items()}
 
 
 def read_budget(path: str | os.PathLike) -> float:
@@ -175,7 +180,7 @@ _TYPES = {
     "train_seconds": (lambda v: is_number(v) and v >= 0, "a number >= 0"),
     "steps": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
     "grid_points": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
-    "batched_runs": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
+    "stacked_runs": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
     "decay": (
         lambda v: v is None
         or isinstance(v, list)

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from importlib import resources
 
 from ..checks import check_choice
-from ..pinn import methods
-from ..pinn.problem import DEFAULT_PROFILE, Profile
+from ..problems import methods
+from ..problems.problem import DEFAULT_PROFILE, Profile
 from ..runs.records import Known
 from .paper import paper_table
 from .protocols import PROFILES
@@ -48,7 +48,7 @@ def check(name: str) -> None:
 class Info:
     """A shipped case as reports see it: its name, title, inputs, fields and
     profiles, read from the catalog (no torch, no DeepXDE); enough of a
-    :class:`~deepxde_lnn.pinn.problem.Problem` to resolve a run's configuration
+    :class:`~deepxde_lnn.problems.problem.Problem` to resolve a run's configuration
     (methods are checked by name)."""
 
     name: str

@@ -2,7 +2,7 @@
 
 Per case (``cases/*.py`` declares its physics only): ``paper``, the paper's
 protocol (its steps, learning rate and seed, the case's point counts); ``quick``,
-small counts and few steps; its network settings (:class:`~deepxde_lnn.pinn.methods.Nets`:
+small counts and few steps; its network settings (:class:`~deepxde_lnn.problems.methods.Nets`:
 the heat case's 3-hidden-layer trunk and reduced LNN layout, the XPINN cuts); and
 ``accurate``, derived from the paper profile by :func:`accurate`, one setting for
 every case (``docs/protocol.md`` gives the measurements behind it):
@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from ..pinn.methods import Nets
-from ..pinn.problem import Profile
+from ..problems.methods import Nets
+from ..problems.problem import Profile
 
 __all__ = [
     "PROFILES",

@@ -16,10 +16,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..analysis.summaries import summary
+from ..analysis.summaries import build_summary
 from ..analysis.table import prepare
 from ..config import RunConfig
-from ..pinn.methods import COMPARED
+from ..problems.methods import COMPARED
 from .catalog import info
 from .reproduction import headline_table, load
 
@@ -77,7 +77,7 @@ def main_job_output(runs: list[dict]) -> str:
     found = _main_job_runs(runs)
     case = info(found[0]["case"])
     seed = case.profile(found[0]["profile"]).seed  # as `compare` summarises
-    text = summary(found, paper_seed=seed, paper_table=case.paper_table).markdown
+    text = build_summary(found, paper_seed=seed, paper_table=case.paper_table).markdown
     folders = sorted({Path(r["_dir"]).parent.parent.as_posix() for r in found})
     return (
         "```text\n" + text.rstrip("\n") + "\n```\n\n"

@@ -14,7 +14,7 @@ import importlib
 import json
 from pathlib import Path
 
-from ..pinn.case import Case
+from ..problems.case import Case
 from . import protocols
 from .catalog import CASES, NAMES, available, check, info
 from .paper import paper_table

@@ -38,8 +38,8 @@ from ..analysis.table import (
     prepare,
     rows,
 )
-from ..pinn.methods import METHODS
-from ..pinn.metrics import summary_field
+from ..problems.methods import METHODS
+from ..problems.metrics import summary_field
 from ..runs import atomic as aio
 from ..runs.errors import FolderError
 from ..runs.records import escape, inside, load_runs
@@ -377,7 +377,7 @@ def _group_line(runs: list[dict]) -> str:
         f"{escape(r.get('device_name') or '?')} ({escape(r.get('device', '?'))})"
         for r in runs
     )
-    sizes = sorted({r.get("batched_runs", 1) for r in runs})
+    sizes = sorted({r.get("stacked_runs", 1) for r in runs})
     batching = (
         "one model per run (not stacked)"
         if sizes == [1]

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..pinn.problem import Problem
+from ..problems.problem import Problem
 from ..runs import atomic
 from .job import Run
 

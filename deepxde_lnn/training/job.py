@@ -13,11 +13,11 @@ import torch
 
 from ..config import RunConfig
 from ..networks.stacked import StackedNet
-from ..pinn.problem import Problem, Profile
+from ..problems.problem import Problem, Profile
 from ..runs.checkpoint import check_fits, load_checkpoint, set_rng_state
 from ..runs.folder import FolderError, RunFolder
-from .ensemble import EnsembleData
 from .graphed import GraphedStep
+from .stacking import StackedData
 
 __all__ = [
     "Job",
@@ -48,7 +48,7 @@ class Run:
 @dataclass
 class Job:
     """K runs equal but for the seed, trained by one ``dde.Model``: K = 1 trains
-    the run's own data and net; K > 1 stacks them (:class:`EnsembleData`,
+    the run's own data and net; K > 1 stacks them (:class:`StackedData`,
     :class:`StackedNet`: one Adam over the stacked parameters is K Adams)."""
 
     case: Problem
@@ -99,7 +99,7 @@ def build(case: Problem, cfgs: list[RunConfig], folders: list) -> Job:
         net, data = runs[0].net, runs[0].data
     else:
         net = StackedNet([r.net for r in runs])
-        data = EnsembleData([r.data for r in runs])
+        data = StackedData([r.data for r in runs])
     live = list(range(len(runs)))
     return Job(case, cfg, profile, runs, net, data, dde.Model(data, net), live)
 

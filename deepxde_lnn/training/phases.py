@@ -21,9 +21,9 @@ from ..runs.checkpoint import (
 )
 from .accurate import LBFGSConverged, make_lbfgs
 from .controller import Controller
-from .ensemble import select_adam_, split_adam_state, stack_adam_states
 from .graphed import GraphedStep, plain_adam_state, plain_scheduler_state
 from .job import Job, Run, check_checkpoints, restore
+from .stacking import select_adam_, split_adam_state, stack_adam_states
 
 __all__ = ["adam_text", "compile_phase", "loss_table", "phases", "start", "train"]
 

@@ -13,8 +13,8 @@ import deepxde as dde
 import numpy as np
 import torch
 
-from ..pinn.metrics import all_fields
-from ..pinn.problem import Problem
+from ..problems.metrics import all_fields
+from ..problems.problem import Problem
 from ..runs.provenance import device_info, versions
 from .accurate import iterations_done
 from .job import Job, Run
@@ -67,8 +67,8 @@ def evaluate(job: Job, r: Run) -> dict:
     }
     record.update(_extra_metrics(case, job, r, x, pred, exact))
     if job.stacked:
-        record["batched_runs"] = len(job.runs)
-        record["batch_wall_seconds"] = job.wall_seconds
+        record["stacked_runs"] = len(job.runs)
+        record["stack_wall_seconds"] = job.wall_seconds
     return record
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import RunConfig, stackable_protocol
-from ..pinn.problem import Problem
+from ..problems.problem import Problem
 from ..runs.folder import RunFolder
 from ..runs.names import lr_text
 from . import phases
@@ -40,17 +40,17 @@ from .controller import Controller, Progress, Signals
 from .job import Job, build, resume_state
 from .outcome import Outcome, RunInterrupted, TrainingDiverged
 from .record import evaluate, predict
-from .timing import batch_pays, step_seconds
+from .timing import stacking_pays, step_seconds
 
 __all__ = [
     "run",
-    "run_batched",
+    "run_stacked",
     "Outcome",
     "RunInterrupted",
     "TrainingDiverged",
     "predict",
     "step_seconds",
-    "batch_pays",
+    "stacking_pays",
 ]
 
 OnDone = Callable[[Path], object]
@@ -100,7 +100,7 @@ def run(
     return outcome.record
 
 
-def run_batched(
+def run_stacked(
     configs: list[RunConfig],
     outs: list[str | Path],
     *,
@@ -116,9 +116,9 @@ def run_batched(
     (otherwise they run one by one). ``progress(label) -> Progress``.
 
     Each run keeps its own initialisation, point draws and Adam state, so its
-    folder is what :func:`run` writes (tested), with ``batched_runs`` (K) and
-    ``batch_wall_seconds`` added to ``metrics.json``; ``train_seconds`` is the
-    batch's training time divided by K (the cost per run). Checkpoints are the
+    folder is what :func:`run` writes (tested), with ``stacked_runs`` (K) and
+    ``stack_wall_seconds`` added to ``metrics.json``; ``train_seconds`` is the
+    stack's training time divided by K (the cost per run). Checkpoints are the
     single-run format, one per folder. A diverging run leaves the stack and keeps
     its last good checkpoint; the others go on."""
     return _run_many(configs, outs, None, overwrite, progress, case, callbacks, on_done)
@@ -168,14 +168,14 @@ def _check_stackable(case: Problem, cfgs: list[RunConfig]) -> None:
     ref = {k: v for k, v in asdict(cfgs[0]).items() if k != "seed"}
     for c in cfgs[1:]:
         if {k: v for k, v in asdict(c).items() if k != "seed"} != ref:
-            raise ValueError("configs: a batch must differ only by seed")
+            raise ValueError("configs: a stack must differ only by seed")
     if len({c.seed for c in cfgs}) != len(cfgs):
-        raise ValueError("configs: seeds in a batch must be distinct")
+        raise ValueError("configs: seeds in a stack must be distinct")
     if cfgs[0].seconds is not None:
         raise ValueError("seconds: a time budget needs one run per process")
     if not stackable_protocol(case.profile(cfgs[0].profile), cfgs[0]):
         raise ValueError(
-            f"profile {cfgs[0].profile!r}: seeds train as a batch only with "
+            f"profile {cfgs[0].profile!r}: seeds train as a stack only with "
             "Adam on resampled points (no fixed pool or L-BFGS)"
         )
     if not case.stackable(cfgs[0].method):

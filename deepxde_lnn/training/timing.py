@@ -1,5 +1,5 @@
 """What a step costs: measured now (:func:`step_seconds`, for time budgets), and
-whether stacking seeds pays here (:func:`batch_pays`)."""
+whether stacking seeds pays here (:func:`stacking_pays`)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import deepxde as dde
 import torch
 
 from ..config import RunConfig
-from ..pinn.problem import Problem
+from ..problems.problem import Problem
 from .controller import sync
 from .job import build
 from .phases import start
 
-__all__ = ["batch_pays", "step_seconds"]
+__all__ = ["stacking_pays", "step_seconds"]
 
 
 def step_seconds(config: RunConfig, case: Problem, steps: int = 20) -> float:
@@ -38,7 +38,7 @@ def step_seconds(config: RunConfig, case: Problem, steps: int = 20) -> float:
     return (marks[-1] - marks[4]) / (len(marks) - 5)
 
 
-def batch_pays(case: Problem, profile_name: str) -> bool:
+def stacking_pays(case: Problem, profile_name: str) -> bool:
     """Whether stacking seeds is faster here: always on a GPU; on a CPU only for
     small point sets (measured: about 1.3-1.6x for 3-5 seeds at the quick
     profile's ~650 points per step, no gain at the paper's thousands)."""

@@ -17,9 +17,9 @@ import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 # isort: split
 import deepxde as dde
 
-from deepxde_lnn.pinn.case import Case, Grid, Nets, Profile
-from deepxde_lnn.pinn.data import Term
-from deepxde_lnn.pinn.sampling import Box, Edge
+from deepxde_lnn.problems.case import Case, Grid, Nets, Profile
+from deepxde_lnn.problems.data import Term
+from deepxde_lnn.problems.sampling import Box, Edge
 
 LO, HI = (-1.0,), (1.0,)
 geom = dde.geometry.Interval(-1, 1)

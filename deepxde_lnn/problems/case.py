@@ -6,7 +6,7 @@ the exact solution and the grid where runs are scored (then
 ``deepxde_lnn.main(CASE)``, to run as a script). Training profiles and network
 settings are optional: without them a case trains with :data:`~.problem.DEFAULT`
 and the default :class:`~.methods.Nets`. A ``Case`` is a
-:class:`~deepxde_lnn.pinn.problem.Problem` whose methods are the package's
+:class:`~deepxde_lnn.problems.problem.Problem` whose methods are the package's
 (:mod:`.methods`, built by :mod:`.build`); :func:`load_file` reads a case file.
 """
 
@@ -84,7 +84,7 @@ class Case:
             raise ValueError(f"{self.name}: counts for unknown terms {sorted(unknown)}")
         return [replace(t, n=profile.counts.get(t.name, t.n)) for t in self.terms]
 
-    # --- the runner's interface (deepxde_lnn.pinn.problem.Problem) --------------------
+    # --- the runner's interface (deepxde_lnn.problems.problem.Problem) --------------------
 
     def check_method(self, method: str) -> None:
         build.check(method, self)

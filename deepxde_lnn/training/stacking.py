@@ -1,6 +1,6 @@
 """K seeds of one (case, method) trained as ONE stacked model, equal to K runs.
 
-:class:`~deepxde_lnn.networks.stacked.StackedNet` stacks the K networks; :class:`EnsembleData`
+:class:`~deepxde_lnn.networks.stacked.StackedNet` stacks the K networks; :class:`StackedData`
 stacks their data, a DeepXDE ``Data`` whose losses are the single run's loss code
 evaluated in K row blocks, one value per run. DeepXDE's total loss is their sum, so
 each run gets the gradient of its own loss; Adam is elementwise, so one
@@ -10,12 +10,12 @@ and from K single-run states). Sampling follows ``ResampledPDE`` per run (own
 generator, DeepXDE's extra draw before the first step), so run k reproduces the run
 ``runner.run`` makes with seed k, up to floating-point rounding::
 
-    model = dde.Model(EnsembleData(datas), StackedNet(nets))  # K runs' own
+    model = dde.Model(StackedData(datas), StackedNet(nets))  # K runs' own
     model.compile("adam", lr=1e-3)                            # data and nets
     model.train(iterations=1000)  # = K runs of the same, up to rounding
     model.net.state_dicts()       # per-run model.pt contents
 
-:func:`deepxde_lnn.training.runner.run_batched` trains K seeds this way through the one
+:func:`deepxde_lnn.training.runner.run_stacked` trains K seeds this way through the one
 training loop of :mod:`deepxde_lnn.training.runner` (checkpoints, NaN, signals per run).
 """
 
@@ -28,10 +28,10 @@ import torch
 from deepxde.data.data import Data
 
 from ..networks.stacked import StackedNet
-from ..pinn.data import ResampledPDE, is_training_pass
+from ..problems.data import ResampledPDE, is_training_pass
 
 __all__ = [
-    "EnsembleData",
+    "StackedData",
     "select_adam_",
     "split_adam_state",
     "stack_adam_states",
@@ -91,9 +91,9 @@ def stack_adam_states(states: Sequence[dict]) -> dict:
 # --- data ---------------------------------------------------------------------------
 
 
-class EnsembleData(Data):
+class StackedData(Data):
     """K runs' :class:`ResampledPDE` (one per seed) as one DeepXDE ``Data`` whose
-    losses come in K row blocks, for ``dde.Model(EnsembleData(runs), StackedNet)``.
+    losses come in K row blocks, for ``dde.Model(StackedData(runs), StackedNet)``.
 
     ``train_next_batch`` lets every run draw its own fresh sets with its own
     generator (exactly a single run's ``train_next_batch``) and hands DeepXDE the K

@@ -1,7 +1,7 @@
 """A training step that reads no host memory (for CUDA graphs): what the losses
 read from the host, gathered beforehand, and the losses reading it from device
 tensors instead (:class:`Staging`, a part of
-:class:`~deepxde_lnn.pinn.data.ResampledPDE`)."""
+:class:`~deepxde_lnn.problems.data.ResampledPDE`)."""
 
 from __future__ import annotations
 

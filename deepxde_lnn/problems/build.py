@@ -3,7 +3,7 @@ training data (the case's terms as the method changes them, and its weights hook
 
 A case here is what these builders read of it: ``inputs``, ``fields``, ``grid``,
 ``nets`` (:class:`~.methods.Nets`), ``output_transform`` and
-``make_terms(profile)`` (a :class:`~deepxde_lnn.pinn.case.Case`). Parameter
+``make_terms(profile)`` (a :class:`~deepxde_lnn.problems.case.Case`). Parameter
 counts are taken from the network built on the meta device.
 """
 

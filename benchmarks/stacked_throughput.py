@@ -1,20 +1,20 @@
-"""Throughput of K seeds trained as one stacked ensemble vs K separate runs.
+"""Throughput of K seeds trained as one stacked model vs K separate runs.
 
 Separate runs take the reference path (``dde.Model`` + ``ResampledPDE``, as
-``runner.run``); K of them in sequence take K times one run's time. The ensemble
-(``deepxde_lnn.training.ensemble``, trained by the same ``dde.Model`` loop) trains K
+``runner.run``); K of them in sequence take K times one run's time. The stack
+(``deepxde_lnn.training.stacking``, trained by the same ``dde.Model`` loop) trains K
 seeds per step. Printed per K: seconds per
 step, run-steps per second (K / t), runs per hour at the profile's iteration count
-and the speedup ``K * t_single / t_ensemble`` over K sequential separate runs.
+and the speedup ``K * t_single / t_stacked`` over K sequential separate runs.
 Timings cover ``--steps`` steps after ``--warmup`` steps (sampling included, the
 final evaluation excluded); with ``--repeats`` the measurements are interleaved and
 the median is printed.
 
-    python benchmarks/ensemble_throughput.py --case laplace --method lnn \\
+    python benchmarks/stacked_throughput.py --case laplace --method lnn \\
         --profile paper --steps 20 --threads 4 --device auto
-    python benchmarks/ensemble_throughput.py --matmul --derivatives autograd
-    python benchmarks/ensemble_throughput.py --cuda-graph --ks 1,10,30
-    python benchmarks/ensemble_throughput.py --matrix --cuda-graph --steps 20
+    python benchmarks/stacked_throughput.py --matmul --derivatives autograd
+    python benchmarks/stacked_throughput.py --cuda-graph --ks 1,10,30
+    python benchmarks/stacked_throughput.py --matrix --cuda-graph --steps 20
 
 ``--cuda-graph`` steps every timed model through
 :class:`~deepxde_lnn.training.graphed.GraphedStep` (one CUDA graph per step on a
@@ -38,9 +38,9 @@ import numpy as np
 import torch
 
 from deepxde_lnn.networks import stacked
-from deepxde_lnn.pinn.methods import METHODS
+from deepxde_lnn.problems.methods import METHODS
 from deepxde_lnn.study import registry
-from deepxde_lnn.training import ensemble
+from deepxde_lnn.training import stacking
 from deepxde_lnn.training.graphed import GraphedStep
 
 MATMULS = {
@@ -106,7 +106,7 @@ def time_model(case, method, prof, seeds, steps, warmup, derivatives) -> float:
     if len(seeds) == 1:
         model = dde.Model(datas[0], nets[0])
     else:
-        model = dde.Model(ensemble.EnsembleData(datas), stacked.StackedNet(nets))
+        model = dde.Model(stacking.StackedData(datas), stacked.StackedNet(nets))
     model.compile("adam", lr=prof.lr, verbose=0)
     if GRAPH["on"]:
         GraphedStep(model).install()
@@ -128,7 +128,7 @@ def time_separate(case, method, prof, steps, warmup, derivatives, seed=0) -> flo
     return time_model(case, method, prof, [seed], steps, warmup, derivatives)
 
 
-def time_ensemble(case, method, prof, k, steps, warmup, derivatives) -> float:
+def time_stacked(case, method, prof, k, steps, warmup, derivatives) -> float:
     """s/step of K seeds as one stacked model."""
     return time_model(case, method, prof, list(range(k)), steps, warmup, derivatives)
 
@@ -140,7 +140,7 @@ def throughput_table(args, case, prof) -> None:
     for _ in range(args.repeats):  # interleaved: every setting sees the same load
         single.append(time_separate(case, args.method, prof, *run))
         for k in ks:
-            ens[k].append(time_ensemble(case, args.method, prof, k, *run))
+            ens[k].append(time_stacked(case, args.method, prof, k, *run))
     t1 = float(np.median(single))
     per_hour = 3600.0 / prof.iterations
     print(f"separate run (dde.Model): {t1:.4f} s/step, {per_hour / t1:.2f} runs/hour")
@@ -166,7 +166,7 @@ def matmul_table(args, case, prof) -> None:
         for _ in range(args.repeats):
             for name, fn in MATMULS.items():
                 rules[torch.nn.Linear] = linear_rule(fn)
-                times[name].append(time_ensemble(case, args.method, prof, k, *run))
+                times[name].append(time_stacked(case, args.method, prof, k, *run))
     finally:
         rules[torch.nn.Linear] = original
     print(f"batched linear layer, K={k} (s/step, min over {args.repeats} repeats)")

@@ -1,6 +1,6 @@
 """Residuals through Taylor-mode jets (:mod:`deepxde_lnn.networks.taylor`) where
 the network supports them, compiled on request (:mod:`deepxde_lnn.networks.compiled`):
-:class:`JetResiduals`, a part of :class:`~deepxde_lnn.pinn.data.ResampledPDE`."""
+:class:`JetResiduals`, a part of :class:`~deepxde_lnn.problems.data.ResampledPDE`."""
 
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ ETA, GAMMA = 1e-3, 0.999
 
 
 class RBA(RowWeights):
-    """The ``weights`` hook of :class:`~deepxde_lnn.pinn.data.ResampledPDE` for RBA on
+    """The ``weights`` hook of :class:`~deepxde_lnn.problems.data.ResampledPDE` for RBA on
     the terms named ``names``: returns ``lambda ** 2`` per row and channel."""
 
     def __init__(self, names: Iterable[str], eta: float = ETA, gamma: float = GAMMA):

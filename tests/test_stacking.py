@@ -1,4 +1,4 @@
-"""Stacked ensembles: K seeds trained as one model equal K separate runs."""
+"""Stacked seeds: K seeds trained as one model equal K separate runs."""
 
 from dataclasses import replace
 
@@ -8,11 +8,11 @@ import pytest
 import torch
 
 from deepxde_lnn.networks.nn import LNN, MLP, TORCH_DEFAULT, ReZero
-from deepxde_lnn.pinn.build import build_net
-from deepxde_lnn.pinn.data import ResampledPDE
+from deepxde_lnn.problems.build import build_net
+from deepxde_lnn.problems.data import ResampledPDE
 from deepxde_lnn.study import registry
-from deepxde_lnn.training.ensemble import (
-    EnsembleData,
+from deepxde_lnn.training.stacking import (
+    StackedData,
     StackedNet,
     split_adam_state,
     stack_adam_states,
@@ -57,7 +57,7 @@ def stacked_model(case, method, prof, derivs="taylor") -> dde.Model:
         dde.config.set_random_seed(seed)
         datas.append(ResampledPDE(case.make_terms(prof), seed=seed, derivatives=derivs))
         nets.append(build_net(method, case))
-    model = dde.Model(EnsembleData(datas), StackedNet(nets))
+    model = dde.Model(StackedData(datas), StackedNet(nets))
     model.compile("adam", lr=prof.lr)
     return model
 
@@ -257,10 +257,10 @@ def _assert_same_adam(a: dict, b: dict):
             assert torch.equal(v, b["state"][i][key])
 
 
-# --- ensemble training equals separate runs -------------------------------------------
+# --- stacked training equals separate runs -------------------------------------------
 
 
-def ensemble_vs_separate(name, method, derivs="taylor"):
+def stacked_vs_separate(name, method, derivs="taylor"):
     """Train SEEDS as one stacked model and separately; per run, the max relative
     differences of losses, final parameters and Adam's second moments."""
     case, prof = tiny(name)
@@ -296,18 +296,18 @@ def ensemble_vs_separate(name, method, derivs="taylor"):
         ("beam", "rezero", "autograd"),
     ],
 )
-def test_ensemble_equals_separate_runs_float64(float64, name, method, derivs):
+def test_stacked_equals_separate_runs_float64(float64, name, method, derivs):
     """beam: 4th-order derivatives (Taylor jets under vmap, or DeepXDE's nested
     hessians on the stacked rows); heat: the reduced LNN layout; rel_b: an output
     transform (so nested autograd), 8 outputs, multi-channel residuals; rezero:
     an architecture declared by its stages only (scalar gates from 0)."""
-    diffs = ensemble_vs_separate(name, method, derivs=derivs)
+    diffs = stacked_vs_separate(name, method, derivs=derivs)
     for k in diffs:
         assert max(diffs[k]["loss"], diffs[k]["params"], diffs[k]["adam"]) <= 1e-10
 
 
-def test_ensemble_equals_separate_runs_float32(float64):
-    """float32: the ensemble and a separate run round differently (batched vs plain
+def test_stacked_equals_separate_runs_float32(float64):
+    """float32: the stacked runs and a separate run round differently (batched vs plain
     matmuls and reductions), and Adam's normalisation amplifies rounding in tiny
     gradient components, so they cannot agree to 1e-10. Scale: the float32 error of
     the separate run itself, against its float64 twin (same initial values and
@@ -346,4 +346,4 @@ def norm_rel(a, b) -> float:
     return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
 
-# a diverging run leaving the stack and exact resumption: tests/test_batched.py
+# a diverging run leaving the stack and exact resumption: tests/test_stacked_runs.py

@@ -8,11 +8,11 @@ what it allows, checked without torch (:mod:`.build` builds them).
 * ``rezero``: :class:`~deepxde_lnn.ReZero`, the LNN's trunk (standard layout) with
   one scalar ``alpha`` per block, initialised to 0 (ReZero);
 * ``rba``: the plain MLP with residual-based attention on the PDE term, on a
-  fixed collocation pool (:mod:`deepxde_lnn.pinn.rba`; the package's RA-PINN);
+  fixed collocation pool (:mod:`deepxde_lnn.problems.rba`; the package's RA-PINN);
 * ``ra-gated``: the authors' gated residual-attention network, plain loss
   (:mod:`deepxde_lnn.networks.gated`; their "RA-PINN", labelled as their variant);
 * ``xpinn``: one plain MLP per subdomain with average-solution and
-  residual-continuity interface terms (:mod:`deepxde_lnn.pinn.xpinn`);
+  residual-continuity interface terms (:mod:`deepxde_lnn.problems.xpinn`);
 * ``xpinn-authors``: the authors' weakly coupled XPINN (tiny subnetworks, value
   and gradient matching at weights 1e-6 / 1e-8), labelled as their variant.
 

@@ -1,6 +1,6 @@
 """Your own DeepXDE problem, trained and scored the way the package's cases are.
 
-:class:`DeepXDEProblem` makes a :class:`~deepxde_lnn.pinn.problem.Problem` of
+:class:`DeepXDEProblem` makes a :class:`~deepxde_lnn.problems.problem.Problem` of
 
 * ``data``: a zero-argument function returning a ``dde.data.Data`` with an exact
   solution (``solution=`` of ``dde.data.PDE``, kept as ``data.soln``), and
@@ -9,7 +9,7 @@
 The runner calls ``data()`` and ``nets[name]()`` for every run, after seeding
 (``dde.config.set_random_seed``), trains through ``dde.Model`` as it trains a case,
 and scores the network on DeepXDE's test points ``x = data.test()[0]`` against
-``u = data.soln(x)`` (RMSE, relL2, ... of :mod:`deepxde_lnn.pinn.metrics`). Everything is
+``u = data.soln(x)`` (RMSE, relL2, ... of :mod:`deepxde_lnn.problems.metrics`). Everything is
 built once and checked when the problem is made, so bad input fails before any
 training, with a ``ValueError`` naming the argument.
 """
@@ -71,7 +71,7 @@ class DeepXDEProblem:
     def __repr__(self) -> str:
         return f"DeepXDEProblem({self.name!r}, nets={list(self.nets)})"
 
-    # --- the runner's interface (deepxde_lnn.pinn.problem.Problem) --------------------
+    # --- the runner's interface (deepxde_lnn.problems.problem.Problem) --------------------
 
     def profile(self, name: str) -> Profile:
         check_choice(name, "profile", (PROFILE,))

@@ -1,5 +1,5 @@
 """What the runner needs of a problem, so that a ``Case`` and a user's own
-DeepXDE problem (:mod:`deepxde_lnn.pinn.custom`) train through the same code.
+DeepXDE problem (:mod:`deepxde_lnn.problems.custom`) train through the same code.
 
 A problem names its inputs and output fields, gives its training profiles (a
 :class:`Profile` each; :data:`DEFAULT` where it declares none), builds a method's
@@ -136,7 +136,7 @@ class Problem(Protocol):
         self, method: str, profile: Profile, seed: int, compile_jets: bool = False
     ) -> Data:
         """``method``'s training data (a DeepXDE ``Data`` with the attributes of
-        :class:`~deepxde_lnn.pinn.data.ResampledPDE` that the runner reads);
+        :class:`~deepxde_lnn.problems.data.ResampledPDE` that the runner reads);
         ``compile_jets``: its Taylor-mode residuals through ``torch.compile``
         (where it has any; its ``describe_derivatives`` says what it did)."""
 

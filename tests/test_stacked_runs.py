@@ -12,7 +12,7 @@ from helpers import tiny_case
 
 from deepxde_lnn.config import RunConfig
 from deepxde_lnn.runs.checkpoint import load_checkpoint
-from deepxde_lnn.training.runner import run, run_batched
+from deepxde_lnn.training.runner import run, run_stacked
 
 SEEDS = (3, 4, 5)
 
@@ -44,14 +44,14 @@ def _close(a, b, rtol=1e-10):
 
 def test_batch_equals_separate_runs(separate, tmp_path):
     outs = [tmp_path / f"b{s}" for s in SEEDS]
-    res = run_batched(_cfgs(), outs, case=tiny_case())
+    res = run_stacked(_cfgs(), outs, case=tiny_case())
     assert [o.status for o in res] == ["done"] * 3
     for ref, out in zip(separate, outs):
         rec = json.loads((out / "metrics.json").read_text())
-        assert rec["batched_runs"] == 3 and rec["seed"] == ref["seed"]
+        assert rec["stacked_runs"] == 3 and rec["seed"] == ref["seed"]
         for m in ("RMSE", "MaxErr"):
             _close(rec["metrics"]["phi"][m], ref["metrics"]["phi"][m])
-        assert set(rec) - {"batched_runs", "batch_wall_seconds"} == set(ref) - {"_dir"}
+        assert set(rec) - {"stacked_runs", "stack_wall_seconds"} == set(ref) - {"_dir"}
         _close(_loss(out), _loss(ref["_dir"]))
         assert not (out / "checkpoint.pt").exists()
 
@@ -81,7 +81,7 @@ def _sigint(model):  # a real SIGINT
 
 def test_one_diverging_run_does_not_stop_the_others(separate, tmp_path):
     outs = [tmp_path / f"b{s}" for s in SEEDS]
-    res = run_batched(
+    res = run_stacked(
         _cfgs(checkpoint_every=10),
         outs,
         case=tiny_case(),
@@ -100,10 +100,10 @@ def test_one_diverging_run_does_not_stop_the_others(separate, tmp_path):
 def test_interrupted_batch_resumes_exactly(separate, tmp_path):
     cfgs = _cfgs(checkpoint_every=1000)
     outs = [tmp_path / f"b{s}" for s in SEEDS]
-    res = run_batched(cfgs, outs, case=tiny_case(), callbacks=[_AtStep(10, _sigint)])
+    res = run_stacked(cfgs, outs, case=tiny_case(), callbacks=[_AtStep(10, _sigint)])
     assert [o.status for o in res] == ["interrupted"] * 3
     assert load_checkpoint(outs[0] / "checkpoint.pt")["step"] == 10
-    res = run_batched(cfgs, outs, case=tiny_case())
+    res = run_stacked(cfgs, outs, case=tiny_case())
     assert [o.status for o in res] == ["done"] * 3
     for o, ref, out in zip(res, separate, outs):
         assert o.record["resumed"]
@@ -126,10 +126,10 @@ def test_batch_with_a_schedule_resumes_and_equals_separate_runs(separate, tmp_pa
     assert abs(refs[0]["metrics"]["phi"]["RMSE"] / const - 1) > 1e-3
 
     outs = [tmp_path / f"b{s}" for s in SEEDS]
-    res = run_batched(cfgs, outs, case=case, callbacks=[_AtStep(10, _sigint)])
+    res = run_stacked(cfgs, outs, case=case, callbacks=[_AtStep(10, _sigint)])
     assert [o.status for o in res] == ["interrupted"] * 3
     assert load_checkpoint(outs[0] / "checkpoint.pt")["scheduler"]["last_epoch"] == 10
-    res = run_batched(cfgs, outs, case=case)
+    res = run_stacked(cfgs, outs, case=case)
     for o, ref, out in zip(res, refs, outs):
         assert o.status == "done" and o.record["resumed"]
         assert o.record["optimizer"] == ref["optimizer"]
