@@ -23,7 +23,7 @@ from ..runs.records import Known
 from .paper import paper_table
 from .protocols import PROFILES
 
-__all__ = ["NAMES", "CATALOG", "Info", "available", "check", "info", "known"]
+__all__ = ["NAMES", "CATALOG", "CaseEntry", "available", "check", "info", "known"]
 
 NAMES = ("drift_decay", "laplace", "heat", "beam", "rel_b", "rel_c")
 CATALOG = "catalog.json"
@@ -45,7 +45,7 @@ def check(name: str) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
-class Info:
+class CaseEntry:
     """A shipped case as reports see it: its name, title, inputs, fields and
     profiles, read from the catalog (no torch, no DeepXDE); enough of a
     :class:`~deepxde_lnn.problems.problem.Problem` to resolve a run's configuration
@@ -73,15 +73,15 @@ class Info:
         return paper_table(self.name)
 
 
-def info(name: str) -> Info:
-    """The :class:`Info` of the shipped case ``name``; ValueError as :func:`check`."""
+def info(name: str) -> CaseEntry:
+    """The :class:`CaseEntry` of the shipped case ``name``; ValueError as :func:`check`."""
     check(name)
     entry = _catalog()[name]
     profiles = {
         k: Profile(**{**p, "decay": None if p["decay"] is None else tuple(p["decay"])})
         for k, p in entry["profiles"].items()
     }
-    return Info(
+    return CaseEntry(
         name, entry["title"], tuple(entry["inputs"]), tuple(entry["fields"]), profiles
     )
 
