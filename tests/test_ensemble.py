@@ -293,11 +293,11 @@ def ensemble_vs_separate(name, method, derivs="taylor"):
     [
         ("laplace", "lnn", "taylor"),
         ("beam", "lnn", "taylor"),
-        ("beam", "lnn", "autograd"),
+        pytest.param("beam", "lnn", "autograd", marks=pytest.mark.slow),
         ("heat", "lnn", "taylor"),
         ("rel_b", "pinn", "taylor"),
         ("laplace", "rezero", "taylor"),
-        ("beam", "rezero", "autograd"),
+        pytest.param("beam", "rezero", "autograd", marks=pytest.mark.slow),
     ],
 )
 def test_ensemble_equals_separate_runs_float64(float64, name, method, derivs):

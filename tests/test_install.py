@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # builds and installs a wheel, runs it in processes
 
 
 def _sh(args, **kw):

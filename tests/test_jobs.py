@@ -14,6 +14,8 @@ from helpers import tiny_case
 from deepxde_lnn.experiments.jobs import run_jobs
 from deepxde_lnn.training.runner import RunConfig, run
 
+pytestmark = pytest.mark.slow  # worker pools, and the command in a process
+
 
 def _jobs(root):
     cfgs = [RunConfig("laplace", m, seed=7, iterations=6) for m in ("lnn", "pinn")]
