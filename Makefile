@@ -15,7 +15,7 @@ INSTALLED := $(VENV)/.installed
 
 help:
 	@echo "make demo   the main job: deepxde-lnn compare laplace (a few minutes on a CPU)"
-	@echo "make test   the test suite, on two cores"
+	@echo "make test   the test suite (ruff check included), on two cores"
 	@echo "make docs   rebuild the case catalog, docs/REPRODUCTION.md and README.md's generated blocks"
 
 demo: $(INSTALLED)
