@@ -2,7 +2,8 @@
 # `make test` the tests. Each sets up .venv on its first call (the CPU build of
 # PyTorch, then the package with its test extra) and reuses it afterwards; a
 # change to setup.cfg or pyproject.toml installs again. README.md documents the
-# same commands for those who manage their own environment.
+# same commands for those who manage their own environment. While editing,
+# `.venv/bin/python -m pytest -q -n 2 -m "not slow"` leaves out the slow tests.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -14,14 +15,14 @@ INSTALLED := $(VENV)/.installed
 
 help:
 	@echo "make demo   the main job: deepxde-lnn compare laplace (a few minutes on a CPU)"
-	@echo "make test   the test suite"
+	@echo "make test   the test suite (ruff check and the import layers included), on two cores"
 	@echo "make docs   rebuild the case catalog, docs/options.md, docs/REPRODUCTION.md and README.md's generated blocks"
 
 demo: $(INSTALLED)
 	$(BIN)/deepxde-lnn compare laplace
 
 test: $(INSTALLED)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 docs: $(INSTALLED)
 	$(BIN)/python -m deepxde_lnn.study

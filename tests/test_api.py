@@ -195,6 +195,7 @@ def _cli(argv, capsys):
     return code, capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_case_file_runs_with_every_command(tmp_path, capsys):
     path = str(CASE_FILE)
     # compare: in worker processes (the case travels to them pickled), records
@@ -318,6 +319,7 @@ def _readme_example() -> str:
     return text.split("```python\n", 1)[1].split("```", 1)[0]
 
 
+@pytest.mark.slow
 def test_readme_example_runs_as_written(tmp_path):
     code = _readme_example()
     tiny = code.replace("iterations=2000", "iterations=10")

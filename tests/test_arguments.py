@@ -252,6 +252,7 @@ def _group_alive(pgid: int) -> list[int]:
     return alive
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
 def test_workers_stop_when_the_command_is_killed(tmp_path):
     # SIGKILL to `compare`: its loky workers notice that their parent is gone,
@@ -290,6 +291,7 @@ def test_workers_stop_when_the_command_is_killed(tmp_path):
             pass
 
 
+@pytest.mark.slow
 def test_sigterm_at_start_up_exits_130():
     script = (
         "import os, signal, sys, time\n"

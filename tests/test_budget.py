@@ -43,6 +43,7 @@ def test_step_seconds_is_positive():
     assert 0 < step_seconds(RunConfig("laplace", "pinn"), case, steps=5) < 1
 
 
+@pytest.mark.slow
 def test_compare_time_budget_measures_once_and_matches_methods(tmp_path, capsys):
     out = tmp_path / "cmp"
     argv = ["compare", "laplace", "--methods", "lnn,pinn", "--seeds", "1"]

@@ -74,7 +74,8 @@ def _assert_same_training(a, b, tol):
 
 #: the real backend compiles C++ kernels: minutes on a cold cache and a loaded
 #: machine, so it runs on request; the traced, decomposed and partitioned graphs
-#: (everything but the code generation) are checked always
+#: (everything but the code generation) are checked in every full run (slow: seconds
+#: of tracing, so not in the quick `-m "not slow"` selection)
 SLOW = "DEEPXDE_LNN_COMPILE_TESTS"
 # a fast compiler backend always; inductor (a cold C++ compile of minutes) on request
 BACKENDS = [
@@ -89,6 +90,7 @@ BACKENDS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_compiled_jets_train_as_the_eager_jets(float64, monkeypatch, backend):
     """torch.compile fuses the jets' arithmetic: the same losses and Adam iterates
@@ -171,6 +173,7 @@ def _train_stacked(name: str, compile_jets: bool, steps: int = 4):
     return np.array(losses), [p.detach().cpu().numpy() for p in net.parameters()], data
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_stacked_runs_compile_the_vmapped_jet(float64, monkeypatch, backend):
     """K seeds in one model compile each jet vmapped over the runs: the same

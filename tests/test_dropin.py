@@ -9,12 +9,15 @@ exact u = sin(pi x), v = (1 - cos(pi x)) / pi.
 """
 
 import numpy as np
+import pytest
 import torch
 
 import deepxde_lnn
 
 # isort: split
 import deepxde as dde
+
+pytestmark = pytest.mark.slow  # two full trainings (Adam, then L-BFGS): ~20 s
 
 
 def user_script(make_net):

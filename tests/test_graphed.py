@@ -203,6 +203,7 @@ def stand_in_cuda(monkeypatch):
     return captures
 
 
+@pytest.mark.slow
 def test_the_capture_path_with_a_stand_in_for_cuda(stand_in_cuda, tmp_path):
     """One run under a schedule (one capture after three warm-up steps that are
     undone), then a stack that loses a run at step 11 (captured again for the two

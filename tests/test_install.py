@@ -12,10 +12,24 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # builds and installs a wheel, runs it in processes
 
 
 def _sh(args, **kw):
     return subprocess.run(args, capture_output=True, text=True, **kw)
+
+
+_BUILT = shutil.ignore_patterns(
+    ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__"
+)
+
+
+def _not_sources(folder, names):
+    """What the copy leaves out: version control, environments, build outputs and
+    the default output folder ``runs/`` (at the top only: ``deepxde_lnn/runs`` is
+    a package)."""
+    top = {"runs"} & set(names) if Path(folder) == ROOT else set()
+    return top | _BUILT(folder, names)
 
 
 @pytest.fixture(scope="module")
@@ -23,13 +37,7 @@ def site(tmp_path_factory):
     """The package built as a wheel and installed (no deps) into a folder."""
     tmp = tmp_path_factory.mktemp("wheel")
     src = tmp / "src"  # a copy: building in the checkout would leave build/ there
-    shutil.copytree(
-        ROOT,
-        src,
-        ignore=shutil.ignore_patterns(
-            ".git", ".venv", "runs", "build", "dist", "*.egg-info", "__pycache__"
-        ),
-    )
+    shutil.copytree(ROOT, src, ignore=_not_sources)
     isolation = (
         []
         if importlib.util.find_spec("setuptools") is None
@@ -41,7 +49,7 @@ def site(tmp_path_factory):
             "-m",
             "pip",
             "wheel",
-            str(ROOT),
+            str(src),
             "--no-deps",
             "-q",
             *isolation,

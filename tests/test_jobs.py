@@ -15,6 +15,8 @@ from deepxde_lnn.config import RunConfig
 from deepxde_lnn.experiments.jobs import run_jobs
 from deepxde_lnn.training.runner import run
 
+pytestmark = pytest.mark.slow  # worker pools, and the command in a process
+
 
 def _jobs(root):
     cfgs = [RunConfig("laplace", m, seed=7, iterations=6) for m in ("lnn", "pinn")]

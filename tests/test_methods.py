@@ -240,6 +240,7 @@ def test_bad_method_options_are_refused_up_front(bad):
         runner.RunConfig("laplace", bad).resolved(tiny_case())
 
 
+@pytest.mark.slow
 def test_ablate_writes_one_table_for_both_budgets(tmp_path, monkeypatch):
     from deepxde_lnn import cli
 

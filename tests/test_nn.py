@@ -284,12 +284,14 @@ def _run(code, **env):
     )
 
 
+@pytest.mark.slow
 def test_backend_selected_on_import():
     r = _run("import deepxde_lnn, deepxde; print(deepxde.backend.backend_name)")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().splitlines()[-1] == "pytorch"
 
 
+@pytest.mark.slow
 def test_backend_conflict_is_reported():
     r = _run("import deepxde_lnn", DDE_BACKEND="jax")
     assert r.returncode != 0

@@ -23,12 +23,14 @@ def _python(args, cwd):
     )
 
 
+@pytest.mark.slow
 def test_a_users_import_keeps_deepxdes_banner(tmp_path):
     out = _python(["-c", "import deepxde_lnn, deepxde"], tmp_path)
     assert out.returncode == 0, out.stderr
     assert all(words in out.stderr for words in BANNER)
 
 
+@pytest.mark.slow
 def test_the_command_line_and_its_workers_print_no_deepxde_banner(tmp_path):
     argv = ["compare", "laplace", "--iterations", "1", "--seeds", "1,2"]
     argv += ["--workers", "2", "--stack", "off", "--no-progress", "--out", "r"]

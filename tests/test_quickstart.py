@@ -68,7 +68,7 @@ def test_a_second_call_reuses_the_environment(tmp_path):
     venv.mkdir()
     (venv / ".installed").touch()  # what the first call leaves, after setup.cfg
     assert _make_n("demo", venv) == [f"{venv}/bin/deepxde-lnn compare laplace"]
-    assert _make_n("test", venv) == [f"{venv}/bin/python -m pytest -q"]
+    assert _make_n("test", venv) == [f"{venv}/bin/python -m pytest -q -n 2"]
 
 
 def test_the_readmes_main_job_is_the_one_make_demo_runs(tmp_path):

@@ -222,6 +222,7 @@ def test_bad_metric_value_is_refused(runs_dir, value, problem):
     assert str(path) in str(err.value)
 
 
+@pytest.mark.slow
 def test_cli_writes_report_and_figures(runs_dir, tmp_path):
     out = tmp_path / "X" / "REPRODUCTION.md"
     argv = [sys.executable, "-m", "deepxde_lnn.cli", "report", str(runs_dir)]
@@ -465,6 +466,7 @@ def _modules_after(code: str, tmp_path) -> list[str]:
     return eval(out.stdout.strip().splitlines()[-1])  # the probe's list
 
 
+@pytest.mark.slow
 def test_package_and_case_catalog_import_no_torch(tmp_path):
     code = (
         "import deepxde_lnn, os\n"
@@ -475,6 +477,7 @@ def test_package_and_case_catalog_import_no_torch(tmp_path):
     assert _modules_after(code, tmp_path) == []
 
 
+@pytest.mark.slow
 def test_the_report_and_readme_are_rendered_without_torch_or_deepxde(tmp_path):
     code = (
         "import shutil, sys, deepxde_lnn\n"

@@ -85,6 +85,7 @@ def test_resampled_pde_takes_the_jets_and_they_equal_autograd(float64):
     torch.testing.assert_close(got, ref, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_rezero_in_every_command(tmp_path, capsys, monkeypatch):
     """``run`` and ``compare`` from Python (compare stacked), ``sweep`` and
     ``ablate`` from the command line, on a tiny budget."""

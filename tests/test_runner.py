@@ -131,6 +131,7 @@ def test_cli_list(capsys):
     assert "laplace" in out and "drift_decay" in out and "pinn-matched" in out
 
 
+@pytest.mark.slow
 def test_heat_trains_in_quick_profile(tmp_path):
     """The quick profile learns the 3 K offset and the paraboloid (error from ~3 K)."""
     rec = run(RunConfig("heat", "lnn"), tmp_path / "heat", case=registry.get("heat"))
@@ -164,6 +165,7 @@ def test_summary_from_run_folders(tmp_path):
     assert (tmp_path / "summary.csv").exists() and (tmp_path / "summary.png").exists()
 
 
+@pytest.mark.slow
 def test_cli_sweep(tmp_path, capsys):
     out = tmp_path / "sw"
     argv = ["sweep", "laplace", "--lrs", "1e-3,1e-2", "--iterations", "4"]
@@ -182,6 +184,7 @@ def test_cli_sweep(tmp_path, capsys):
     assert "done, reused" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_compare_until_decided_adds_stacked_seeds_to_the_undecided(
     tmp_path, monkeypatch, capsys
 ):

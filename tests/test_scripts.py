@@ -10,6 +10,7 @@ import pytest
 from deepxde_lnn.study import registry
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # each test starts a Python process
 
 
 def _script(name, *args, cwd):

@@ -289,11 +289,11 @@ def stacked_vs_separate(name, method, derivs="taylor"):
     [
         ("laplace", "lnn", "taylor"),
         ("beam", "lnn", "taylor"),
-        ("beam", "lnn", "autograd"),
+        pytest.param("beam", "lnn", "autograd", marks=pytest.mark.slow),
         ("heat", "lnn", "taylor"),
         ("rel_b", "pinn", "taylor"),
         ("laplace", "rezero", "taylor"),
-        ("beam", "rezero", "autograd"),
+        pytest.param("beam", "rezero", "autograd", marks=pytest.mark.slow),
     ],
 )
 def test_stacked_equals_separate_runs_float64(float64, name, method, derivs):
