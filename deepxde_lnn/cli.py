@@ -25,6 +25,7 @@ from .options import (
     positive_int,
     seeds,
 )
+from .training.outcome import RunInterrupted, TrainingDiverged
 from .training.signals import sigterm_as_interrupt
 
 
@@ -364,8 +365,6 @@ def _main(argv) -> int:
     with quiet_deepxde(now=not light):
         if light:
             return _run(args)
-        from .training.runner import RunInterrupted, TrainingDiverged
-
         try:
             return _run(args)
         except RunInterrupted as err:

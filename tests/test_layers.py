@@ -23,7 +23,6 @@ LAZY = {
     # .report, .main load their modules on first use
     ("__init__.py", "__getattr__"),
     # each command imports what it runs: `deepxde-lnn report` runs without torch
-    # (the command line is being rewritten on another branch)
     ("cli.py", "cmd_list"),
     ("cli.py", "cmd_run"),
     ("cli.py", "cmd_compare"),
@@ -31,7 +30,6 @@ LAZY = {
     ("cli.py", "cmd_sweep"),
     ("cli.py", "cmd_reference"),
     ("cli.py", "cmd_report"),
-    ("cli.py", "_main"),
 }
 
 
@@ -146,6 +144,7 @@ def _torch_free_modules() -> list[str]:
     return names
 
 
+@pytest.mark.slow
 def test_reporting_loads_no_torch():
     names = _torch_free_modules()
     assert (
