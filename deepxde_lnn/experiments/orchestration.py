@@ -47,8 +47,9 @@ __all__ = [
 
 
 def config(o: Options, case: Problem, method: str, seed: int | None) -> RunConfig:
-    """The run of ``method`` and ``seed`` on ``case`` under the call's options."""
-    return RunConfig.of(o.training, case.name, method, seed)
+    """The run of ``method`` and ``seed`` on ``case`` under the call's options
+    (with what the problem is, where its name does not say it)."""
+    return RunConfig.of(o.training, case.name, method, seed, case.fingerprint)
 
 
 def profile_of(o: Options, case: Problem) -> Profile:
@@ -91,7 +92,11 @@ def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
     for cfg, out in jobs:
         folder = RunFolder(out)
         folder.prepare()  # ours and writable, before anything is read or trained
-        record = None if o.execution.overwrite else folder.finished(cfg.identity())
+        record = (
+            None
+            if o.execution.overwrite
+            else folder.finished(cfg.identity(), RunConfig.identity_of)
+        )
         if record is not None and not missing_figures(out, case):  # else redrawn
             say(o, f"{cfg.method} seed {cfg.seed} lr {lr_text(cfg.lr)}: done, reused")
             results.append(
