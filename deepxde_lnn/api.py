@@ -32,7 +32,14 @@ from .analysis.figures import draw_missing
 from .analysis.summaries import sweep_table
 from .analysis.table import SUBJECT
 from .checks import check_bool, check_choice, check_positive, unique
-from .config import Execution, Options, Training, Verdicts, option_fields
+from .config import (
+    Execution,
+    Options,
+    RunConfig,
+    Training,
+    Verdicts,
+    option_fields,
+)
 from .experiments.ablation import table, variants
 from .experiments.jobs import check_backend
 from .experiments.orchestration import (
@@ -133,7 +140,7 @@ def problem_of(
     if name is not None:
         raise ValueError("name: only with data= and nets= (a case has its own)")
     if isinstance(case, Case):
-        return case
+        return registry.identified(case)
     if isinstance(case, (str, os.PathLike)):
         text = os.fspath(case)
         return load_file(text) if text.endswith(".py") else registry.get(text)
@@ -174,7 +181,7 @@ def run(
     overwrite = o.execution.overwrite
     folder = RunFolder(out)
     folder.prepare()  # ours and writable, before anything in it is read
-    reused = not overwrite and folder.finished(cfg.identity()) is not None
+    done = None if overwrite else folder.finished(cfg.identity(), RunConfig.identity_of)
     label = f"{cfg.case} {cfg.method} seed {cfg.seed}"
     rec = runner.run(
         cfg,
@@ -186,7 +193,7 @@ def run(
         on_done=functools.partial(draw_missing, case=problem),
     )
     print_record(o, rec, out)
-    status = "reused" if reused else "done"
+    status = "done" if done is None else "reused"
     return RunResult(cfg.method, cfg.seed, cfg.lr, Path(out), status, rec)
 
 

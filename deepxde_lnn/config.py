@@ -33,7 +33,8 @@ from .checks import (
     parse_int,
     parse_number,
 )
-from .runs.names import DTYPES
+from .runs.folder import record_decay
+from .runs.names import DTYPES, FINGERPRINT, is_fingerprint
 
 __all__ = [
     "Training",
@@ -373,17 +374,32 @@ def split_options(given: Mapping, classes: Iterable = OPTION_CLASSES) -> dict:
 
 @dataclass(frozen=True)
 class RunConfig(Training):
-    """One training job: a case, a method, a seed and its :class:`Training`."""
+    """One training job: a case, a method, a seed and its :class:`Training`.
+
+    ``problem`` says what the problem is when the case's name does not: ``None``
+    for a registered case (the study's, by name), else its fingerprint
+    (:data:`~deepxde_lnn.runs.names.FINGERPRINT`; a case file's bytes, a problem
+    given in Python its definition), set from the problem by the API
+    (:func:`deepxde_lnn.experiments.orchestration.config`), never an option."""
 
     case: str
     method: str = "lnn"
     seed: int | None = None
+    problem: str | None = None
 
     @classmethod
-    def of(cls, training: Training, case: str, method: str, seed=None) -> RunConfig:
-        """The run of ``method`` and ``seed`` on ``case`` trained as ``training``."""
+    def of(
+        cls,
+        training: Training,
+        case: str,
+        method: str,
+        seed=None,
+        problem: str | None = None,
+    ) -> RunConfig:
+        """The run of ``method`` and ``seed`` on ``case`` (whose fingerprint is
+        ``problem``) trained as ``training``."""
         values = {f.name: getattr(training, f.name) for f in fields(Training)}
-        return cls(case, method, seed, **values)
+        return cls(case, method, seed, problem, **values)
 
     def resolved(self, case) -> RunConfig:
         """Every field checked (ValueError naming it) and the profile's defaults
@@ -405,6 +421,8 @@ class RunConfig(Training):
             self, profile=name, seed=int(seed), iterations=iterations, **values
         )
         case.check_method(out.method)  # ValueError naming the method
+        if out.problem is not None and not is_fingerprint(out.problem):
+            raise ValueError(f"problem must match {FINGERPRINT.pattern}")
         _check_lbfgs(out.lbfgs, out.method, out.seconds, case)
         if out.loss_weights is not None:
             check_weights_fit(out.loss_weights, case.loss_names(out.method, prof))
@@ -412,20 +430,37 @@ class RunConfig(Training):
 
     def identity(self) -> dict:
         """What makes two runs the same run (records and checkpoints are matched
-        on it): the case, method, seed and the options that shape the result,
-        without those at their ``omit`` value (as records before they existed)."""
-        out = {"case": self.case, "method": self.method, "seed": self.seed}
-        for f in fields(Training):
-            value, meta = getattr(self, f.name), f.metadata
-            omitted = meta["omit"] is not _KEEP and value in (None, meta["omit"])
-            if meta["identity"] and not omitted:
-                out[f.name] = list(value) if isinstance(value, tuple) else value
-        return out
+        on it): the case, what the problem is where its name does not say it, the
+        method, seed and the options that shape the result, without those at
+        their ``omit`` value (as records before they existed)."""
+        return _identity({f.name: getattr(self, f.name) for f in fields(self)})
+
+    @staticmethod
+    def identity_of(record: Mapping) -> dict:
+        """The :meth:`identity` of the run that wrote ``record`` (a
+        ``metrics.json``, which holds its identity at the top level, or a
+        checkpoint's configuration); a record written before ``decay`` names its
+        schedule in its optimizer's text. Two runs are the same run when these
+        are equal, whatever else their records hold."""
+        return _identity({**record, "decay": record_decay(record)})
 
     @property
     def total_steps(self) -> int:
         """Adam steps plus L-BFGS iterations (of a resolved configuration)."""
         return self.iterations + (self.lbfgs or 0)
+
+
+def _identity(values: Mapping) -> dict:
+    """The identity of the run whose fields (or record) are ``values``."""
+    out = {k: values.get(k) for k in ("case", "method", "seed")}
+    if values.get("problem") is not None:  # a problem that is not the registered one
+        out["problem"] = values["problem"]
+    for f in fields(Training):
+        value, meta = values.get(f.name), f.metadata
+        omitted = meta["omit"] is not _KEEP and value in (None, meta["omit"])
+        if meta["identity"] and not omitted:
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+    return out
 
 
 def _check_lbfgs(lbfgs: int, method: str, seconds, case) -> None:

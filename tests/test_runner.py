@@ -230,7 +230,7 @@ def test_a_finished_run_of_another_lr_schedule_is_not_reused(tmp_path):
     folder.path.mkdir()
     folder.metrics.write_text(json.dumps(old))
     with pytest.raises(FolderError, match=r"decay=None \(asked \['exponential'"):
-        folder.finished(ident)
+        folder.finished(ident, RunConfig.identity_of)
     text = f"{adam}, lr decay ('inverse time', 1000, 0.5) for 2000 steps, then LBFGS"
     assert record_decay({"optimizer": text}) == ["inverse time", 1000, 0.5]
     acc = RunConfig("laplace", "lnn", seed=1, profile="accurate").resolved(
@@ -241,5 +241,5 @@ def test_a_finished_run_of_another_lr_schedule_is_not_reused(tmp_path):
     folder.metrics.write_text(json.dumps(rec))
     # the same configuration: no FolderError (None: this bare record has no
     # artifacts to reuse, so the run would be trained again)
-    assert folder.finished(acc.identity()) is None
+    assert folder.finished(acc.identity(), RunConfig.identity_of) is None
     assert record_decay({"optimizer": "lr decay (__import__('os'))"}) is None

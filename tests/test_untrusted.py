@@ -315,13 +315,19 @@ def test_compare_refuses_a_record_that_is_not_strict_json(finished, tmp_path, ca
     assert "nan" not in (out / "summary.md").read_text()
 
 
-def test_summary_refuses_a_run_of_another_case(finished, tmp_path, capsys):
+def test_summary_leaves_out_a_run_of_another_case(finished, tmp_path, capsys):
+    """A compare summarises the runs it asked for: a record of another case in
+    its folder is named as excluded, never pooled (issue 36)."""
     out = tmp_path / "c"
     shutil.copytree(finished, out)
-    stray = _write(out, _record(case="rel_b", method="pinn"), name="zz/seed-1")
+    _write(out, _record(case="rel_b", method="pinn"), name="zz/seed-1")
     code, io = _cli([*ARGV, "--out", str(out)], capsys)
-    _refused(code, io, stray, "a run of rel_b among runs of laplace")
-    assert "done, reused" in io.out  # refused without training anything
+    assert code == 0 and "done, reused" in io.out, io.err
+    md = (out / "summary.md").read_text()
+    assert (
+        "Excluded (not asked for, never pooled): 1 run of another case (rel_b)." in md
+    )
+    assert "| pinn | 1 |" in md
 
 
 # also: nested JSON, non-finite numbers, mixed groups, the time budget file ---------

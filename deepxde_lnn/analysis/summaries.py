@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..config import RunConfig
 from ..problems.metrics import METRICS, summary_field
 from ..runs import atomic as aio
 from ..runs.errors import FolderError
@@ -37,6 +39,7 @@ __all__ = [
     "Summary",
     "write_summary",
     "build_summary",
+    "asked_runs",
     "one_case",
     "sweep_table",
     "verdict_lines",
@@ -72,11 +75,13 @@ def verdict_lines(found, baseline: str = BASELINE, metric: str = "RMSE") -> list
 class Summary:
     """A compare's summary: the ``rows`` of ``summary.csv`` (per method, field and
     metric), the text of ``summary.md`` and its ``verdicts``, ``(method, field,
-    ratio CI)`` against the baseline, one family."""
+    ratio CI)`` against the baseline, one family; ``excluded``: the records it
+    left out, counted by why (:func:`asked_runs`)."""
 
     rows: list[dict]
     markdown: str
     verdicts: list[tuple[str, str, RatioCI]]
+    excluded: tuple[str, ...] = ()
 
 
 def write_summary(
@@ -85,16 +90,25 @@ def write_summary(
     paper_table: dict | None = None,
     baseline: str = BASELINE,
     margin: float = MARGIN,
+    asked: Sequence[Mapping] | None = None,
 ) -> Summary:
     """Aggregate the runs below ``root`` into ``summary.csv``, ``summary.md`` and
     ``summary.png``. Verdicts against the method ``baseline`` use ``margin`` and
     the looks of a sequential design in ``root``
-    (:func:`deepxde_lnn.analysis.sequential.looks_of`)."""
+    (:func:`deepxde_lnn.analysis.sequential.looks_of`). ``asked``: the identities
+    of the runs a call asked for (:meth:`~deepxde_lnn.config.RunConfig.identity`):
+    only their records are summarised, the others below ``root`` are named as
+    excluded (None: every record)."""
     root = Path(root)
-    runs = load_runs(root)
+    runs, excluded = load_runs(root), []
+    if asked is not None:
+        runs, excluded = asked_runs(runs, asked)
     if not runs:
         raise ValueError(f"no finished runs (metrics.json) below {root}")
-    out = build_summary(runs, paper_seed, paper_table, baseline, margin, looks_of(root))
+    looks = looks_of(root)
+    out = build_summary(
+        runs, paper_seed, paper_table, baseline, margin, looks, excluded
+    )
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(out.rows[0]))
     writer.writeheader()
@@ -113,10 +127,12 @@ def build_summary(
     baseline: str = BASELINE,
     margin: float = MARGIN,
     looks: int = 1,
+    excluded: Sequence[str] = (),
 ) -> Summary:
     """The :class:`Summary` of run records of one case: every metric set that
     all of them hold (:func:`deepxde_lnn.runs.records.metric_sets`), verdicts against
-    the method ``baseline`` with ``margin`` over a design of ``looks`` looks."""
+    the method ``baseline`` with ``margin`` over a design of ``looks`` looks;
+    ``excluded`` names the records left out (:func:`asked_runs`)."""
     case = one_case(runs)
     sets = [metric_sets(r) for r in runs]
     # extra sets (e.g. heat's FEM cross-check) only where every run has them
@@ -139,8 +155,97 @@ def build_summary(
         for fld in fields
         if table[m, fld].ci is not None
     ]
-    text = _markdown(runs, out, methods, fields, paper_seed, found, baseline)
-    return Summary(out, text, found)
+    text = _markdown(runs, out, methods, fields, paper_seed, found, baseline, excluded)
+    return Summary(out, text, found, tuple(excluded))
+
+
+def asked_runs(
+    runs: Sequence[dict], asked: Sequence[Mapping]
+) -> tuple[list[dict], list[str]]:
+    """The records among ``runs`` of the runs ``asked`` for (their identity,
+    :meth:`~deepxde_lnn.config.RunConfig.identity_of`, one of ``asked``; one
+    record per run, the first by path), and in words the others, counted by why:
+    another case, another problem of the same name, another configuration (what
+    differs), a method or seed not asked for, another copy of a run asked for."""
+    wanted = [dict(a) for a in asked]
+    configs = [_configuration(a) for a in wanted]
+    kept, taken, why = [], [], {}
+    for r in runs:
+        have = RunConfig.identity_of(r)
+        if have in wanted and have not in taken:
+            kept.append(r)
+            taken.append(have)
+            continue
+        if have in taken:
+            key = ("copy", "")
+        elif _configuration(have) not in configs:
+            key = _another(have, wanted[0])
+        elif have["method"] not in {a["method"] for a in wanted}:
+            key = ("method", have["method"])
+        else:
+            key = ("seed", have["seed"])
+        why.setdefault(key[0], {}).setdefault(key[1], []).append(r)
+    return kept, _excluded(why)
+
+
+def _configuration(identity: Mapping) -> dict:
+    """An identity without its method and seed: what a compare asks of all."""
+    return {k: v for k, v in identity.items() if k not in ("method", "seed")}
+
+
+def _another(have: dict, asked: dict) -> tuple[str, str]:
+    """Why the run of identity ``have`` is of another configuration than the
+    one ``asked``: its case, its problem, or the options that differ."""
+    if have["case"] != asked["case"]:
+        return ("case", escape(have["case"]))
+    if have.get("problem") != asked.get("problem"):
+        problem = have.get("problem")
+        return ("problem", "the registered case" if problem is None else problem[:19])
+    keys = dict.fromkeys([*asked, *have])
+    differ = [k for k in _configuration(keys) if have.get(k) != asked.get(k)]
+    return ("config", ", ".join(f"{k} {_text(have.get(k))}" for k in differ))
+
+
+def _text(value) -> str:
+    """A record's option value in a sentence."""
+    if value is None:
+        return "none"
+    if isinstance(value, list):
+        return "(" + ", ".join(map(_text, value)) + ")"
+    if isinstance(value, float):
+        return lr_text(value)
+    return escape(value)
+
+
+_WHY = {
+    "case": "of another case",
+    "problem": "of another problem of this name",
+    "config": "of another configuration",
+}
+
+
+def _excluded(why: dict) -> list[str]:
+    """One phrase per reason: ``N runs of another configuration (iterations 5)``,
+    ``1 run of a method not asked for (rezero)``."""
+
+    def runs(group) -> str:
+        return f"{len(group)} run" + ("s" if len(group) > 1 else "")
+
+    out = [
+        f"{runs(group)} {_WHY[kind]} ({detail})"
+        for kind in _WHY
+        for detail, group in why.get(kind, {}).items()
+    ]
+    for kind, what in (("method", "method"), ("seed", "seed")):
+        if kind in why:
+            names = sorted(why[kind], key=method_order if kind == "method" else None)
+            group = [r for rs in why[kind].values() for r in rs]
+            some = f"a {what}" if len(names) == 1 else f"{what}s"
+            shown = ", ".join(_text(n) for n in names)
+            out.append(f"{runs(group)} of {some} not asked for ({shown})")
+    if "copy" in why:
+        out.append(f"{runs(why['copy'][''])} copying a run asked for")
+    return out
 
 
 def _csv_row(case: str, row: Row, metric: str, paper_seed: int | None) -> dict:
@@ -182,9 +287,15 @@ def verdict_rule(margin: float, looks: int = 1, baseline: str = BASELINE) -> str
     return text
 
 
-def _markdown(runs, rows, methods, fields, paper_seed, found, baseline) -> str:
+def _markdown(
+    runs, rows, methods, fields, paper_seed, found, baseline, excluded=()
+) -> str:
     r0 = {k: escape(v) if isinstance(v, str) else v for k, v in runs[0].items()}
     looks = found[0][2].looks if found else 1
+    left_out = []  # the records below the folder that were not asked for
+    if excluded:
+        text = ", ".join(excluded)
+        left_out = [f"Excluded (not asked for, never pooled): {text}.", ""]
     lines = [
         f"# {r0['case']}: " + " vs ".join(map(escape, methods)),
         "",
@@ -195,6 +306,7 @@ def _markdown(runs, rows, methods, fields, paper_seed, found, baseline) -> str:
         f"{r0['grid_points']} grid points. 'paper' = the paper's single-seed number "
         "(its own protocol, hardware and seed).",
         "",
+        *left_out,
         verdict_rule(found[0][2].margin if found else MARGIN, looks, baseline),
         "",
     ]

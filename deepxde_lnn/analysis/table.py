@@ -7,7 +7,8 @@ report with its headline (:mod:`deepxde_lnn.analysis.summaries`,
 :mod:`deepxde_lnn.experiments.ablation`, :mod:`deepxde_lnn.study.reproduction`).
 
 * :class:`Group` is a training configuration (profile, steps, lr, float type,
-  budget, L-BFGS, schedule): runs of different groups are never pooled;
+  budget, L-BFGS, schedule; the problem, for a user's problem named like a
+  registered case): runs of different groups are never pooled;
 * :func:`rows` gives one :class:`Row` per method for one field (or metric set)
   of one group's runs, in the registry's method order (:func:`method_order`):
   seeds, parameters, s/step, ``mean ± std`` (and median, min, max) of every
@@ -95,6 +96,7 @@ class Group(NamedTuple):
     lbfgs: int = 0  # L-BFGS iterations (at most) after the Adam steps
     lbfgs_loss: str = ""  # "scaled" (to 1 at the switch) or "raw" (older records)
     decay: str = ""  # Adam's learning-rate schedule ("": constant)
+    problem: str = ""  # a problem of the user's own: its fingerprint ("": none)
 
     @classmethod
     def of(cls, record: dict) -> Group:
@@ -109,6 +111,7 @@ class Group(NamedTuple):
             int(record.get("lbfgs", 0)),
             _lbfgs_loss(record),
             "" if decay is None else ", ".join(map(str, decay)),
+            record.get("problem", ""),
         )
 
     def _lr(self) -> str:
@@ -124,12 +127,16 @@ class Group(NamedTuple):
             steps = f"{self.seconds:.4g} s per run (at most {self.iterations} steps)"
         return (
             f"profile `{profile}`, {steps}, {self._lr()}, "
-            f"{dtype}, budget `{budget}`"
+            f"{dtype}, budget `{budget}`" + self._problem()
         )
+
+    def _problem(self) -> str:
+        """The problem, where the case's name does not say it."""
+        return f", problem `{escape(self.problem[:19])}…`" if self.problem else ""
 
     def short(self) -> str:
         """A few words naming the group in the headline table."""
-        profile = escape(self.profile)
+        profile = escape(self.profile) + self._problem()
         if self.seconds is not None:
             return f"{profile}, {self.seconds:.4g} s per run"
         if self.lbfgs:

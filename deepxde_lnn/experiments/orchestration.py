@@ -37,6 +37,7 @@ __all__ = [
     "profile_of",
     "run_all",
     "compare_runs",
+    "train_runs",
     "decide_runs",
     "check_configs",
     "summarized",
@@ -47,8 +48,9 @@ __all__ = [
 
 
 def config(o: Options, case: Problem, method: str, seed: int | None) -> RunConfig:
-    """The run of ``method`` and ``seed`` on ``case`` under the call's options."""
-    return RunConfig.of(o.training, case.name, method, seed)
+    """The run of ``method`` and ``seed`` on ``case`` under the call's options
+    (with what the problem is, where its name does not say it)."""
+    return RunConfig.of(o.training, case.name, method, seed, case.fingerprint)
 
 
 def profile_of(o: Options, case: Problem) -> Profile:
@@ -91,7 +93,11 @@ def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
     for cfg, out in jobs:
         folder = RunFolder(out)
         folder.prepare()  # ours and writable, before anything is read or trained
-        record = None if o.execution.overwrite else folder.finished(cfg.identity())
+        record = (
+            None
+            if o.execution.overwrite
+            else folder.finished(cfg.identity(), RunConfig.identity_of)
+        )
         if record is not None and not missing_figures(out, case):  # else redrawn
             say(o, f"{cfg.method} seed {cfg.seed} lr {lr_text(cfg.lr)}: done, reused")
             results.append(
@@ -150,7 +156,23 @@ def compare_runs(
     baseline: str = BASELINE,
 ) -> Comparison:
     """Train methods x seeds into ``root/METHOD/seed-S`` (same steps, or the same
-    seconds with ``budget="time"``) and summarise them there."""
+    seconds with ``budget="time"``) and summarise them there (those runs only:
+    other records in ``root`` are named as excluded)."""
+    asked, runs = train_runs(o, case, methods, seeds, root, budget)
+    paper_seed = profile_of(o, case).seed
+    return summarized(root, case, runs, asked, paper_seed, baseline, o.verdicts.margin)
+
+
+def train_runs(
+    o: Options,
+    case: Problem,
+    methods: list[str],
+    seeds: list[int],
+    root: Path,
+    budget: str,
+) -> tuple[list[RunConfig], list[RunResult]]:
+    """The runs of methods x seeds in ``root/METHOD/seed-S`` (see
+    :func:`compare_runs`), trained or reused: their configurations and results."""
     prof = profile_of(o, case)
     iterations, seconds = o.training.iterations, o.training.seconds
     check_configs(o, case, methods, seeds)
@@ -170,8 +192,7 @@ def compare_runs(
         for m in methods
         for seed in seeds
     ]  # all validated before anything runs
-    runs = run_all(jobs, o, case)
-    return summarized(root, case, runs, prof.seed, baseline, o.verdicts.margin)
+    return [cfg for cfg, _ in jobs], run_all(jobs, o, case)
 
 
 MAX_SEEDS = 15  # until_decided's default max_seeds
@@ -196,18 +217,19 @@ def decide_runs(
     check_configs(o, case, methods, all_seeds)  # before any training
     claim(root)
     write_design(root, design)
+    asked: list[RunConfig] = []
     runs: list[RunResult] = []
 
     def train(ms, new):
-        done = compare_runs(o, case, list(ms), list(new), root, budget, baseline).runs
-        runs.extend(r for r in done if r.method in ms and r.seed in new)
+        configs, done = train_runs(o, case, list(ms), list(new), root, budget)
+        asked.extend(configs)
+        runs.extend(done)
         out = {m: {} for m in ms}
         for r in done:
-            if r.method in ms and r.seed in new:
-                if r.record is None:
-                    raise TrainingDiverged(f"{r.method} seed {r.seed} did not finish")
-                metrics = r.record["metrics"]
-                out[r.method][r.seed] = metrics[summary_field(list(metrics))]["RMSE"]
+            if r.record is None:
+                raise TrainingDiverged(f"{r.method} seed {r.seed} did not finish")
+            metrics = r.record["metrics"]
+            out[r.method][r.seed] = metrics[summary_field(list(metrics))]["RMSE"]
         return out
 
     def on_look(n, cis):
@@ -217,7 +239,7 @@ def decide_runs(
 
     seq_decide(train, methods, all_seeds, design, baseline=baseline, on_look=on_look)
     paper_seed = profile_of(o, case).seed
-    return summarized(root, case, runs, paper_seed, baseline, o.verdicts.margin)
+    return summarized(root, case, runs, asked, paper_seed, baseline, o.verdicts.margin)
 
 
 def check_configs(o: Options, case: Problem, methods, seeds) -> None:
@@ -229,15 +251,23 @@ def check_configs(o: Options, case: Problem, methods, seeds) -> None:
 
 
 def summarized(
-    root: Path, case, runs, paper_seed, baseline: str, margin: float = MARGIN
+    root: Path,
+    case,
+    runs,
+    asked: list[RunConfig],
+    paper_seed,
+    baseline: str,
+    margin: float = MARGIN,
 ) -> Comparison:
-    """Summarise the runs below ``root`` there; the :class:`Comparison`."""
+    """Summarise the runs ``asked`` for, found below ``root``, there (the other
+    records there are named as excluded, never pooled); the :class:`Comparison`."""
     summary = write_summary(
         root,
         paper_seed=paper_seed if case.paper_table else None,  # its own row
         paper_table=case.paper_table,
         baseline=baseline,
         margin=margin,
+        asked=[cfg.identity() for cfg in asked],
     )
     verdicts = (Verdict(m, baseline, f, "RMSE", ci) for m, f, ci in summary.verdicts)
     return Comparison(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -23,10 +23,11 @@ import numpy as np
 from ..checks import check_choice, check_name
 from . import build, methods
 from .data import ResampledPDE, Term
+from .fingerprints import of_definition, of_file
 from .methods import Nets
 from .problem import DEFAULT, DEFAULT_PROFILE, Evaluation, Grid, Profile
 
-__all__ = ["Case", "Grid", "Nets", "Profile", "load_file"]
+__all__ = ["Case", "Grid", "Nets", "Profile", "load_file", "fingerprinted"]
 
 
 def _default_profiles() -> dict[str, Profile]:
@@ -55,6 +56,7 @@ class Case:
     profiles: Mapping[str, Profile] = field(default_factory=_default_profiles)
     nets: Nets = Nets()
     paper_table: Mapping = field(default_factory=dict)
+    fingerprint: str | None = field(default=None, repr=False)
 
     @property
     def default_profile(self) -> str:
@@ -122,6 +124,7 @@ def load_file(path: str | Path) -> Case:
     path = Path(path)
     if path.suffix != ".py" or not path.is_file():
         raise ValueError(f"case: {path} is not a Python file")
+    fingerprint = of_file(path)  # the file is the problem
     module_name = f"_deepxde_lnn_case_{path.stem}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
@@ -137,4 +140,18 @@ def load_file(path: str | Path) -> Case:
     case = getattr(module, "CASE", None)
     if not isinstance(case, Case):
         raise ValueError(f"case: {path} does not declare CASE = Case(...)")
-    return case
+    return replace(case, fingerprint=fingerprint)
+
+
+def fingerprinted(case: Case) -> Case:
+    """``case`` with a fingerprint: its own (a case file's), else that of its
+    definition (:func:`~.fingerprints.of_definition`: every field but the
+    reference numbers ``paper_table``). For a case that is not the registered
+    one of its name (:func:`deepxde_lnn.study.registry.identified`)."""
+    if case.fingerprint is not None:
+        return case
+    skip = ("paper_table", "fingerprint")
+    declared = [
+        (f.name, getattr(case, f.name)) for f in fields(case) if f.name not in skip
+    ]
+    return replace(case, fingerprint=of_definition(type(case).__name__, declared))

@@ -27,6 +27,7 @@ from deepxde.data import Data
 from ..checks import check_choice, check_name
 from ..runs.checkpoint import rng_state, set_rng_state
 from .data import is_training_pass
+from .fingerprints import of_definition
 from .problem import DEFAULT, DEFAULT_PROFILE, Evaluation, Profile
 
 __all__ = ["DeepXDEProblem", "TrackedData", "PROFILE"]
@@ -67,6 +68,8 @@ class DeepXDEProblem:
         check_name(self.name, "name")
         self.make_data, self.nets = data, dict(nets)
         self.inputs, self.fields = _inspect(data, self.nets)
+        # never a registered case: what it is, its functions say
+        self.fingerprint = of_definition(data, self.nets)
 
     def __repr__(self) -> str:
         return f"DeepXDEProblem({self.name!r}, nets={list(self.nets)})"

@@ -110,6 +110,9 @@ class Problem(Protocol):
     """The interface :func:`deepxde_lnn.training.runner.run` trains and evaluates."""
 
     name: str  # safe as a folder name: letters, digits, '_' and '-'
+    # what the problem is where its name does not say it (RunConfig.problem):
+    # None for a registered case, else a fingerprint (.fingerprints)
+    fingerprint: str | None
     default_profile: str  # the profile a run takes when none is asked for
     inputs: tuple[str, ...]
     fields: tuple[str, ...]

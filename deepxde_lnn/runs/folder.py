@@ -27,6 +27,7 @@ import contextlib
 import os
 import re
 import stat
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from . import records
@@ -230,12 +231,18 @@ class RunFolder:
             return "; the results are complete, rerun to draw the missing figures"
         return "; no checkpoint was saved"
 
-    def finished(self, identity: dict) -> dict | None:
-        """The finished record of this configuration, or None if there is none
-        (also when its record does not check or an artifact is missing:
+    def finished(
+        self, identity: Mapping, held: Callable[[Mapping], dict]
+    ) -> dict | None:
+        """The finished record of the run of ``identity``, or None if there is
+        none (also when its record does not check or an artifact is missing:
         :func:`deepxde_lnn.runs.records.run_problem`; the run is trained again). A
         checked record whose artifacts were all pruned (committed records) counts
-        as finished: its metrics are in the record.
+        as finished: its metrics are in the record. ``held(record)`` is the
+        identity of the run that wrote a record
+        (:meth:`deepxde_lnn.config.RunConfig.identity_of`): the two must be equal,
+        so a record holding more (another problem of the same name, loss weights)
+        is another run too.
 
         Raises ``FolderError`` naming ``metrics.json`` and why when it exists but is
         unreadable, incomplete or from another configuration.
@@ -243,17 +250,22 @@ class RunFolder:
         if _lstat(self.metrics) is None:
             return None
         record = self.read_record()
-        if "decay" in identity and "decay" not in record:  # an older record
-            record["decay"] = record_decay(record)
-        missing = [k for k in identity if k not in record]
+        missing = [k for k in records.NEEDS["run"] if k in identity and k not in record]
         if missing:
             raise FolderError(
                 f"{self.metrics}: incomplete record, missing {', '.join(missing)}"
             )
-        differ = [k for k, v in identity.items() if record[k] != v]
+        have = held(record)
+        differ = [k for k in {**identity, **have} if have.get(k) != identity.get(k)]
+        if "problem" in differ:
+            raise FolderError(
+                f"{self.metrics}: a finished run of another problem named "
+                f"{record['case']!r} ({_problem(have)}; asked {_problem(identity)}); "
+                "pass --overwrite to replace it or choose another folder"
+            )
         if differ:
             detail = ", ".join(
-                f"{k}={record[k]!r} (asked {identity[k]!r})" for k in differ
+                f"{k}={have.get(k)!r} (asked {identity.get(k)!r})" for k in differ
             )
             raise FolderError(
                 f"{self.metrics}: a finished run of another configuration ({detail}); "
@@ -272,6 +284,12 @@ class RunFolder:
         writes: the record first, so a half-cleared folder never looks finished."""
         for name in RUN_FILES:
             (self.path / name).unlink(missing_ok=True)
+
+
+def _problem(identity: Mapping) -> str:
+    """What an identity says the problem is, in words."""
+    problem = identity.get("problem")
+    return "the registered case" if problem is None else f"problem {problem}"
 
 
 def record_decay(record: dict) -> list | None:

@@ -10,6 +10,7 @@ number (``lr-0.001``, ``lr-3e-05``), otherwise as its shortest round-trip
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Sequence
@@ -22,6 +23,9 @@ __all__ = [
     "METRICS",
     "set_names",
     "NAME",
+    "FINGERPRINT",
+    "fingerprint",
+    "is_fingerprint",
     "safe_name",
     "inside",
     "lr_text",
@@ -39,6 +43,21 @@ METRICS = ("RMSE", "MSE", "MAE", "relL2", "MaxErr")
 #: ``.``, ``..``, a hidden name or an option-like ``-x``) and holds no path
 #: separator, markup, quote or control character
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:=+-]{0,99}(?: [A-Za-z0-9_.:=+-]{1,40})?")
+
+
+#: what a problem of the user's own is, as a run's identity and record name it
+#: (``problem``): the sha256 of its definition (:func:`fingerprint`)
+FINGERPRINT = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def fingerprint(data: bytes) -> str:
+    """``sha256:`` and the hex digest of ``data`` (a :data:`FINGERPRINT`)."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def is_fingerprint(value) -> bool:
+    """Whether ``value`` is a :data:`FINGERPRINT`."""
+    return isinstance(value, str) and FINGERPRINT.fullmatch(value) is not None
 
 
 def set_names(fields: Sequence[str]) -> list[str]:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from ..checks import check_name, is_integer, is_number
 from .errors import FolderError
-from .names import DTYPES, METRICS, NAME, inside, set_names
+from .names import DTYPES, METRICS, NAME, inside, is_fingerprint, set_names
 
 __all__ = [
     "MAX_JSON_BYTES",
@@ -169,6 +169,7 @@ def _text(v) -> bool:
 # key -> (test, what it must be); absent keys are checked by ``problem``
 _TYPES = {
     "seed": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
+    "problem": (is_fingerprint, "sha256: and 64 hex digits"),
     "iterations": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
     "lr": (lambda v: is_number(v) and v > 0, "a finite number > 0"),
     "budget": (lambda v: v in ("steps", "time"), "'steps' or 'time'"),
@@ -254,8 +255,8 @@ def _names_problem(rec: dict, known: Known | None) -> str | None:
     """Names a path or a report is built from: safe names, and with ``known`` a
     registered case (its profiles, its methods) or a problem of the user's own
     (a safe name, ``known.own_profiles``, its own networks' names for plain
-    DeepXDE)."""
-    registered = known is not None and rec["case"] in known.cases
+    DeepXDE; a record with a ``problem`` fingerprint is one, whatever its name)."""
+    registered = _registered(rec, known)
     if not registered and not _case_name(rec["case"]):
         some = "" if known is None else f"one of {', '.join(known.cases)} or "
         return f"case must be {some}a name of letters, digits, '_' and '-'"
@@ -279,6 +280,12 @@ def _names_problem(rec: dict, known: Known | None) -> str | None:
     return None
 
 
+def _registered(rec: dict, known: Known | None) -> bool:
+    """Whether ``rec`` is a run of a registered case of ``known``: its name, and
+    no ``problem`` fingerprint (a problem of the user's own of that name)."""
+    return known is not None and rec["case"] in known.cases and "problem" not in rec
+
+
 def _case_name(v) -> bool:
     try:
         check_name(v, "case")
@@ -288,9 +295,9 @@ def _case_name(v) -> bool:
 
 
 def _fields(rec: dict, known: Known | None) -> list[str] | None:
-    """A registered case's fields, or the record's own (those its metrics name
-    in records written before ``fields``)."""
-    if known is not None and rec["case"] in known.cases:
+    """A registered case's fields, or the record's own (a problem of the user's
+    own; those its metrics name in records written before ``fields``)."""
+    if _registered(rec, known):
         return set_names(known.cases[rec["case"]])
     own = rec.get("fields")
     if own is None and isinstance(rec.get("metrics"), dict):

@@ -61,7 +61,7 @@ def _main_job_runs(runs: list[dict]) -> list[dict]:
     found = []
     for cfg in main_job_configs():
         want = cfg.identity()
-        match = [r for r in kept if all(r.get(k) == v for k, v in want.items())]
+        match = [r for r in kept if RunConfig.identity_of(r) == want]
         if not match:
             raise ValueError(
                 f"readme: no record of the main job's run {cfg.case} {cfg.method} "

@@ -14,7 +14,7 @@ import importlib
 import json
 from pathlib import Path
 
-from ..problems.case import Case
+from ..problems.case import Case, fingerprinted
 from . import protocols
 from .catalog import CASES, NAMES, available, check, info
 from .paper import paper_table
@@ -27,6 +27,7 @@ __all__ = [
     "available",
     "catalog_text",
     "get",
+    "identified",
     "info",
 ]
 
@@ -53,6 +54,21 @@ def get(name: str) -> StudyCase:
         check(name)
         _CASES[name] = attach(importlib.import_module(f"{CASES}.{name}").CASE)
     return _CASES[name]
+
+
+def identified(case: Case) -> Case:
+    """``case`` as its runs' identity names it: the registry's own case (what
+    :func:`get` returned) as it is, its name says what it is; any other (a case
+    file's, a changed copy of a paper case, a user's ``Case``) with its
+    fingerprint (:func:`~deepxde_lnn.problems.case.fingerprinted`), so that it
+    never takes a registered case's runs, nor they its own, and without the
+    paper's numbers a copy of a paper case carries (they are the paper's
+    problem's, not the copy's)."""
+    if _CASES.get(case.name) is case:
+        return case
+    if case.name in available() and case.paper_table == paper_table(case.name):
+        case = dataclasses.replace(case, paper_table={})
+    return fingerprinted(case)
 
 
 def _by_name(name: str) -> StudyCase:

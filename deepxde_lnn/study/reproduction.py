@@ -141,6 +141,14 @@ def _paper_protocol(case: str) -> Group | None:
     return Group("paper", p.iterations, float(p.lr), "float32", "steps")
 
 
+def _paper_of(case: str, group: Group) -> dict | None:
+    """The paper's numbers set beside a group's runs: for its protocols' groups
+    of a registered case, never a problem of the user's own of that name."""
+    return (
+        paper_table(case) if group.profile in WITH_PAPER and not group.problem else None
+    )
+
+
 def _at_paper_protocol(record: dict) -> bool:
     protocol = _paper_protocol(record["case"])
     if protocol is None:  # a case this version does not ship
@@ -340,7 +348,7 @@ def _case_section(
     if figures is not None:
         lines += [f"![{name}: RMSE per seed]({quote(f'{figures}/{case}.png')})", ""]
     for k, (group, runs) in enumerate(groups.items(), start=1):
-        paper = paper_table(case) if group.profile in WITH_PAPER else None
+        paper = _paper_of(case, group)
         lines += [f"### [{k}] {group.label()}", "", _group_line(runs), ""]
         for field in _fields(runs):
             table = _rows(runs, field, paper, margin)
@@ -488,7 +496,7 @@ def _panel_points(case: str, field: str, groups: dict) -> list[tuple]:
     """``(label, errors over seeds, paper value or None)`` per method and group."""
     points = []
     for k, (group, runs) in enumerate(groups.items(), start=1):
-        paper = paper_table(case) if group.profile in WITH_PAPER else None
+        paper = _paper_of(case, group)
         for row in rows(runs, field, paper=paper):
             label = row.method if len(groups) == 1 else f"{row.method} [{k}]"
             points.append((label, row.values("RMSE"), row.paper.get("RMSE")))

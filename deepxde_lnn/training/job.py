@@ -141,7 +141,7 @@ def resume_state(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: boo
     if overwrite:
         folder.clear()
         return None, None
-    record = folder.finished(cfg.identity())
+    record = folder.finished(cfg.identity(), RunConfig.identity_of)
     if record is not None:
         folder.checkpoint.unlink(missing_ok=True)  # stale: the run did finish
         return record, None
@@ -156,17 +156,12 @@ def resume_state(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: boo
         )
     state = load_checkpoint(folder.checkpoint)
     saved = state.get("config", {}) if isinstance(state, dict) else {}
-    want = cfg.identity()
-    differ = [k for k in want if _plain(saved.get(k)) != want[k]]
+    want, have = cfg.identity(), RunConfig.identity_of(saved)
+    differ = [k for k in {**want, **have} if have.get(k) != want.get(k)]
     if differ:
-        detail = ", ".join(f"{k}: {saved.get(k)!r} vs {want[k]!r}" for k in differ)
+        detail = ", ".join(f"{k}: {have.get(k)!r} vs {want.get(k)!r}" for k in differ)
         raise FolderError(
             f"--resume: {folder.checkpoint} was made with another configuration "
             f"({detail}; checkpoint vs asked)"
         )
     return None, state
-
-
-def _plain(value):
-    """A checkpoint's configuration value as a record holds it (tuples as lists)."""
-    return list(value) if isinstance(value, tuple) else value
