@@ -214,6 +214,7 @@ def test_unreachable_dask_scheduler_is_one_error_before_anything(
     _one_error(io, "address: only --backend dask or ray")
 
 
+@pytest.mark.slow  # trains for seconds
 def test_workers_are_capped_at_the_runs_and_the_cores(tmp_path, capsys, monkeypatch):
     import joblib
 

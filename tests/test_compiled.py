@@ -110,6 +110,7 @@ def test_compiled_jets_train_as_the_eager_jets(float64, monkeypatch, backend):
     assert "compiled" not in eager[2].describe_derivatives(eager[3])
 
 
+@pytest.mark.slow  # trains for seconds
 def test_compile_failure_falls_back_to_eager(float64, monkeypatch):
     def broken_backend(gm, example_inputs):
         raise RuntimeError("no compiler here")
@@ -249,6 +250,7 @@ def test_the_runner_builds_compiled_data_and_records_it(tmp_path, fake_compile):
     assert len(fake_compile) == len(jets)  # the eager run compiled nothing
 
 
+@pytest.mark.slow  # trains for seconds
 def test_the_api_keyword_reaches_single_and_stacked_runs(tmp_path, fake_compile):
     res = deepxde_lnn.run(
         "laplace", iterations=2, compile_jets=True, out=tmp_path / "one", **QUIET

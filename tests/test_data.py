@@ -156,6 +156,7 @@ def test_duplicate_term_names():
         ResampledPDE([t, t])
 
 
+@pytest.mark.slow  # trains for seconds
 def test_fixed_pool_with_lbfgs_reduces_loss():
     """resample=False (one fixed pool) is the mode for L-BFGS."""
     from dataclasses import replace

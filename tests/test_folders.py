@@ -387,6 +387,7 @@ def test_overwrite_with_resume_is_refused_naming_both(tmp_path, capsys, cut):
 # committed records: a run kept as its metrics.json alone is finished ------------
 
 
+@pytest.mark.slow  # trains for seconds
 def test_a_run_pruned_to_its_record_is_reused_and_summarised(tmp_path):
     """Runs committed as their ``metrics.json`` alone (docs/results) are finished
     runs: ``compare`` reuses them (adding seeds beside them, as

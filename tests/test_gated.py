@@ -150,6 +150,7 @@ def test_bad_arguments(kwargs, name):
         GatedResidualAttention(**args)
 
 
+@pytest.mark.slow  # trains for seconds
 def test_trains_poisson():
     """-u'' = pi^2 sin(pi x) on [-1, 1], u(+-1) = 0: 200 Adam steps lower the loss."""
     dde.config.set_random_seed(0)

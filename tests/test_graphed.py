@@ -101,10 +101,12 @@ def _staged_stack_with_a_diverging_run(tmp_path) -> None:
         _same_run(outs[k], refs[k])
 
 
+@pytest.mark.slow  # trains for seconds
 def test_a_staged_stack_drops_a_diverging_run_and_trains_the_others_on(tmp_path):
     _staged_stack_with_a_diverging_run(tmp_path)
 
 
+@pytest.mark.slow  # trains for seconds
 def test_an_interrupted_staged_stack_with_a_schedule_resumes_exactly(tmp_path):
     """Interrupted at step 10, resumed once staged and once eagerly (the
     checkpoint is the eager format): both equal the uninterrupted eager runs."""

@@ -134,6 +134,7 @@ def _resume_equals_uninterrupted(tmp_path, method):
     assert a == (tmp_path / "b" / "loss.csv").read_text()
 
 
+@pytest.mark.slow  # trains for seconds
 @pytest.mark.parametrize("method", ["rba", "ra-gated", "xpinn"])
 def test_resume_is_exact_for_stateful_and_random_methods(tmp_path, method):
     # RBA's multipliers and ra-gated's dropout draws travel with the checkpoint

@@ -310,6 +310,7 @@ def _poisson_model(net):
     return dde.Model(data, net)
 
 
+@pytest.mark.slow  # trains for seconds
 def test_lnn_trains_poisson_adam_lbfgs_and_save_restore(tmp_path):
     dde.config.set_random_seed(0)
     net = LNN([1, 24, 24, 1], "tanh", "Glorot normal")

@@ -45,6 +45,7 @@ def _plant(src: Path, dst: Path, **changes) -> None:
 # --- item 1: a summary never pools configurations -----------------------------------
 
 
+@pytest.mark.slow  # trains for seconds
 def test_compare_summarises_only_the_runs_it_asked_for(tmp_path, laplace):
     root = tmp_path / "mix"
     deepxde_lnn.compare("laplace", seeds=[1, 2], iterations=3, out=root, **QUIET)
@@ -80,6 +81,7 @@ def test_compare_summarises_only_the_runs_it_asked_for(tmp_path, laplace):
     assert "2 runs of a seed not asked for (3)" in fewer.markdown
 
 
+@pytest.mark.slow  # trains for seconds
 def test_the_cli_compare_summary_names_the_runs_it_left_out(tmp_path, laplace, capsys):
     out = tmp_path / "base"
     argv = ["compare", "laplace", "--iterations", "2", "--threads", "1"]
@@ -120,6 +122,7 @@ SAME = dict(methods=["pinn"], seeds=[1], iterations=3, lr=1e-3, **QUIET)
 SAME.update(decay=("exponential", 0.99), dtype="float32", profile="quick")
 
 
+@pytest.mark.slow  # trains for seconds
 def test_a_case_file_named_like_a_registered_case_never_reuses_its_runs(
     tmp_path, laplace
 ):

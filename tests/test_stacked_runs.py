@@ -114,6 +114,7 @@ def test_interrupted_batch_resumes_exactly(separate, tmp_path):
 COSINE = ("cosine", 30, 1e-5)
 
 
+@pytest.mark.slow  # trains for seconds
 def test_batch_with_a_schedule_resumes_and_equals_separate_runs(separate, tmp_path):
     """A decaying lr (one schedule for the stack, Adam elementwise): the batch,
     interrupted after 10 steps and resumed from its checkpoints, equals separate
