@@ -138,11 +138,14 @@ def test_a_recipe_trains_as_the_same_calls_in_a_plain_script(tmp_path, lbfgs_opt
 
 
 @pytest.mark.slow
-def test_an_inverse_comparison_records_and_judges_the_unknown(tmp_path):
+def test_the_readmes_inverse_example_records_and_judges_the_unknown(
+    tmp_path, monkeypatch
+):
+    example = _example("diffusion_inverse.py")
+    monkeypatch.setattr(example, "ITERATIONS", 30)
+    kw = dict(train=example.train, nets=example.NETS, true_values={"C": 1.0})
     result = deepxde_lnn.compare(
-        train=short,
-        nets=NETS,
-        true_values={"C": 1.0},
+        **kw,
         seeds=[0, 1],
         workers=1,
         out=tmp_path / "inv",
@@ -150,7 +153,7 @@ def test_an_inverse_comparison_records_and_judges_the_unknown(tmp_path):
         progress=False,
     )
     judged = {(v.method, v.field) for v in result.verdicts}
-    assert judged == {("lnn", "u"), ("lnn", "C")}
+    assert judged == {("lnn", "u"), ("lnn", "C")}  # against fnn, the first net
     for run in result.runs:
         rec = read_record(run.out / "metrics.json")
         learned = rec["variables"]["C"]
@@ -169,13 +172,7 @@ def test_an_inverse_comparison_records_and_judges_the_unknown(tmp_path):
     assert "## C" in text and "Trained by your function" in text
     assert "paper" not in text  # a user's problem has no paper note
     again = deepxde_lnn.compare(
-        train=short,
-        nets=NETS,
-        true_values={"C": 1.0},
-        seeds=[0, 1],
-        workers=1,
-        out=tmp_path / "inv",
-        verbose=False,
+        **kw, seeds=[0, 1], workers=1, out=tmp_path / "inv", verbose=False
     )
     assert {r.status for r in again.runs} == {"reused"}
 
