@@ -287,6 +287,7 @@ def summarized(
         tuple(summary.rows),
         tuple(verdicts),
         summary.markdown,
+        summary.files,
     )
 
 
