@@ -51,11 +51,10 @@ def _identity(folder: str) -> tuple[int, int] | None:
 
 
 def _changed(folder: str) -> FolderError:
-    now = os.path.realpath(folder)
-    where = "it is gone" if _identity(folder) is None else f"it leads to {now}"
+    now = "nowhere" if _identity(folder) is None else os.path.realpath(folder)
     return FolderError(
-        f"out: {folder} changed during the run ({where}, not to the folder "
-        "checked before writing); nothing more is written there"
+        f"out: {folder} changed during the run: it no longer leads to the folder "
+        f"checked before writing (now: {now}); nothing more is written there"
     )
 
 
