@@ -4,7 +4,8 @@
 A report replaces only a report of deepxde-lnn; a link never makes a folder ours
 and is never followed inside a folder of ours; a folder swapped for a link during
 a run gets none of the run's files; CSV text cells cannot start a formula. Each
-test reproduces a defect found by probing from outside and fails without its fix.
+test reproduces a defect found by probing from outside and fails without its fix,
+except the guards of what held already (marked so).
 """
 
 import csv
@@ -117,6 +118,8 @@ def test_the_committed_report_and_its_figures_are_ours():
 
 @pytest.mark.slow  # renders every committed record (about 20 s)
 def test_make_docs_rebuilds_the_committed_report_in_place(tmp_path, monkeypatch):
+    """Held before too (anything was replaced); the guard that the default --out
+    keeps working for the committed report and figures."""
     docs = REPO / "docs"
     if not (docs / "results").is_dir():
         pytest.skip("docs/results is not beside the tests")
@@ -171,6 +174,8 @@ def test_a_link_inside_a_folder_of_ours_is_never_followed(tmp_path, capsys, wher
 
 
 def test_temp_files_are_removed_without_following_links(tmp_path):
+    """Held before too (a linked folder was skipped); kept as its guard now that
+    only regular files are removed."""
     folder, kept = tmp_path / "run", tmp_path / "kept"
     folder.mkdir()
     kept.mkdir()
