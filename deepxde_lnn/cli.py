@@ -238,11 +238,8 @@ def cmd_compare(args) -> int:
         out=args.out,
         **_settings(args),
     )
-    root = res.out
     print(res.markdown)
-    print(
-        f"summary: {root / 'summary.md'}, {root / 'summary.csv'}, {root / 'summary.png'}"
-    )
+    print("summary: " + ", ".join(map(str, res.files)))  # those written only
     return 0
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +26,7 @@ import numpy as np
 from ..config import RunConfig
 from ..problems.metrics import METRICS, summary_field
 from ..runs import atomic as aio
+from ..runs.csvtext import formula_safe
 from ..runs.errors import FolderError
 from ..runs.folder import record_decay
 from ..runs.names import lr_text
@@ -76,12 +77,15 @@ class Summary:
     """A compare's summary: the ``rows`` of ``summary.csv`` (per method, field and
     metric), the text of ``summary.md`` and its ``verdicts``, ``(method, field,
     ratio CI)`` against the baseline, one family; ``excluded``: the records it
-    left out, counted by why (:func:`asked_runs`)."""
+    left out, counted by why (:func:`asked_runs`); ``files``: those written
+    (``summary.md``, ``summary.csv`` and, when there was a figure to draw,
+    ``summary.png``)."""
 
     rows: list[dict]
     markdown: str
     verdicts: list[tuple[str, str, RatioCI]]
     excluded: tuple[str, ...] = ()
+    files: tuple[Path, ...] = ()
 
 
 def write_summary(
@@ -112,12 +116,13 @@ def write_summary(
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(out.rows[0]))
     writer.writeheader()
-    writer.writerows(out.rows)
-    aio.atomic_write_text(root / "summary.csv", buf.getvalue())
-    aio.atomic_write_text(root / "summary.md", out.markdown)
+    # text cells that a spreadsheet would run as formulas are quoted
+    writer.writerows({k: formula_safe(v) for k, v in r.items()} for r in out.rows)
+    table = aio.atomic_write_text(root / "summary.csv", buf.getvalue())
+    text = aio.atomic_write_text(root / "summary.md", out.markdown)
     methods = list(dict.fromkeys(r["method"] for r in out.rows))
-    _summary_figure(root, runs, methods)
-    return out
+    figure = _summary_figure(root, runs, methods)
+    return replace(out, files=(text, table) + ((figure,) if figure else ()))
 
 
 def build_summary(
@@ -373,13 +378,15 @@ def _schedule(record: dict) -> str:
     return "" if decay is None else " with decay (" + ", ".join(map(str, decay)) + ")"
 
 
-def _summary_figure(root: Path, runs, methods) -> None:
+def _summary_figure(root: Path, runs, methods) -> Path | None:
+    """``summary.png``, or None when there is nothing to draw."""
     plt = plt_module()
     fig = summary_figure(runs, methods)
     if fig is None:  # every run pruned to its record: nothing to draw
-        return
-    aio.save_figure(root / "summary.png", fig, dpi=110)
+        return None
+    path = aio.save_figure(root / "summary.png", fig, dpi=110)
     plt.close(fig)
+    return path
 
 
 def error_norm(errors: list[np.ndarray], decades: float = 6.0):
