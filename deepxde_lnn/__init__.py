@@ -7,6 +7,7 @@ chosen one (and fails clearly if another backend is already in use)::
     import deepxde as dde
 
     net = deepxde_lnn.LNN([2] + [64] * 4 + [1], "tanh", "Glorot normal")
+    plain = deepxde_lnn.matched(net, "tanh", "Glorot normal")  # its parameter count
 
 Experiments run from Python as from the command line: ``deepxde_lnn.compare``,
 ``sweep``, ``ablate`` and ``run`` (:mod:`deepxde_lnn.api`), on the
@@ -27,6 +28,8 @@ __all__ = [
     "ReZero",
     "GatedResidualAttention",
     "TORCH_DEFAULT",
+    "matched",
+    "matched_sizes",
     "run",
     "compare",
     "sweep",
@@ -46,6 +49,10 @@ def __getattr__(name):
         from .networks import nn
 
         return getattr(nn, name)
+    if name in ("matched", "matched_sizes"):
+        from .networks import matched
+
+        return getattr(matched, name)
     if name in _EXPERIMENTS:
         from . import api
 
