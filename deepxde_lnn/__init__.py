@@ -9,6 +9,10 @@ chosen one (and fails clearly if another backend is already in use)::
     net = deepxde_lnn.LNN([2] + [64] * 4 + [1], "tanh", "Glorot normal")
     plain = deepxde_lnn.matched(net, "tanh", "Glorot normal")  # its parameter count
 
+Operator learning: ``deepxde_lnn.LiquidDeepONet`` and
+``LiquidDeepONetCartesianProd`` take ``dde.nn.DeepONet``'s arguments
+(:mod:`deepxde_lnn.networks.deeponet`).
+
 Experiments run from Python as from the command line: ``deepxde_lnn.compare``,
 ``sweep``, ``ablate`` and ``run`` (:mod:`deepxde_lnn.api`), on the
 package's cases, a case file of your own or a plain DeepXDE problem;
@@ -30,6 +34,8 @@ __all__ = [
     "TORCH_DEFAULT",
     "matched",
     "matched_sizes",
+    "LiquidDeepONet",
+    "LiquidDeepONetCartesianProd",
     "run",
     "compare",
     "sweep",
@@ -53,6 +59,10 @@ def __getattr__(name):
         from .networks import matched
 
         return getattr(matched, name)
+    if name in ("LiquidDeepONet", "LiquidDeepONetCartesianProd"):
+        from .networks import deeponet
+
+        return getattr(deeponet, name)
     if name in _EXPERIMENTS:
         from . import api
 
