@@ -3,6 +3,9 @@ liquid parts, the parameter-count formula, DeepXDE's operator data, Adam, L-BFGS
 save/restore, and the worked example (docs/examples/poisson_operator.py)."""
 
 import importlib.util
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -304,3 +307,19 @@ def test_example_nets_are_comparable():
     assert counts["deeponet"] < counts["liquid-branch"] < counts["liquid-both"]
     assert abs(counts["deeponet-matched"] / counts["liquid-both"] - 1) < 0.02
     assert deepxde_lnn.LiquidDeepONet is LiquidDeepONet
+
+
+@pytest.mark.slow
+def test_example_runs_as_a_script():
+    """``python docs/examples/poisson_operator.py``: one row per network."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    out = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--adam", "2", "--lbfgs", "2"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = out.stdout.splitlines()[-4:]
+    assert [r.split()[0] for r in rows] == list(_example().NETS)
+    assert all(0 < float(r.split()[2]) < np.inf for r in rows)
