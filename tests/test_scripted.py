@@ -1,5 +1,6 @@
 """Route 1: the user's training function, ``compare(train=fn, nets=...)``."""
 
+import functools
 import importlib.util
 import json
 from pathlib import Path
@@ -275,3 +276,52 @@ def test_operator_data_without_solution_needs_a_reference(tmp_path):
     )
     assert res.record["grid_points"] == 5
     json.dumps(res.record)
+
+
+def test_the_operator_example_compares_through_route_1(tmp_path):
+    example = _example("poisson_operator.py")
+    nets = {k: example.NETS[k] for k in ("deeponet", "liquid-both")}
+    train = functools.partial(example.train, adam=4, lbfgs=0, functions=4, points=8)
+    result = deepxde_lnn.compare(
+        train=train,
+        nets=nets,
+        name="poisson_operator",
+        reference=example.reference(functions=5, points=11),
+        seeds=[0, 1],
+        workers=1,
+        out=tmp_path / "op",
+        verbose=False,
+    )
+    ((method, field),) = {(v.method, v.field) for v in result.verdicts}
+    assert (method, field, result.baseline) == ("liquid-both", "u", "deeponet")
+    for run in result.runs:
+        assert run.record["grid_points"] == 55  # 5 sources x 11 points
+        assert run.record["steps"] == 4 and run.record["fields"] == ["u"]
+    assert (tmp_path / "op" / "summary.png").is_file()
+
+
+@pytest.mark.parametrize(
+    "x, kind",
+    [
+        (np.linspace(0, 1, 9)[:, None], "line"),
+        (np.tile(np.linspace(0, 1, 3)[:, None], (4, 1)), "line"),  # 4 functions
+        (np.random.default_rng(0).uniform(size=(30, 2)), "points"),
+        (np.random.default_rng(0).uniform(size=(40, 3)), "points"),
+    ],
+)
+def test_error_panels_draw_scattered_points(x, kind):
+    from deepxde_lnn.analysis.figures import error_panel, plt_module
+    from deepxde_lnn.analysis.summaries import error_norm
+
+    plt = plt_module()
+    error = np.abs(np.sin(7 * x.sum(1))) + 1e-3
+    f = dict(x=x, axes=np.array(()), mask=np.ones(len(x), bool))
+    fig, ax = plt.subplots()
+    error_panel(ax, fig, f, error, error_norm([error]))
+    drawn = ax.get_lines() if kind == "line" else ax.collections
+    assert len(drawn) == 1
+    if kind == "line":
+        assert len(drawn[0].get_xdata()) == len(np.unique(x[:, 0]))
+    else:
+        assert 0 < len(drawn[0].get_offsets()) <= len(x)
+    plt.close(fig)

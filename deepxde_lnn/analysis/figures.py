@@ -175,10 +175,13 @@ def error_panel(ax, fig, f: dict, error: np.ndarray, norm) -> None:
     if x.shape[0] != len(shown):  # e.g. one point set for many functions
         reps = len(shown) // max(x.shape[0], 1)
         x = np.tile(x, (reps, 1)) if reps * x.shape[0] == len(shown) else x[:0]
-    if x.shape[1] == 1:
-        order = np.argsort(x[:, 0])
-        ax.semilogy(x[order, 0], shown[order], lw=1)
+    if x.shape[1] == 1:  # a line; over repeated points (many functions) the mean
+        at, where = np.unique(x[:, 0], return_inverse=True)
+        mean = np.bincount(where, shown) / np.bincount(where)
+        ax.semilogy(at, mean, lw=1)
         ax.set_xlabel(names[0] if names else "x")
+        if len(at) < len(shown):
+            ax.set_ylabel(f"mean over {len(shown) // len(at)} functions", fontsize=8)
         return
     keep = _slice(x)
     sc = ax.scatter(x[keep, 0], x[keep, 1], c=shown[keep], s=6, cmap="magma", norm=norm)
