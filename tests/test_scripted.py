@@ -325,3 +325,13 @@ def test_error_panels_draw_scattered_points(x, kind):
     else:
         assert 0 < len(drawn[0].get_offsets()) <= len(x)
     plt.close(fig)
+
+
+def test_the_remaining_time_is_estimated_from_the_pace_so_far():
+    from deepxde_lnn.experiments.orchestration import remaining_time
+
+    assert (
+        remaining_time(2, 8, 60)
+        == "2/8 runs finished in 60 s; about 3 min left at this pace"
+    )
+    assert remaining_time(8, 8, 7200) == "8/8 runs finished in 2.0 h"
