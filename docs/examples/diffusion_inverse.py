@@ -66,6 +66,8 @@ SIZES = [2, 32, 32, 32, 1]
 NETS = {
     "fnn": lambda: dde.nn.FNN(SIZES, "tanh", "Glorot uniform"),
     "lnn": lambda: deepxde_lnn.LNN(SIZES, "tanh", "Glorot uniform"),
+    # the plain network widened to the LNN's parameter count
+    "fnn-matched": lambda: deepxde_lnn.matched(SIZES, "tanh", "Glorot uniform"),
 }
 
 if __name__ == "__main__":
