@@ -33,7 +33,17 @@ from ..runs.records import escape, is_pruned, load_runs, metric_sets
 from .figures import image, load_fields, load_loss, plt_module
 from .sequential import looks_of
 from .stats import LEVEL, MARGIN, RatioCI, holm
-from .table import BASELINE, Row, ci_text, judged, method_order, rows, value
+from .table import (
+    BASELINE,
+    FAILURE_RULE,
+    Row,
+    ci_text,
+    failures_text,
+    judged,
+    method_order,
+    rows,
+    value,
+)
 
 __all__ = [
     "Summary",
@@ -60,15 +70,40 @@ def one_case(runs: list[dict], case: str | None = None) -> str:
     return case
 
 
-def verdict_lines(found, baseline: str = BASELINE, metric: str = "RMSE") -> list[str]:
+def verdict_lines(
+    found, baseline: str = BASELINE, metric: str = "RMSE", beside=None
+) -> list[str]:
     """One line per verdict ``(method, field, ci)`` of ``found`` (one family), with
-    Holm's adjusted verdict where it differs."""
+    Holm's adjusted verdict where it differs; ``beside``: ``{(method, field):
+    text}`` appended to a verdict's line (its robust companions)."""
     adjusted = holm([ci for _, _, ci in found], LEVEL)
+    beside = beside or {}
     return [
         f"{escape(fld)} {metric}: {ci.describe(escape(m), escape(baseline))}"
         + ("" if adj == ci.verdict else f" (Holm over {len(found)}: {adj})")
+        + (f"; {beside[m, fld]}" if (m, fld) in beside else "")
         for (m, fld, ci), adj in zip(found, adjusted)
     ]
+
+
+def companions(row: Row, base: Row, baseline: str = BASELINE) -> str:
+    """The robust companions of ``row``'s verdict against the ``base`` row, in
+    words: the probability that a seed ends below one of the baseline's, the
+    failed seeds of each."""
+    m, b = escape(row.method), escape(baseline)
+    return (
+        f"P({m} < {b}) {row.below.p:.2f} ({_pct(row.below.level)} CI "
+        f"{_interval(row.below)}); failures {m} {failures_text(row)}, "
+        f"{b} {failures_text(base)}"
+    )
+
+
+def _pct(level: float) -> str:
+    return f"{100 * level:.3g}%"
+
+
+def _interval(below) -> str:
+    return "none" if np.isnan(below.low) else f"{below.low:.2f}–{below.high:.2f}"
 
 
 @dataclass(frozen=True)
@@ -155,7 +190,13 @@ def build_summary(
         for fld in fields
         if table[m, fld].ci is not None
     ]
-    text = _markdown(runs, out, methods, fields, paper_seed, found, baseline, excluded)
+    beside = {
+        (m, fld): companions(table[m, fld], table[baseline, fld], baseline)
+        for m, fld, _ in found
+    }
+    text = _markdown(
+        runs, out, methods, fields, paper_seed, found, baseline, excluded, beside
+    )
     return Summary(out, text, found, tuple(excluded))
 
 
@@ -250,8 +291,11 @@ def _excluded(why: dict) -> list[str]:
 
 def _csv_row(case: str, row: Row, metric: str, paper_seed: int | None) -> dict:
     """One line of ``summary.csv``: ``row``'s statistics of ``metric``, the run of
-    the paper's seed and the paper's number."""
+    the paper's seed and the paper's number; on the RMSE line the robust
+    companions of its verdict (P(below the baseline) and its interval, failed
+    seeds)."""
     seed_run = [r for r in row.runs if r["seed"] == paper_seed]
+    below = row.below if metric == "RMSE" else None
     return {
         "case": case,
         "method": row.method,
@@ -261,6 +305,10 @@ def _csv_row(case: str, row: Row, metric: str, paper_seed: int | None) -> dict:
         "seeds": " ".join(str(s) for s in row.seeds),
         "paper_seed_run": (value(seed_run[0], row.field, metric) if seed_run else None),
         "paper": row.paper.get(metric),
+        "p_below_baseline": None if below is None else below.p,
+        "p_below_low": None if below is None else below.low,
+        "p_below_high": None if below is None else below.high,
+        "failures": row.failures if metric == "RMSE" else None,
     }
 
 
@@ -288,7 +336,7 @@ def verdict_rule(margin: float, looks: int = 1, baseline: str = BASELINE) -> str
 
 
 def _markdown(
-    runs, rows, methods, fields, paper_seed, found, baseline, excluded=()
+    runs, rows, methods, fields, paper_seed, found, baseline, excluded=(), beside=None
 ) -> str:
     r0 = {k: escape(v) if isinstance(v, str) else v for k, v in runs[0].items()}
     looks = found[0][2].looks if found else 1
@@ -345,7 +393,11 @@ def _markdown(
         lines += [
             "## Verdict",
             "",
-            *[f"- {line}" for line in verdict_lines(found, baseline)],
+            *[f"- {line}" for line in verdict_lines(found, baseline, beside=beside)],
+            "",
+            f"P(A < B): the probability that a seed of A ends with a smaller RMSE "
+            "than a seed of B (ties 1/2; over the common seeds where paired), with a "
+            f"percentile bootstrap interval; failures: {FAILURE_RULE}.",
             "",
         ]
     return "\n".join(lines)
