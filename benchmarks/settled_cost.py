@@ -8,8 +8,9 @@ Printed per cell: seconds per step and run (the stack's step over its seeds, as
 records report it), the profile's steps, the seeds, and the estimated cost s/step
 x steps x seeds (seconds of ``--threads`` cores; the final evaluation, the summary
 and process start are not counted); then per case, cheapest first, and the total.
-Each cell is timed ``--repeats`` times, interleaved, and the fastest kept: on a
-shared machine the others are slowed by its other work.
+Steps are timed on this process's CPU clock (``--clock cpu``, one thread: a
+step's own cost, which the machine's other work slows far less than the wall
+clock), each cell ``--repeats`` times, interleaved, the fastest kept.
 
     python benchmarks/settled_cost.py --threads 1
     python benchmarks/settled_cost.py --cases heat,beam --steps 20 --seeds 15
@@ -20,7 +21,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 
+import stacked_throughput
 import torch
 from stacked_throughput import get_case, time_model
 
@@ -51,9 +54,19 @@ def main(argv=None) -> None:
     p.add_argument(
         "--repeats", type=int, default=3, help="interleaved timings; the fastest"
     )
+    p.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="this process's CPU time (default; needs --threads 1) or wall time",
+    )
     args = p.parse_args(argv)
     if min(args.steps, args.warmup, args.repeats, args.seeds or 1) < 1:
         p.error("--steps, --warmup, --repeats and --seeds must be >= 1")
+    if args.clock == "cpu" and args.threads != 1:
+        p.error("--clock cpu needs --threads 1 (CPU time sums over threads)")
+    clocks = {"cpu": time.process_time, "wall": time.perf_counter}
+    stacked_throughput.NOW["clock"] = clocks[args.clock]
     torch.set_default_device("cpu")
     torch.set_num_threads(args.threads)
     grid = []
@@ -79,7 +92,8 @@ def main(argv=None) -> None:
         cells.append((cost, name, method, t, prof.iterations, seeds, k))
     print(
         f"profile {args.profile}, {args.threads} thread(s), {args.steps} steps "
-        f"timed after {args.warmup}, the fastest of {args.repeats} repeats; load "
+        f"timed after {args.warmup} ({args.clock} clock), the fastest of "
+        f"{args.repeats} repeats; load "
         f"average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores; "
         "cost = s/step x steps x seeds, cheapest first"
     )
