@@ -106,7 +106,7 @@ def test_summary_shows_the_robust_companions_beside_each_verdict(folders):
         v for v in summary.markdown.splitlines() if v.startswith("- phi RMSE: lnn/")
     ]
     assert line.endswith(
-        f"; P(lnn < pinn) {lnn.p:.2f} (95% CI {lnn.low:.2f}–{lnn.high:.2f}); "
+        f"; P(lnn < pinn) {lnn.p:.2f} ({lnn.low:.2f}–{lnn.high:.2f}); "
         "failures lnn 0/3, pinn 0/3"
     )
     assert "failures: a seed fails when its RMSE exceeds 10× the median" in (

@@ -35,10 +35,10 @@ from .sequential import looks_of
 from .stats import LEVEL, MARGIN, RatioCI, holm
 from .table import (
     BASELINE,
-    FAILURE_RULE,
+    COMPANIONS,
     Row,
     ci_text,
-    failures_text,
+    companions,
     judged,
     method_order,
     rows,
@@ -84,26 +84,6 @@ def verdict_lines(
         + (f"; {beside[m, fld]}" if (m, fld) in beside else "")
         for (m, fld, ci), adj in zip(found, adjusted)
     ]
-
-
-def companions(row: Row, base: Row, baseline: str = BASELINE) -> str:
-    """The robust companions of ``row``'s verdict against the ``base`` row, in
-    words: the probability that a seed ends below one of the baseline's, the
-    failed seeds of each."""
-    m, b = escape(row.method), escape(baseline)
-    return (
-        f"P({m} < {b}) {row.below.p:.2f} ({_pct(row.below.level)} CI "
-        f"{_interval(row.below)}); failures {m} {failures_text(row)}, "
-        f"{b} {failures_text(base)}"
-    )
-
-
-def _pct(level: float) -> str:
-    return f"{100 * level:.3g}%"
-
-
-def _interval(below) -> str:
-    return "none" if np.isnan(below.low) else f"{below.low:.2f}–{below.high:.2f}"
 
 
 @dataclass(frozen=True)
@@ -395,9 +375,7 @@ def _markdown(
             "",
             *[f"- {line}" for line in verdict_lines(found, baseline, beside=beside)],
             "",
-            f"P(A < B): the probability that a seed of A ends with a smaller RMSE "
-            "than a seed of B (ties 1/2; over the common seeds where paired), with a "
-            f"percentile bootstrap interval; failures: {FAILURE_RULE}.",
+            COMPANIONS,
             "",
         ]
     return "\n".join(lines)

@@ -62,6 +62,8 @@ __all__ = [
     "ci_text",
     "p_below_text",
     "failures_text",
+    "companions",
+    "COMPANIONS",
     "FAILURE_RULE",
     "value",
 ]
@@ -357,7 +359,23 @@ def failures_text(row: Row) -> str:
     return f"{row.failures}/{row.n}"
 
 
+def companions(row: Row, base: Row, baseline: str = BASELINE) -> str:
+    """The robust companions of ``row``'s verdict against the ``base`` row, in
+    words: ``P(lnn < pinn) 0.56 (0.34–0.78); failures lnn 0/8, pinn 1/8``."""
+    m, b = escape(row.method), escape(baseline)
+    return (
+        f"P({m} < {b}) {p_below_text(row.below)}; failures {m} "
+        f"{failures_text(row)}, {b} {failures_text(base)}"
+    )
+
+
 FAILURE_RULE = (
     f"a seed fails when its RMSE exceeds {FAILURE_FACTOR:g}× the median RMSE of "
     "its method's seeds"
+)
+#: what :func:`companions` states, in a sentence (summaries)
+COMPANIONS = (
+    "P(A < B): the probability that a seed of A ends with a smaller RMSE than a "
+    "seed of B (ties 1/2; over the common seeds where paired), with a "
+    f"{LEVEL:.0%} percentile bootstrap interval; failures: {FAILURE_RULE}."
 )
