@@ -34,7 +34,17 @@ from ..runs.records import escape, is_pruned, load_runs, metric_sets
 from .figures import error_panel, load_fields, load_loss, plt_module
 from .sequential import looks_of
 from .stats import LEVEL, MARGIN, RatioCI, holm
-from .table import BASELINE, Row, ci_text, judged, method_order, rows, value
+from .table import (
+    BASELINE,
+    COMPANIONS,
+    Row,
+    ci_text,
+    companions,
+    judged,
+    method_order,
+    rows,
+    value,
+)
 
 __all__ = [
     "Summary",
@@ -61,13 +71,18 @@ def one_case(runs: list[dict], case: str | None = None) -> str:
     return case
 
 
-def verdict_lines(found, baseline: str = BASELINE, metric: str = "RMSE") -> list[str]:
+def verdict_lines(
+    found, baseline: str = BASELINE, metric: str = "RMSE", beside=None
+) -> list[str]:
     """One line per verdict ``(method, field, ci)`` of ``found`` (one family), with
-    Holm's adjusted verdict where it differs."""
+    Holm's adjusted verdict where it differs; ``beside``: ``{(method, field):
+    text}`` appended to a verdict's line (its robust companions)."""
     adjusted = holm([ci for _, _, ci in found], LEVEL)
+    beside = beside or {}
     return [
         f"{escape(fld)} {metric}: {ci.describe(escape(m), escape(baseline))}"
         + ("" if adj == ci.verdict else f" (Holm over {len(found)}: {adj})")
+        + (f"; {beside[m, fld]}" if (m, fld) in beside else "")
         for (m, fld, ci), adj in zip(found, adjusted)
     ]
 
@@ -160,7 +175,13 @@ def build_summary(
         for fld in fields
         if table[m, fld].ci is not None
     ]
-    text = _markdown(runs, out, methods, fields, paper_seed, found, baseline, excluded)
+    beside = {
+        (m, fld): companions(table[m, fld], table[baseline, fld], baseline)
+        for m, fld, _ in found
+    }
+    text = _markdown(
+        runs, out, methods, fields, paper_seed, found, baseline, excluded, beside
+    )
     return Summary(out, text, found, tuple(excluded))
 
 
@@ -255,8 +276,11 @@ def _excluded(why: dict) -> list[str]:
 
 def _csv_row(case: str, row: Row, metric: str, paper_seed: int | None) -> dict:
     """One line of ``summary.csv``: ``row``'s statistics of ``metric``, the run of
-    the paper's seed and the paper's number."""
+    the paper's seed and the paper's number; on the RMSE line the robust
+    companions of its verdict (P(below the baseline) and its interval, failed
+    seeds)."""
     seed_run = [r for r in row.runs if r["seed"] == paper_seed]
+    below = row.below if metric == "RMSE" else None
     return {
         "case": case,
         "method": row.method,
@@ -266,6 +290,10 @@ def _csv_row(case: str, row: Row, metric: str, paper_seed: int | None) -> dict:
         "seeds": " ".join(str(s) for s in row.seeds),
         "paper_seed_run": (value(seed_run[0], row.field, metric) if seed_run else None),
         "paper": row.paper.get(metric),
+        "p_below_baseline": None if below is None else below.p,
+        "p_below_low": None if below is None else below.low,
+        "p_below_high": None if below is None else below.high,
+        "failures": row.failures if metric == "RMSE" else None,
     }
 
 
@@ -293,7 +321,7 @@ def verdict_rule(margin: float, looks: int = 1, baseline: str = BASELINE) -> str
 
 
 def _markdown(
-    runs, rows, methods, fields, paper_seed, found, baseline, excluded=()
+    runs, rows, methods, fields, paper_seed, found, baseline, excluded=(), beside=None
 ) -> str:
     r0 = {k: escape(v) if isinstance(v, str) else v for k, v in runs[0].items()}
     looks = found[0][2].looks if found else 1
@@ -349,7 +377,9 @@ def _markdown(
         lines += [
             "## Verdict",
             "",
-            *[f"- {line}" for line in verdict_lines(found, baseline)],
+            *[f"- {line}" for line in verdict_lines(found, baseline, beside=beside)],
+            "",
+            COMPANIONS,
             "",
         ]
     return "\n".join(lines)

@@ -27,14 +27,17 @@ from ..analysis.sequential import looks_of
 from ..analysis.stats import MARGIN
 from ..analysis.table import (
     BASELINE,
+    FAILURE_RULE,
     MATCHED,
     SUBJECT,
     Group,
     Row,
     ci_text,
+    failures_text,
     geomean,
     judged,
     method_order,
+    p_below_text,
     prepare,
     rows,
 )
@@ -46,6 +49,7 @@ from ..runs.folder import check_file_ours, check_ours, mark
 from ..runs.records import escape, inside, load_runs
 from . import catalog
 from .paper import paper_rows, paper_table
+from .protocols import SETTLED
 
 __all__ = [
     "Group",
@@ -205,7 +209,14 @@ HOW_TO_READ = (
     "compare implementations as much as methods; the other methods have no paper "
     "row. 'RMSE / pinn' is the geometric-mean RMSE ratio of the method to `pinn` "
     "over seeds with a 95 % Student-t interval on log errors, paired over the "
-    "seeds both ran (otherwise Welch, marked). {rule} Figures show "
+    "seeds both ran (otherwise Welch, marked). {rule} Beside the verdict, two "
+    "robust companions that do not rest on log-normal errors: 'P(< pinn)', the "
+    "probability that a seed of the method ends with a smaller RMSE than a seed "
+    "of `pinn` (Mann-Whitney's U over the pairs of seeds, ties counting 1/2; over "
+    "the common seeds where the ratio is paired) with a 95 % percentile bootstrap "
+    "interval (seeds resampled, in pairs where paired; not adjusted for looks or "
+    "Holm), 0.5 when neither tends to be lower; and 'failures', the seeds that "
+    "failed out of the method's seeds, where {failure}. Figures show "
     "every seed's RMSE (dots), the geometric mean over seeds (bar) and the paper's "
     "number (star) on a log scale; where a case has several configurations, "
     "their numbers [k] follow the method names."
@@ -214,8 +225,9 @@ HOW_TO_READ = (
 TABLE_HEAD = (
     "| method | seeds | parameters | s/step | RMSE mean ± std | RMSE median "
     "| paper RMSE | ours/paper | RMSE / pinn (95 % CI) | verdict "
-    "| relL2 mean ± std | MaxErr mean ± std |"
+    "| P(< pinn) (95 % CI) | failures | relL2 mean ± std | MaxErr mean ± std |"
 )
+N_COLUMNS = TABLE_HEAD.count("|") - 1
 
 
 VERDICTS = (
@@ -262,7 +274,7 @@ def _header(roots, runs, by_case, margin: float) -> list[str]:
         "Do not edit by hand; "
         f"rebuild with `deepxde-lnn report {folders}`.",
         "",
-        HOW_TO_READ.format(rule=VERDICTS.format(m=f"{margin:g}")),
+        HOW_TO_READ.format(rule=VERDICTS.format(m=f"{margin:g}"), failure=FAILURE_RULE),
         "",
     ]
 
@@ -274,17 +286,22 @@ HEADLINE = (
     "the plain MLP of the LNN's parameter count (`pinn-matched`): one row per case "
     "and configuration holding both `lnn` and `pinn`, on the case's summary field "
     "(`Avg`, the mean over fields, where a case has several; otherwise its first "
-    "field). Mean RMSE over seeds, and the geometric-mean RMSE ratio to `pinn` with "
-    "its 95 % interval and verdict, as in the case's tables below ([k] is the "
-    "configuration's number there). The table's {n} verdicts are one family "
-    "(Holm's adjustment in brackets where it changes one).",
+    "field). The rows of the settled profiles come first, one per case and "
+    "configuration (the package's answer: Adam's learning rate decayed so that "
+    "every seed ends settled, docs/protocol.md), then every other configuration, "
+    "the paper's protocol among them. Mean RMSE over seeds, the geometric-mean RMSE "
+    "ratio to `pinn` with its 95 % interval and verdict, the probability that a "
+    "seed of `lnn` ends below a seed of `pinn` and the failed seeds of each, as in "
+    "the case's tables below ([k] is the configuration's number there). The "
+    "table's {n} verdicts are one family (Holm's adjustment in brackets where it "
+    "changes one).",
     "",
 )
 HEADLINE_TABLE = (
     "| case | field | configuration | seeds (lnn / pinn) | `lnn` RMSE | `pinn` RMSE "
-    "| `lnn` / `pinn` (95 % CI) | verdict | `pinn-matched` / `pinn` (95 % CI) "
-    "| verdict |",
-    "|---" * 10 + "|",
+    "| `lnn` / `pinn` (95 % CI) | verdict | P(`lnn` < `pinn`) (95 % CI) "
+    "| failures `lnn`; `pinn` | `pinn-matched` / `pinn` (95 % CI) | verdict |",
+    "|---" * 12 + "|",
 )
 
 
@@ -306,25 +323,33 @@ def headline_table(runs: list[dict], margin: float = MARGIN) -> str:
 def _headline_lines(by_case: dict, margin: float) -> tuple[list[str], int]:
     """The headline's rows (one family of verdicts: Holm over the table) and the
     number of verdicts in it."""
-    rows = [
-        _headline_row(case, k, group, runs, margin)
+    found = [
+        (_settled_first(group), _headline_row(case, k, group, runs, margin))
         for case, groups in by_case.items()
         for k, (group, runs) in enumerate(groups.items(), start=1)
     ]
-    rows = [r for r in rows if r is not None]
+    rows = [row for _, row in sorted(found, key=lambda x: x[0]) if row is not None]
     cis = [ci for cells, pair in rows for ci in pair]
     texts = iter(judged(cis))
     lines = []
     for cells, (lnn, matched) in rows:
         t_lnn, t_matched = next(texts), next(texts)
-        cells = [*cells[:7], t_lnn, ci_text(matched), t_matched]
+        cells = [*cells[:7], t_lnn, *cells[7:], ci_text(matched), t_matched]
         lines.append("| " + " | ".join(cells) + " |")
     return lines, sum(ci is not None for ci in cis)
 
 
+def _settled_first(group: Group) -> int:
+    """A headline row's place: the settled profiles' rows first (in the order of
+    :data:`~deepxde_lnn.study.protocols.SETTLED`), then the others (a stable sort
+    keeps the case order within each)."""
+    return SETTLED.index(group.profile) if group.profile in SETTLED else len(SETTLED)
+
+
 def _headline_row(case: str, k: int, group: Group, runs: list[dict], margin: float):
-    """The row's cells up to the `lnn` interval, and its two comparisons (`lnn`
-    and `pinn-matched` against `pinn`); None without `lnn` and `pinn`."""
+    """The row's cells up to the `lnn` interval and those of its robust
+    companions, and its two comparisons (`lnn` and `pinn-matched` against
+    `pinn`); None without `lnn` and `pinn`."""
     field = summary_field(_fields(runs))
     found = {row.method: row for row in _rows(runs, field, None, margin)}
     lnn, pinn = found.get(SUBJECT), found.get(BASELINE)
@@ -342,6 +367,8 @@ def _headline_row(case: str, k: int, group: Group, runs: list[dict], margin: flo
         f"{lnn.stats['RMSE']['mean']:.2e}",
         f"{pinn.stats['RMSE']['mean']:.2e}",
         ci_text(lnn.ci),
+        p_below_text(lnn.below),
+        f"{failures_text(lnn)}; {failures_text(pinn)}",
     ]
     return cells, (lnn.ci, matched)
 
@@ -366,7 +393,7 @@ def _case_section(
                 f"{_count(n, 'verdict')} in this table.",
                 "",
             ]
-            lines += [TABLE_HEAD, "|---" * 12 + "|"]
+            lines += [TABLE_HEAD, "|---" * N_COLUMNS + "|"]
             lines += [
                 "| " + " | ".join(_cells(row, text)) + " |"
                 for row, text in zip(table, texts)
@@ -430,6 +457,8 @@ def _cells(row: Row, verdict: str) -> list[str]:
         _num(row.vs_paper, ".3g"),
         ci_text(ci),
         verdict,
+        p_below_text(row.below),
+        failures_text(row),
         _pm(row.stats["relL2"]),
         _pm(row.stats["MaxErr"]),
     ]
