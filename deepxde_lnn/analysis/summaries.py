@@ -342,6 +342,7 @@ def _markdown(
         verdict_rule(found[0][2].margin if found else MARGIN, looks, baseline),
         "",
     ]
+    lines += _networks(runs, methods)
     get = {(r["method"], r["field"], r["metric"]): r for r in rows}
     for fld in fields:
         lines += [f"## {escape(fld)}", ""]
@@ -383,6 +384,20 @@ def _markdown(
             "",
         ]
     return "\n".join(lines)
+
+
+def _networks(runs, methods) -> list[str]:
+    """Each method's network: its parameters and time per step (the median over
+    its seeds; stacked seeds: the stack's step over its seeds)."""
+    lines = ["| method | network | parameters | ms/step |", "|---|---|---|---|"]
+    for m in methods:
+        mine = [r for r in runs if r["method"] == m]
+        params = sorted({r["parameters"] for r in mine})
+        per_step = np.median([r["seconds_per_iteration"] for r in mine]) * 1e3
+        net = escape(mine[0].get("network", "")) if mine else ""
+        count = " / ".join(map(str, params))
+        lines.append(f"| {escape(m)} | {net} | {count} | {per_step:.3g} |")
+    return [*lines, ""]
 
 
 PAPER_NOTE = (
