@@ -301,9 +301,11 @@ def _scheduler_problem(scheduler, step: int) -> str | None:
         got = _short(position)
         return f"scheduler.last_epoch must be the step {step}, got {got}"
     for key, value in scheduler.items():
+        if not isinstance(key, str):
+            return f"scheduler must have names as keys, got {_short(key)}"
         values = value if isinstance(value, list) else [value]
-        if not isinstance(key, str) or not all(map(_scalar, values)):
-            return f"scheduler.{_short(key)} must be numbers, names or None"
+        if not all(map(_scalar, values)):
+            return f"scheduler.{key} must be numbers, names or None"
     return None
 
 

@@ -117,9 +117,11 @@ def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
         info = os.fstat(f.fileno())
         if not stat.S_ISREG(info.st_mode):  # swapped after the lstat
             raise _unsafe(path, "not a regular file")
-        data = f.read(limit + 1) if info.st_size <= limit else b""
-    if info.st_size > limit or len(data) > limit:
-        raise _unsafe(path, f"larger than {limit:,} bytes")
+        if info.st_size > limit:
+            raise _unsafe(path, f"larger than {limit:,} bytes")
+        data = f.read(info.st_size + 1)  # its size, not the limit, allocated
+    if len(data) != info.st_size:  # written meanwhile, or /proc's size 0
+        raise _unsafe(path, "changed while it was read")
     return data
 
 
