@@ -189,12 +189,11 @@ def check_file_ours(path: str | os.PathLike, signature: str) -> None:
         )
     head = signature.encode("utf-8")
     if stat.S_ISREG(st.st_mode):
-        try:
-            with open(path, "rb") as f:
-                if f.read(len(head)) == head:
-                    return
-        except OSError as err:
-            raise FolderError(f"out: cannot read {path} ({err.strerror})") from None
+        try:  # as every file read (a FIFO swapped in: refused, not waited on)
+            if records.read_bytes(path, len(head), prefix=True) == head:
+                return
+        except FolderError as err:
+            raise FolderError(f"out: {err}") from None
     raise FolderError(
         f"out: {path} is a file deepxde-lnn did not write (it does not begin with "
         f"{signature.splitlines()[0]!r}); choose a new file or a report of "

@@ -100,9 +100,10 @@ def _unsafe(path: Path, why: str) -> FolderError:
     return FolderError(f"{path}: unreadable ({why})")
 
 
-def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
-    """The bytes of the regular file ``path`` (at most ``limit``); ``FolderError``
-    naming it for a link, FIFO, device, folder, a larger file or an OS error."""
+def read_bytes(path: str | os.PathLike, limit: int, prefix: bool = False) -> bytes:
+    """The bytes of the regular file ``path`` (at most ``limit``; ``prefix``: its
+    first ``limit`` bytes, whatever its size); ``FolderError`` naming it for a
+    link, FIFO, device, folder, a larger file or an OS error."""
     path = Path(path)
     try:
         mode = os.lstat(path).st_mode
@@ -117,10 +118,13 @@ def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
         info = os.fstat(f.fileno())
         if not stat.S_ISREG(info.st_mode):  # swapped after the lstat
             raise _unsafe(path, "not a regular file")
-        if info.st_size > limit:
+        if info.st_size > limit and not prefix:
             raise _unsafe(path, f"larger than {limit:,} bytes")
-        data = f.read(info.st_size + 1)  # its size, not the limit, allocated
-    if len(data) != info.st_size:  # written meanwhile, or /proc's size 0
+        size = min(info.st_size, limit)
+        data = f.read(size + 1)  # its size, not the limit, allocated
+    if prefix:
+        data = data[:size]
+    if len(data) != size:  # written meanwhile, or /proc's size 0
         raise _unsafe(path, "changed while it was read")
     return data
 
