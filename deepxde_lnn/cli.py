@@ -25,6 +25,7 @@ from .options import (
     positive_int,
     seeds,
 )
+from .runs.records import MAX_JSON_BYTES, read_bytes
 from .training.outcome import RunInterrupted, TrainingDiverged
 from .training.signals import sigterm_as_interrupt
 
@@ -294,7 +295,7 @@ def cmd_reference(args) -> int:
         points_nd=fem.disk_grid(),
         overwrite=args.overwrite,
     )
-    print((Path(args.out) / "convergence.md").read_text())
+    print(read_bytes(Path(args.out) / "convergence.md", MAX_JSON_BYTES).decode())
     return 0 if rows else 1
 
 

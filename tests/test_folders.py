@@ -264,7 +264,7 @@ def _adam_moment(s):
         (lambda s: s.update(phase="sgd"), "phase must be adam or lbfgs"),
         (_first_weight, "the network does not fit"),
         (_adam_moment, "'exp_avg' does not fit"),
-        (lambda s: s["rng"].update(torch=torch.zeros(3)), "does not fit this run"),
+        (lambda s: s["rng"].update(torch=torch.zeros(3)), "rng.torch must be"),
     ],
 )
 def test_signed_checkpoint_with_bad_contents_is_refused(tmp_path, cut, edit, why):
@@ -284,6 +284,8 @@ def test_checkpoint_at_or_past_the_end_is_refused(tmp_path, cut):
     rows = state["loss"]
     state["loss"] = torch.cat([rows, rows[-1:].repeat(40 - len(rows), 1)])
     state["step"] = 40  # the run's end: nothing left to train
+    if state["scheduler"] is not None:  # its schedule there too
+        state["scheduler"]["last_epoch"] = 40
     save_checkpoint(out / "checkpoint.pt", state)
     with pytest.raises(CheckpointError, match="step 40 is not before the end 40"):
         run(cfg, out, case=case, resume=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +16,13 @@ import numpy as np
 from ..runs import atomic as aio
 from ..runs.csvtext import read_cell
 from ..runs.errors import FolderError
-from ..runs.records import MAX_ARTIFACT_BYTES, check, read_bytes, read_record
+from ..runs.records import (
+    MAX_ARTIFACT_BYTES,
+    check,
+    read_bytes,
+    read_npz,
+    read_record,
+)
 
 __all__ = [
     "plt_module",
@@ -49,19 +54,54 @@ def image(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return img.T
 
 
+#: the arrays of ``fields.npz`` (as the runner writes them): name -> (dtype
+#: kinds, dimensions); M points of k inputs, F fields, a grid of n per axis
+FIELDS = {
+    "x": ("iuf", 2),  # (M, k)
+    "exact": ("iuf", 2),  # (M, F)
+    "pred": ("iuf", 2),  # (M, F)
+    "abs_error": ("iuf", 2),  # (M, F)
+    "mask": ("b", None),  # (n,) * k over the grid; (M,) for scattered points
+    "axes": ("iuf", None),  # (k, n); empty for scattered points
+    "inputs": ("U", 1),  # (k,)
+    "fields": ("U", 1),  # (F,)
+}
+
+
 def load_fields(run: Path) -> dict:
-    """``fields.npz`` of a run folder (arrays only, never pickles)."""
+    """``fields.npz`` of a run folder (:data:`FIELDS`, arrays only, never
+    pickles, sizes capped before loading: :func:`read_npz`), its shapes
+    consistent; ``FolderError`` naming it otherwise."""
     path = run / "fields.npz"
-    data = read_bytes(path, MAX_ARTIFACT_BYTES)
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as f:
-            return {k: f[k] for k in f.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
-        raise FolderError(f"{path}: unreadable ({err})") from None
+    f = read_npz(path, FIELDS)
+    problem = _fields_problem(f)
+    if problem:
+        raise FolderError(f"{path}: malformed ({problem})")
+    return f
+
+
+def _fields_problem(f: dict) -> str | None:
+    """What makes the arrays of a ``fields.npz`` disagree in shape, or None."""
+    (m, k), shape = f["x"].shape, f["exact"].shape
+    axes, mask = f["axes"], f["mask"]
+    if shape[0] != m:
+        return "exact has not the rows of x"
+    for name in ("pred", "abs_error"):
+        if f[name].shape != shape:
+            return f"{name} has not the shape of exact"
+    if f["fields"].shape != (shape[1],) or f["inputs"].shape != (k,):
+        return "fields and inputs must name the columns of exact and x"
+    if axes.size:  # a grid: one axis per input, the mask over it
+        n = axes.shape[-1]
+        if axes.shape != (k, n) or mask.shape != (n,) * k:
+            return "axes and mask must be a grid of the inputs"
+    if int(mask.sum()) != m:
+        return "mask must hold as many points as x"
+    return None
 
 
 def load_loss(run: Path) -> tuple[list[str], np.ndarray]:
-    """``loss.csv`` of a run folder: its header and its rows."""
+    """``loss.csv`` of a run folder: its header and its rows (as many columns)."""
     path = run / "loss.csv"
     data = read_bytes(path, MAX_ARTIFACT_BYTES)
     try:
@@ -70,6 +110,11 @@ def load_loss(run: Path) -> tuple[list[str], np.ndarray]:
     except ValueError as err:  # bad UTF-8 or numbers
         raise FolderError(f"{path}: unreadable ({err})") from None
     header = next(csv.reader([text.partition("\n")[0].rstrip("\r")]), [])
+    if table.size and (table.shape[1] != len(header) or len(header) < 2):
+        raise FolderError(
+            f"{path}: malformed ({len(header)} names for {table.shape[1]} columns; "
+            "step, total and the terms)"
+        )
     return [read_cell(name) for name in header], table
 
 

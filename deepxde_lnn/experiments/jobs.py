@@ -31,6 +31,7 @@ from ..analysis.figures import draw_missing
 from ..checks import check_int
 from ..config import RunConfig, stackable_protocol
 from ..problems.problem import Problem
+from ..runs.folder import RunFolder
 from ..runs.names import lr_text
 from ..training.controller import Progress
 from ..training.outcome import Outcome, RunInterrupted, TrainingDiverged
@@ -79,7 +80,7 @@ def _one(cfg, out, overwrite, threads, progress, case) -> Outcome:
             cfg,
             out,
             case=case,
-            resume=not overwrite and (Path(out) / "checkpoint.pt").exists(),
+            resume=not overwrite and RunFolder(out).has_checkpoint(),
             overwrite=overwrite,
             progress=progress(label) if progress else Progress("off", label),
             on_done=functools.partial(draw_missing, case=case),

@@ -35,6 +35,7 @@ from deepxde_lnn.runs.atomic import (
 )
 from deepxde_lnn.runs.csvtext import formula_safe
 from deepxde_lnn.runs.errors import FolderError
+from deepxde_lnn.runs.records import MAX_ARTIFACT_BYTES, read_bytes, read_npz
 
 from .norms import probe_matrix
 from .problem import HEAT, HeatProblem, InvalidReferenceError, points_sha256
@@ -49,6 +50,8 @@ REFERENCE_PACKAGE = "deepxde_lnn.reference"
 REFERENCE_NAME = "circular_heat"
 FIELD_FILE = "heat_reference.npz"
 FILES = ("convergence.csv", "convergence.md", "convergence.png", FIELD_FILE)
+# the arrays of FIELD_FILE: name -> (dtype kinds, dimensions)
+ARRAYS = {"T": ("f", 1), "theta": ("f", 1), "points_nd": ("f", 2)}
 MANIFEST = "manifest.json"
 GENERATOR = "deepxde_lnn.fem.write_reference"
 FORMAT_VERSION = 1
@@ -432,10 +435,18 @@ def _package_dir() -> Traversable:
 
 
 def _read_bytes(path: Traversable) -> bytes:
+    """A reference file's bytes: as every file read back
+    (:func:`~deepxde_lnn.runs.records.read_bytes`: regular, no link, capped),
+    but from a zipped package's data; ``InvalidReferenceError`` naming it."""
+    if not isinstance(path, Path):  # package data inside a zip
+        try:
+            return path.read_bytes()
+        except OSError as err:
+            raise InvalidReferenceError(f"{path} is missing or unreadable: {err}")
     try:
-        return path.read_bytes()
-    except OSError as err:
-        raise InvalidReferenceError(f"{path} is missing or unreadable: {err}") from err
+        return read_bytes(path, MAX_ARTIFACT_BYTES)
+    except FolderError as err:
+        raise InvalidReferenceError(f"{path} is missing or unreadable: {err}") from None
 
 
 def _manifest_entries(root: Traversable) -> tuple[str, dict, str]:
@@ -512,8 +523,10 @@ def load_reference(
         raise InvalidReferenceError(
             f"{path} is stale: its points differ from the requested points"
         )
-    with np.load(io.BytesIO(raw)) as data:
-        arrays = {key: data[key] for key in data.files}
+    try:  # the digest checked, the arrays read as any .npz read back
+        arrays = read_npz(path, ARRAYS)
+    except FolderError as err:
+        raise InvalidReferenceError(str(err)) from None
     if points_sha256(arrays["points_nd"]) != points_sha:
         raise InvalidReferenceError(f"{path}: stored points do not match the manifest")
     return arrays

@@ -229,7 +229,8 @@ class TrackedData(Data):
         return {}
 
     def load_state_dict(self, state: dict) -> None:
-        pass
+        if state:
+            raise ValueError(f"data holds {next(iter(state))!r}: no state of a run")
 
 
 def term_names(data: Data, n: int) -> list[str]:

@@ -62,4 +62,21 @@ class RBA(RowWeights):
         return {"lam": {str(i): v.detach().cpu() for i, v in self.lam.items()}}
 
     def load_state_dict(self, state: dict) -> None:
-        self.lam = {int(i): v.clone() for i, v in state["lam"].items()}
+        """Restore :meth:`state_dict`; ``ValueError`` unless it maps term indices
+        to tables of finite multipliers >= 0."""
+        lam = state.get("lam") if isinstance(state, dict) else None
+        ok = isinstance(lam, dict) and all(
+            isinstance(i, str)
+            and i.isdigit()
+            and isinstance(v, torch.Tensor)
+            and v.is_floating_point()
+            and v.ndim == 2
+            and bool((torch.isfinite(v) & (v >= 0)).all())
+            for i, v in lam.items()
+        )
+        if not ok:
+            raise ValueError(
+                "data.weights.lam must map term indices to RBA's multipliers "
+                "(tensors of rows and channels, finite and >= 0)"
+            )
+        self.lam = {int(i): v.clone() for i, v in lam.items()}

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .errors import FolderError
+from .records import MAX_ARTIFACT_BYTES, read_bytes
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -149,11 +150,9 @@ def save_figure(path: str | os.PathLike, fig, **kwargs) -> Path:
 
 
 def sha256_file(path: str | os.PathLike) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    """The SHA-256 of a file written here, read back as any file
+    (:func:`~.records.read_bytes`: regular, no link, capped)."""
+    return hashlib.sha256(read_bytes(path, MAX_ARTIFACT_BYTES)).hexdigest()
 
 
 PROBE = "probe"  # writable_folder's probe: .probe.RANDOM.tmp, a temporary file

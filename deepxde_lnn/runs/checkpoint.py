@@ -11,12 +11,18 @@ result folder cannot run code), and the digest must match before the payload is
 read. Random-generator states are stored in that plain form (NumPy's legacy state
 array as a tensor).
 
-The digest detects damage (a truncated or flipped file), not tampering: anyone who
-can write the file can write a matching digest. So the payload's structure is
-checked too (:func:`check_payload`: every key, types, ``step >= 0``, finite
-``seconds``, a loss table of ``step`` rows), and against the run that resumes it
-(:func:`check_fits`: the step before the run's end, the network's and the
-optimizer's tensor shapes, the loss table's width).
+The file is read as any file read back (:func:`~.records.read_bytes`: a regular
+file, no link, at most :data:`~.records.MAX_CHECKPOINT_BYTES`). The digest detects
+damage (a truncated or flipped file), not tampering: anyone who can write the file
+can write a matching digest. So the payload's structure is checked too
+(:func:`check_payload`: every key, types, ``step >= 0``, finite ``seconds``, a loss
+table of ``step`` rows, the random states as each generator takes them, the
+optimizer's settings and finite state, the scheduler's position at the step), and
+against the run that resumes it (:func:`check_fits`: the step before the run's
+end, the network's and the optimizer's tensor shapes, the loss table's width).
+Whatever it holds, a resumed run takes its optimizer's and scheduler's settings
+from its configuration, never from the file (the runner loads the per-parameter
+state only).
 """
 
 from __future__ import annotations
@@ -30,7 +36,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..checks import is_integer, is_number
 from .atomic import atomic_write_bytes
+from .errors import FolderError
+from .records import MAX_CHECKPOINT_BYTES, read_bytes
 
 __all__ = [
     "CheckpointError",
@@ -76,7 +85,11 @@ def load_checkpoint(path: str | Path) -> dict:
     Tensors are mapped to the CPU (a GPU checkpoint resumes anywhere)."""
     path = Path(path)
     try:
-        envelope = _loads(path.read_bytes())
+        data = read_bytes(path, MAX_CHECKPOINT_BYTES)
+    except FolderError as err:  # a FIFO, a device, a link, too large
+        raise CheckpointError(f"checkpoint {err}") from None
+    try:
+        envelope = _loads(data)
     except Exception as err:  # truncated, empty, zeroed, not a torch file, unsafe
         raise CheckpointError(f"checkpoint {path} is unreadable ({short_error(err)})")
     if not isinstance(envelope, dict) or envelope.get("format") != FORMAT:
@@ -142,7 +155,183 @@ def check_payload(state, path: str | Path = "") -> dict:
         raise _malformed(path, f"the loss table must have {step} rows (the step)")
     if not bool(torch.isfinite(loss).all()):
         raise _malformed(path, "the loss table holds non-finite values")
+    problem = (
+        _rng_problem(state["rng"])
+        or _opt_problem(opt)
+        or _scheduler_problem(state.get("scheduler"), step)
+        or _plain_problem(state.get("data", {}), "data")
+    )
+    if problem:
+        raise _malformed(path, problem)
     return state
+
+
+def _bytes(v) -> bool:
+    return isinstance(v, torch.Tensor) and v.dtype == torch.uint8 and v.ndim == 1
+
+
+def _rng_problem(rng: dict) -> str | None:
+    """What keeps ``rng`` from holding states its generators take, or None."""
+    sampling = rng["sampling"]
+    if not isinstance(sampling, dict) or not isinstance(sampling.get("state"), dict):
+        return "rng.sampling must be a NumPy bit generator's state"
+    if not _bytes(rng["torch"]):
+        return "rng.torch must be a tensor of bytes"
+    cuda = rng["cuda"]
+    if cuda is not None and not (isinstance(cuda, list) and all(map(_bytes, cuda))):
+        return "rng.cuda must be None or a list of tensors of bytes"
+    legacy = rng["numpy"]  # np.random.get_state(), its keys as a tensor
+    ok = isinstance(legacy, (list, tuple)) and len(legacy) == 5
+    kind, keys, pos, has_gauss, cached = legacy if ok else (None,) * 5
+    if not (
+        kind == "MT19937"
+        and isinstance(keys, torch.Tensor)
+        and keys.dtype == torch.int64
+        and keys.shape == (624,)
+        and is_integer(pos)
+        and 0 <= pos <= 624
+        and has_gauss in (0, 1)
+        and is_number(cached)
+    ):
+        return (
+            "rng.numpy must be [MT19937, a tensor of 624 integers, a position "
+            "in [0, 624], 0 or 1, a number]"
+        )
+    state = rng["python"]  # random.getstate()
+    ok = isinstance(state, tuple) and len(state) == 3
+    version, words, gauss = state if ok else (None,) * 3
+    if not (
+        version == 3
+        and isinstance(words, tuple)
+        and len(words) == 625
+        and all(is_integer(w) and 0 <= w < 2**32 for w in words)
+        and (gauss is None or is_number(gauss))
+    ):
+        return "rng.python must be random.getstate() (version 3)"
+    return None
+
+
+def _positive(v) -> bool:
+    return is_number(v) and v > 0
+
+
+def _at_least_0(v) -> bool:
+    return is_number(v) and v >= 0
+
+
+def _count(v) -> bool:
+    return is_integer(v) and v > 0
+
+
+# an optimizer's settings (ignored on resuming: the configuration's are used) and
+# ScaledLBFGS's loss scale (state kept in its group), as their optimizers take them
+_SETTINGS = {
+    "lr": (_positive, "a finite number > 0"),
+    "initial_lr": (_positive, "a finite number > 0"),
+    "betas": (
+        lambda v: isinstance(v, (tuple, list))
+        and len(v) == 2
+        and all(_at_least_0(b) and b < 1 for b in v),
+        "two numbers in [0, 1)",
+    ),
+    "eps": (_positive, "a finite number > 0"),
+    "weight_decay": (_at_least_0, "a finite number >= 0"),
+    "max_iter": (_count, "an integer > 0"),
+    "max_eval": (_count, "an integer > 0"),
+    "history_size": (_count, "an integer > 0"),
+    "tolerance_grad": (_at_least_0, "a finite number >= 0"),
+    "tolerance_change": (_at_least_0, "a finite number >= 0"),
+    "line_search_fn": (lambda v: v is None or isinstance(v, str), "None or a name"),
+    "loss_scale": (lambda v: v is None or _positive(v), "None or a number > 0"),
+}
+
+
+def _scalar(v) -> bool:
+    """None, a bool, a short string or a finite number: any other setting."""
+    return (
+        v is None
+        or isinstance(v, bool)
+        or is_number(v)
+        or (isinstance(v, str) and len(v) <= 100)
+    )
+
+
+def _finite(v) -> bool:
+    """A tensor of finite floats, a finite number or None, or a list of them."""
+    if isinstance(v, list):
+        return all(map(_finite, v))
+    if isinstance(v, torch.Tensor):
+        return v.is_floating_point() and bool(torch.isfinite(v).all())
+    return v is None or is_number(v)
+
+
+def _opt_problem(opt: dict) -> str | None:
+    """What keeps ``opt`` from being an optimizer state of well-formed settings
+    and finite per-parameter state (its shapes: :func:`check_fits`), or None."""
+    for i, group in enumerate(opt["param_groups"]):
+        where = f"opt.param_groups[{i}]"
+        if not isinstance(group, dict) or not isinstance(group.get("params"), list):
+            return f"{where} must be a settings dict with its params"
+        if not all(is_integer(p) for p in group["params"]):
+            return f"{where}.params must be parameter indices"
+        for key, value in group.items():
+            ok, what = _SETTINGS.get(key, (_scalar, "a number, a name or None"))
+            if key != "params" and not ok(value):
+                return f"{where}.{key} must be {what}, got {_short(value)}"
+    for idx, entry in opt["state"].items():
+        for key, value in entry.items() if isinstance(entry, dict) else ():
+            counter = key in ("step", "n_iter", "func_evals")
+            if counter and isinstance(value, torch.Tensor) and value.numel() == 1:
+                value = float(value)
+            ok = _at_least_0(value) if counter else _finite(value)
+            if ok and key in ("exp_avg_sq", "max_exp_avg_sq"):
+                ok = bool((value >= 0).all())
+            if not ok:
+                return f"opt.state[{idx}].{key} must be finite (counts >= 0)"
+    return None
+
+
+def _scheduler_problem(scheduler, step: int) -> str | None:
+    """What keeps ``scheduler`` (a learning-rate scheduler's ``state_dict()``,
+    or None) from being one at ``step``, or None."""
+    if scheduler is None:
+        return None
+    position = scheduler.get("last_epoch")
+    if not is_integer(position) or position != step:
+        got = _short(position)
+        return f"scheduler.last_epoch must be the step {step}, got {got}"
+    for key, value in scheduler.items():
+        if not isinstance(key, str):
+            return f"scheduler must have names as keys, got {_short(key)}"
+        values = value if isinstance(value, list) else [value]
+        if not all(map(_scalar, values)):
+            return f"scheduler.{key} must be numbers, names or None"
+    return None
+
+
+def _plain_problem(value, where: str, depth: int = 0) -> str | None:
+    """What keeps ``value`` from being plain data (dicts of string keys, lists,
+    tensors, finite numbers, names, None; a few levels deep), or None."""
+    if depth > 8:
+        return f"{where} is nested too deeply"
+    if isinstance(value, dict):
+        for key, v in value.items():
+            if not isinstance(key, str):
+                return f"{where} must have names as keys"
+            problem = _plain_problem(v, f"{where}.{key}", depth + 1)
+            if problem:
+                return problem
+        return None
+    if isinstance(value, (list, tuple)):
+        items = (_plain_problem(v, where, depth + 1) for v in value)
+        return next(filter(None, items), None)
+    if isinstance(value, torch.Tensor) or _scalar(value):
+        return None
+    return f"{where} holds a {type(value).__name__}"
+
+
+def _short(value) -> str:
+    return repr(value)[:40]
 
 
 def check_fits(

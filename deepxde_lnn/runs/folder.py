@@ -104,10 +104,9 @@ def _regular(path: Path) -> bool:
 def _is_marker(path: Path) -> bool:
     if not _regular(path):
         return False
-    try:
-        with open(path, "rb") as f:
-            head = f.read(len(MARKER_FORMAT) + 1)
-    except OSError:
+    try:  # a regular file, no link, a few bytes (swapped for a FIFO: refused)
+        head = records.read_bytes(path, len(MARKER_FORMAT) + 2)
+    except FolderError:
         return False
     return head.decode("utf-8", "replace").strip() == MARKER_FORMAT
 
@@ -121,21 +120,10 @@ def _is_record(path: Path) -> bool:
         return False
 
 
-def _holds_record(path: Path, depth: int = _LEGACY_DEPTH) -> bool:
-    """A record of ours in ``path`` or up to ``depth`` levels below it; linked
-    folders are not entered and a linked record does not count."""
-    try:
-        with os.scandir(path) as found:
-            entries = list(found)
-    except OSError:
-        return False
-    if any(e.name == "metrics.json" and _is_record(Path(e.path)) for e in entries):
-        return True
-    return depth > 0 and any(
-        _holds_record(Path(e.path), depth - 1)
-        for e in entries
-        if e.is_dir(follow_symlinks=False)
-    )
+def _holds_record(path: Path) -> bool:
+    """A record of ours in ``path`` or up to ``_LEGACY_DEPTH`` levels below it
+    (links to folders not followed: :func:`~.records.find`)."""
+    return any(map(_is_record, records.find(path, "metrics.json", _LEGACY_DEPTH)))
 
 
 def _link_inside_ours(path: Path) -> Path | None:
@@ -201,12 +189,11 @@ def check_file_ours(path: str | os.PathLike, signature: str) -> None:
         )
     head = signature.encode("utf-8")
     if stat.S_ISREG(st.st_mode):
-        try:
-            with open(path, "rb") as f:
-                if f.read(len(head)) == head:
-                    return
-        except OSError as err:
-            raise FolderError(f"out: cannot read {path} ({err.strerror})") from None
+        try:  # as every file read (a FIFO swapped in: refused, not waited on)
+            if records.read_bytes(path, len(head), prefix=True) == head:
+                return
+        except FolderError as err:
+            raise FolderError(f"out: {err}") from None
     raise FolderError(
         f"out: {path} is a file deepxde-lnn did not write (it does not begin with "
         f"{signature.splitlines()[0]!r}); choose a new file or a report of "
@@ -352,6 +339,11 @@ class RunFolder:
             )
         why = records.run_problem(self.path, record, pruned_ok=True)
         return None if why else record
+
+    def has_checkpoint(self) -> bool:
+        """Whether anything is at ``checkpoint.pt`` (a link or a FIFO too:
+        reading it refuses them, :func:`~.checkpoint.load_checkpoint`)."""
+        return os.path.lexists(self.checkpoint)
 
     def read_record(self) -> dict:
         """``metrics.json`` parsed as a JSON object (``FolderError`` otherwise;

@@ -1,14 +1,23 @@
-"""Result files from anywhere (``metrics.json`` run records, ``budget.json``): read
-as untrusted data, checked once, rendered escaped.
+"""Result files from anywhere (``metrics.json`` run records, ``budget.json``,
+checkpoints, ``fields.npz``, ``loss.csv``, the FEM reference): read as untrusted
+data, checked once, rendered escaped.
 
-* :func:`read_bytes` opens a regular file only (no FIFO, device or symbolic
-  link: ``lstat``, then ``O_NOFOLLOW | O_NONBLOCK`` and ``fstat``) and reads at
-  most ``limit`` bytes; :func:`read_json` parses it as strict JSON (no
-  ``NaN``/``Infinity``, no float overflowing to infinity, no integer over
-  :data:`MAX_DIGITS` digits, nesting beyond the parser's depth refused). A
-  record is a few kB; :data:`MAX_JSON_BYTES` (1 MiB) bounds the memory a file
-  can take, :data:`MAX_ARTIFACT_BYTES` (256 MiB) that of ``fields.npz`` and
-  ``loss.csv`` (tens of MB at the largest grids and step counts).
+* :func:`read_bytes` is the one way the package reads back a file: it opens a
+  regular file only (no FIFO, device or symbolic link: ``lstat``, then
+  ``O_NOFOLLOW | O_NONBLOCK`` and ``fstat``) and reads at most ``limit`` bytes;
+  :func:`read_json` parses it as strict JSON (no ``NaN``/``Infinity``, no float
+  overflowing to infinity, no integer over :data:`MAX_DIGITS` digits, nesting
+  beyond the parser's depth refused); :func:`read_npz` reads the arrays asked
+  for from an ``.npz``, each one's type and shape checked from its header and
+  their inflated size capped before any is loaded. A record is a few kB:
+  :data:`MAX_JSON_BYTES` (1 MiB) bounds the memory a file can take,
+  :data:`MAX_ARTIFACT_BYTES` (256 MiB) that of ``fields.npz``, ``loss.csv`` and
+  the FEM reference (tens of MB at the largest grids and step counts) and
+  :data:`MAX_INFLATED_BYTES` (256 MiB) an ``.npz``'s arrays once inflated,
+  :data:`MAX_CHECKPOINT_BYTES` (1 GiB) a checkpoint.
+* :func:`find` the entries of a name below a folder: at most :data:`MAX_DEPTH`
+  folders deep, symbolic links to folders not followed (a deeper record is not
+  one: no walk can recurse without end or leave the folder).
 * :func:`problem` says what a record lacks: ``"report"`` — what the
   reproduction report reads (records of older versions included); ``"run"`` —
   a record as the runner writes it, which compare/sweep/ablation summaries and
@@ -26,13 +35,19 @@ as untrusted data, checked once, rendered escaped.
 from __future__ import annotations
 
 import errno
+import io
 import json
 import math
 import os
 import stat
+import zipfile
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
+from numpy.lib import format as npy
 
 from ..checks import check_name, is_integer, is_number
 from .errors import FolderError
@@ -42,8 +57,13 @@ __all__ = [
     "MAX_JSON_BYTES",
     "MAX_ARTIFACT_BYTES",
     "NAME",
+    "MAX_INFLATED_BYTES",
+    "MAX_CHECKPOINT_BYTES",
+    "MAX_DEPTH",
     "read_bytes",
     "read_json",
+    "read_npz",
+    "find",
     "read_record",
     "read_budget",
     "Known",
@@ -59,6 +79,9 @@ __all__ = [
 
 MAX_JSON_BYTES = 2**20
 MAX_ARTIFACT_BYTES = 2**28  # fields.npz, loss.csv: tens of MB at most
+MAX_INFLATED_BYTES = 2**28  # an .npz's arrays, inflated
+MAX_CHECKPOINT_BYTES = 2**30  # networks, Adam's moments, the loss table: MBs
+MAX_DEPTH = 16  # folders below a root that a walk reads (records sit 2-5 deep)
 MAX_DIGITS = 30  # integers in a record are counts, seeds and bytes
 MAX_TEXT = 200  # device names, version strings
 ARTIFACTS = ("loss.csv", "fields.npz")  # what summaries read besides the record
@@ -77,9 +100,10 @@ def _unsafe(path: Path, why: str) -> FolderError:
     return FolderError(f"{path}: unreadable ({why})")
 
 
-def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
-    """The bytes of the regular file ``path`` (at most ``limit``); ``FolderError``
-    naming it for a link, FIFO, device, folder, a larger file or an OS error."""
+def read_bytes(path: str | os.PathLike, limit: int, prefix: bool = False) -> bytes:
+    """The bytes of the regular file ``path`` (at most ``limit``; ``prefix``: its
+    first ``limit`` bytes, whatever its size); ``FolderError`` naming it for a
+    link, FIFO, device, folder, a larger file or an OS error."""
     path = Path(path)
     try:
         mode = os.lstat(path).st_mode
@@ -94,9 +118,14 @@ def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
         info = os.fstat(f.fileno())
         if not stat.S_ISREG(info.st_mode):  # swapped after the lstat
             raise _unsafe(path, "not a regular file")
-        data = f.read(limit + 1) if info.st_size <= limit else b""
-    if info.st_size > limit or len(data) > limit:
-        raise _unsafe(path, f"larger than {limit:,} bytes")
+        if info.st_size > limit and not prefix:
+            raise _unsafe(path, f"larger than {limit:,} bytes")
+        size = min(info.st_size, limit)
+        data = f.read(size + 1)  # its size, not the limit, allocated
+    if prefix:
+        data = data[:size]
+    if len(data) != size:  # written meanwhile, or /proc's size 0
+        raise _unsafe(path, "changed while it was read")
     return data
 
 
@@ -131,6 +160,99 @@ def read_json(path: str | os.PathLike, limit: int = MAX_JSON_BYTES):
         raise _unsafe(Path(path), "nested too deeply") from None
     except ValueError as err:  # JSONDecodeError, UnicodeDecodeError, the above
         raise _unsafe(Path(path), str(err)) from None
+
+
+def _header(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[tuple, np.dtype]:
+    """The shape and type an ``.npy`` member's header declares (read alone)."""
+    with zf.open(info) as f:
+        version = npy.read_magic(f)
+        if version == (1, 0):
+            shape, _, dtype = npy.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, _, dtype = npy.read_array_header_2_0(f)
+        else:
+            raise ValueError(f"npy format version {version}")
+    return shape, dtype
+
+
+def _array_problem(name: str, shape: tuple, dtype: np.dtype, kinds: str, ndim):
+    if dtype.hasobject or dtype.kind not in kinds:
+        return f"array {name!r} is of type {dtype}"
+    if ndim is not None and len(shape) != ndim:
+        return f"array {name!r} has shape {shape}, not {ndim} dimensions"
+    if any(n < 0 for n in shape):
+        return f"array {name!r} has shape {shape}"
+    return None
+
+
+_NPZ_ERRORS = (
+    OSError,
+    ValueError,
+    EOFError,
+    KeyError,
+    RuntimeError,
+    NotImplementedError,
+    zipfile.BadZipFile,
+    zlib.error,
+)
+
+
+def read_npz(
+    path: str | os.PathLike, arrays: Mapping[str, tuple[str, int | None]]
+) -> dict[str, np.ndarray]:
+    """The ``arrays`` (name -> (dtype kinds, dimensions or None)) of the ``.npz``
+    file ``path`` (:func:`read_bytes`, at most :data:`MAX_ARTIFACT_BYTES`),
+    never pickles. Every header is read first: a missing array, another type or
+    number of dimensions, or arrays taking more than :data:`MAX_INFLATED_BYTES`
+    together once inflated (by their headers' shapes or the zip's sizes) is a
+    ``FolderError`` naming the file, before any array is loaded."""
+    path = Path(path)
+    data, total = read_bytes(path, MAX_ARTIFACT_BYTES), 0
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            members = {}
+            for name, (kinds, ndim) in arrays.items():
+                try:
+                    members[name] = info = zf.getinfo(f"{name}.npy")
+                except KeyError:
+                    raise _unsafe(path, f"no array {name!r}") from None
+                shape, dtype = _header(zf, info)
+                why = _array_problem(name, shape, dtype, kinds, ndim)
+                if why:
+                    raise _unsafe(path, why)
+                total += max(math.prod(shape) * dtype.itemsize, info.file_size)
+                if total > MAX_INFLATED_BYTES:
+                    why = f"inflate beyond {MAX_INFLATED_BYTES:,} bytes"
+                    raise _unsafe(path, f"its arrays up to {name!r} {why}")
+            out = {}
+            for name, info in members.items():
+                with zf.open(info) as f:
+                    out[name] = npy.read_array(f, allow_pickle=False)
+            return out
+    except FolderError:
+        raise
+    except _NPZ_ERRORS as err:  # a damaged zip or npy
+        raise _unsafe(path, str(err) or type(err).__name__) from None
+
+
+def find(root: str | os.PathLike, name: str, depth: int = MAX_DEPTH) -> list[Path]:
+    """The entries called ``name`` (not folders) in ``root`` and in its folders
+    up to ``depth`` levels below it, sorted. Symbolic links to folders are not
+    followed; folders that cannot be listed are skipped (as ``Path.rglob``)."""
+    found, todo = [], [(Path(root), 0)]
+    while todo:  # a stack, not recursion: any nesting is safe
+        folder, level = todo.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        if level < depth:
+                            todo.append((Path(entry.path), level + 1))
+                    elif entry.name == name:
+                        found.append(Path(entry.path))
+        except OSError:  # gone, not a folder, no permission, a name too long
+            continue
+    return sorted(found)
 
 
 # keys of records written before a rename: old -> new, migrated on reading
@@ -362,10 +484,12 @@ def check(
 def load_runs(
     root: str | os.PathLike, need: str = "run", known: Known | None = None
 ) -> list[dict]:
-    """Every record (``metrics.json``) below ``root``, checked for ``need``
-    (names held to ``known``), with its folder as ``"_dir"``; sorted by path."""
+    """Every record (``metrics.json``) below ``root`` (:func:`find`: at most
+    :data:`MAX_DEPTH` folders deep, links to folders not followed), checked for
+    ``need`` (names held to ``known``), with its folder as ``"_dir"``; sorted
+    by path."""
     runs = []
-    for path in sorted(Path(root).rglob("metrics.json")):
+    for path in find(root, "metrics.json"):
         rec = check(read_record(path), path, need, known)
         runs.append({**rec, "_dir": str(path.parent)})
     return runs

@@ -46,6 +46,8 @@ class ScaledLBFGS(torch.optim.LBFGS):
     ``c`` is kept in the parameter group, so ``state_dict`` saves and restores it.
     """
 
+    GROUP_STATE = ("loss_scale",)  # a group entry that is state, not a setting
+
     def __init__(self, params, **kwargs):
         super().__init__(params, **kwargs)
         self.param_groups[0]["loss_scale"] = None

@@ -145,7 +145,7 @@ def resume_state(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: boo
     if record is not None:
         folder.checkpoint.unlink(missing_ok=True)  # stale: the run did finish
         return record, None
-    if not folder.checkpoint.exists():
+    if not folder.has_checkpoint():
         if resume:
             raise FolderError(f"--resume: no checkpoint in {folder.path}")
         return None, None

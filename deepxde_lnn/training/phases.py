@@ -5,6 +5,7 @@ where its checkpoints stand, with a checkpoint every ``checkpoint_every`` steps
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict
 
 import deepxde as dde
@@ -25,7 +26,16 @@ from .graphed import GraphedStep, plain_adam_state, plain_scheduler_state
 from .job import Job, Run, check_checkpoints, restore
 from .stacking import select_adam_, split_adam_state, stack_adam_states
 
-__all__ = ["adam_text", "compile_phase", "loss_table", "phases", "start", "train"]
+__all__ = [
+    "adam_text",
+    "advance",
+    "compile_phase",
+    "configured",
+    "loss_table",
+    "phases",
+    "start",
+    "train",
+]
 
 
 def phases(cfg: RunConfig) -> list[tuple[str, int]]:
@@ -73,15 +83,45 @@ def compile_phase(job: Job, phase: str) -> None:
         job.data.update_weights = False
     saved = job.saved_opt
     if saved is not None and saved["phase"] == phase:
-        opts = saved["opt"]
+        opts = [configured(job.model.opt, s) for s in saved["opt"]]
         job.model.opt.load_state_dict(
             stack_adam_states(opts) if job.stacked else opts[0]
         )
-        if job.model.lr_scheduler is not None and saved["scheduler"] is not None:
-            job.model.lr_scheduler.load_state_dict(saved["scheduler"])
+        if job.model.lr_scheduler is not None:
+            advance(job.model.lr_scheduler, job.start)
     if phase == "adam" and job.cfg.cuda_graph:
         job.graphed = GraphedStep(job.model).install()
     job.phase = phase
+
+
+def configured(opt: torch.optim.Optimizer, saved: dict) -> dict:
+    """The optimizer state ``saved`` (a checkpoint's) with the settings of
+    ``opt``, compiled from the run's configuration: only the per-parameter
+    state (Adam's moments, L-BFGS's history) and the group entries an
+    optimizer declares as state (``GROUP_STATE``: ScaledLBFGS's loss scale)
+    come from the checkpoint, never its lr, betas, eps or weight decay."""
+    groups = opt.state_dict()["param_groups"]
+    if len(saved["param_groups"]) != len(groups):
+        raise ValueError("the optimizer has another number of parameter groups")
+    kept = getattr(opt, "GROUP_STATE", ())
+    return {
+        "state": saved["state"],
+        "param_groups": [
+            {**g, **{k: s[k] for k in kept if k in s}}
+            for g, s in zip(groups, saved["param_groups"])
+        ],
+    }
+
+
+def advance(scheduler, steps: int) -> None:
+    """Step a freshly compiled learning-rate ``scheduler`` ``steps`` times, as
+    the run did before its checkpoint: its learning rate is then the one the
+    uninterrupted run has there, to the last bit (a chained schedule's product
+    is replayed, not taken from the file; a few microseconds a step)."""
+    with warnings.catch_warnings():  # "scheduler.step() before optimizer.step()"
+        warnings.simplefilter("ignore", UserWarning)
+        for _ in range(steps):
+            scheduler.step()
 
 
 def loss_weights(job: Job) -> list | None:

@@ -202,7 +202,7 @@ def _train_folders(
     outcomes: dict[int, Outcome] = {}
     todo, states = [], []
     for i, (cfg, f) in enumerate(zip(cfgs, folders)):
-        want = f.checkpoint.exists() if resume is None else resume
+        want = f.has_checkpoint() if resume is None else resume
         done, state = resume_state(f, cfg, want, overwrite)
         if done is not None:
             if on_done is not None:

@@ -154,6 +154,13 @@ class ResampledPDE(Staging, JetResiduals, Data):
         return {"weights": state()} if state else {}
 
     def load_state_dict(self, state: dict) -> None:
+        """Restore :meth:`state_dict`; ``ValueError`` naming an entry that this
+        data does not hold or lacks (another method's checkpoint)."""
+        have = set(self.state_dict())
+        odd = sorted(set(state) ^ have)
+        if odd:
+            what = "is not" if odd[0] in state else "lacks"
+            raise ValueError(f"data {what} a state of this run's data: {odd[0]!r}")
         if "weights" in state:
             self.weights.load_state_dict(state["weights"])
 
