@@ -140,6 +140,7 @@ def problem_of(
     if name is not None:
         raise ValueError("name: only with data= and nets= (a case has its own)")
     if isinstance(case, Case):
+        case.check()  # its functions tried once, before anything trains
         return registry.identified(case)
     if isinstance(case, (str, os.PathLike)):
         text = os.fspath(case)
