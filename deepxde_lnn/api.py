@@ -59,7 +59,7 @@ from .problems.custom import DeepXDEProblem
 from .problems.methods import COMPARED
 from .problems.problem import Problem
 from .runs import atomic
-from .runs.folder import RunFolder, claim
+from .runs.folder import RunFolder, claim, writing
 from .runs.names import lr_name, run_folder, seed_name
 from .study import registry
 from .training import runner
@@ -297,7 +297,8 @@ def sweep(
         )
         for lr, o_lr in each.items()
     }
-    text = sweep_table(root, o.verdicts.margin, baseline)
+    with writing(root):  # a full disk: one error naming the file, no partial file
+        text = sweep_table(root, o.verdicts.margin, baseline)
     return Sweep(root, comparisons, text)
 
 
@@ -336,7 +337,8 @@ def ablate(
         b: compare_runs(o, problem, methods, seeds, root / b, b) for b in budgets
     }
     text = table(root, problem, o.verdicts.margin)
-    atomic.atomic_write_text(root / "ablation.md", text + "\n")
+    with writing(root):
+        atomic.atomic_write_text(root / "ablation.md", text + "\n")
     return Ablation(root, comparisons, text)
 
 

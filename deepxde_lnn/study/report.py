@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..analysis.stats import MARGIN, check_margin
 from ..runs import atomic
+from ..runs.folder import writing
 from .readme import rebuild
 from .reproduction import build_report
 
@@ -49,5 +50,6 @@ def report(
     text = None if readme is None else rebuild(readme, list(runs_dirs))
     path = build_report(list(runs_dirs), out, margin=check_margin(margin))
     if readme is not None:
-        readme = atomic.atomic_write_text(Path(readme), text)
+        with writing(Path(readme).parent):  # a full disk: one error naming it
+            readme = atomic.atomic_write_text(Path(readme), text)
     return Report(path, path.parent / path.stem, readme)

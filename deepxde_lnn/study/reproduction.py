@@ -42,6 +42,7 @@ from ..problems.methods import METHODS
 from ..problems.metrics import summary_field
 from ..runs import atomic as aio
 from ..runs.errors import FolderError
+from ..runs.folder import writing
 from ..runs.records import escape, inside, load_runs
 from . import catalog
 from .paper import paper_rows, paper_table
@@ -555,9 +556,11 @@ def build_report(
     by_case = _by_case(prepare(runs)[0])
     # case names come from the registry; and every path stays in the folder
     paths = {case: inside(figures / f"{case}.png", figures) for case in by_case}
-    for case, groups in by_case.items():
-        fig = case_figure(case, groups)
-        # no Software entry: the file does not change with the matplotlib version
-        aio.save_figure(paths[case], fig, dpi=110, metadata={"Software": None})
-        plt.close(fig)
-    return aio.atomic_write_text(out, text)  # last: the links point to files
+    # a full disk: one error naming the file (FolderError), no partial file
+    with writing(out.parent):
+        for case, groups in by_case.items():
+            fig = case_figure(case, groups)
+            # no Software entry: the file does not change with the matplotlib version
+            aio.save_figure(paths[case], fig, dpi=110, metadata={"Software": None})
+            plt.close(fig)
+        return aio.atomic_write_text(out, text)  # last: the links point to files
