@@ -231,8 +231,11 @@ def compare(
             (default 15); the error rate is spread over the looks.
         out: default ``runs/compare-CASE-PROFILE`` (``-time`` for a time budget).
     {shared}
-    Raises ``ValueError`` naming the argument (nothing trained) and
-    ``RunInterrupted`` (SIGINT/SIGTERM; rerun to resume).
+    Raises ``ValueError`` naming the argument (nothing trained; a case whose
+    functions do not fit it too), ``FolderError`` naming a file that cannot be
+    written (a full disk), ``RunInterrupted`` (SIGINT/SIGTERM; rerun to resume)
+    and ``WorkersLost`` (a worker process died; it names the runs cut short, and
+    a rerun goes on).
     """
     problem = problem_of(case, data, nets, name)
     check_choice(budget, "budget", ("steps", "time"))

@@ -23,6 +23,7 @@ import numpy as np
 from ..checks import check_choice, check_int, check_name
 from . import build, methods
 from .data import ResampledPDE, Term
+from .data.terms import checked_terms
 from .fingerprints import of_definition, of_file
 from .methods import Nets
 from .problem import DEFAULT, DEFAULT_PROFILE, MAX_POINTS, Evaluation, Grid, Profile
@@ -74,7 +75,10 @@ class Case:
                 raise ValueError(f"{self.name}: profiles[{key!r}] is not a Profile")
         if not isinstance(self.nets, Nets):
             raise ValueError(f"{self.name}: nets must be a Nets; got {self.nets!r}")
-        _check_terms(self)
+        try:
+            checked_terms(self.terms)
+        except ValueError as err:
+            raise ValueError(f"{self.name}: {err}") from None
         _check_sizes(self)
 
     def check(self) -> None:
@@ -135,18 +139,6 @@ class Case:
 
 
 EXACT_POINTS = 5  # per axis: the grid points check() tries the exact solution on
-
-
-def _check_terms(case: Case) -> None:
-    terms = case.terms
-    if isinstance(terms, (str, Term)) or not isinstance(terms, Sequence) or not terms:
-        raise ValueError(f"{case.name}: terms must be a non-empty list of Term")
-    bad = [t for t in terms if not isinstance(t, Term)]
-    if bad:
-        raise ValueError(f"{case.name}: terms: {bad[0]!r} is not a Term")
-    names = [t.name for t in terms]
-    if len(set(names)) != len(names):
-        raise ValueError(f"{case.name}: terms: names must be unique, got {names}")
 
 
 def _check_sizes(case: Case) -> None:

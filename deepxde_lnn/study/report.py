@@ -44,6 +44,7 @@ def report(
     ``readme``: a markdown file whose generated blocks (``<!-- BEGIN generated:
     NAME -->`` ... ``<!-- END generated: NAME -->``) are rebuilt from the same
     records (:mod:`deepxde_lnn.study.readme`); checked before anything is written.
+    A file that cannot be written (a full disk) is a ``FolderError`` naming it.
     """
     if isinstance(runs_dirs, (str, os.PathLike)):
         runs_dirs = [runs_dirs]
