@@ -7,6 +7,11 @@ chosen one (and fails clearly if another backend is already in use)::
     import deepxde as dde
 
     net = deepxde_lnn.LNN([2] + [64] * 4 + [1], "tanh", "Glorot normal")
+    plain = deepxde_lnn.matched(net, "tanh", "Glorot normal")  # its parameter count
+
+Operator learning: ``deepxde_lnn.LiquidDeepONet`` and
+``LiquidDeepONetCartesianProd`` take ``dde.nn.DeepONet``'s arguments
+(:mod:`deepxde_lnn.networks.deeponet`).
 
 Experiments run from Python as from the command line: ``deepxde_lnn.compare``,
 ``sweep``, ``ablate`` and ``run`` (:mod:`deepxde_lnn.api`), on the
@@ -27,6 +32,10 @@ __all__ = [
     "ReZero",
     "GatedResidualAttention",
     "TORCH_DEFAULT",
+    "matched",
+    "matched_sizes",
+    "LiquidDeepONet",
+    "LiquidDeepONetCartesianProd",
     "run",
     "compare",
     "sweep",
@@ -46,6 +55,14 @@ def __getattr__(name):
         from .networks import nn
 
         return getattr(nn, name)
+    if name in ("matched", "matched_sizes"):
+        from .networks import matched
+
+        return getattr(matched, name)
+    if name in ("LiquidDeepONet", "LiquidDeepONetCartesianProd"):
+        from .networks import deeponet
+
+        return getattr(deeponet, name)
     if name in _EXPERIMENTS:
         from . import api
 

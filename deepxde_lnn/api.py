@@ -293,15 +293,15 @@ def sweep(
     each = {lr: o.with_training(lr=lr) for lr in lrs}
     for lr, o_lr in each.items():  # every run checked before any folder is made
         check_configs(o_lr, problem, methods, seeds)
-    claim(root)  # empty or ours: it gets sweep.md
-    comparisons = {
-        lr: compare_runs(
-            o_lr, problem, methods, seeds, root / lr_name(lr), "steps", baseline
-        )
-        for lr, o_lr in each.items()
-    }
-    with writing(root):  # a full disk: one error naming the file, no partial file
-        text = sweep_table(root, o.verdicts.margin, baseline)
+    with claim(root):  # empty or ours, pinned: it gets sweep.md
+        comparisons = {
+            lr: compare_runs(
+                o_lr, problem, methods, seeds, root / lr_name(lr), "steps", baseline
+            )
+            for lr, o_lr in each.items()
+        }
+        with writing(root):  # a full disk: one error naming the file
+            text = sweep_table(root, o.verdicts.margin, baseline)
     return Sweep(root, comparisons, text)
 
 
@@ -335,13 +335,13 @@ def ablate(
     methods = methods_of(methods, problem, variants(problem))
     budgets = ["steps", "time"] if budget == "both" else [budget]
     check_configs(o, problem, methods, seeds)
-    claim(root)  # empty or ours: it gets steps/, time/ and ablation.md
-    comparisons = {
-        b: compare_runs(o, problem, methods, seeds, root / b, b) for b in budgets
-    }
-    text = table(root, problem, o.verdicts.margin)
-    with writing(root):
-        atomic.atomic_write_text(root / "ablation.md", text + "\n")
+    with claim(root):  # empty or ours, pinned: it gets steps/, time/, ablation.md
+        comparisons = {
+            b: compare_runs(o, problem, methods, seeds, root / b, b) for b in budgets
+        }
+        text = table(root, problem, o.verdicts.margin)
+        with writing(root):  # a full disk: one error naming the file
+            atomic.atomic_write_text(root / "ablation.md", text + "\n")
     return Ablation(root, comparisons, text)
 
 

@@ -187,12 +187,20 @@ def cmd_list(args) -> int:
     from .problems.build import parameter_count
     from .problems.methods import METHODS
     from .study import registry as cases
-    from .study.protocols import ADAM_STEPS, LBFGS_STEPS, PROFILES
+    from .study.protocols import (
+        ADAM_STEPS,
+        LBFGS_STEPS,
+        PROFILES,
+        SETTLED_FLOOR,
+        SETTLED_SEEDS,
+    )
 
     print(
         "profiles: " + ", ".join(PROFILES) + "  (quick: small counts, few steps; "
         f"accurate: float64, fixed points, {ADAM_STEPS} Adam steps with decay, "
-        f"then at most {LBFGS_STEPS} L-BFGS iterations)"
+        f"then at most {LBFGS_STEPS} L-BFGS iterations; settled: quick's counts "
+        f"and steps, Adam's lr decaying to {SETTLED_FLOOR:.0%} of its start, "
+        f"{SETTLED_SEEDS} seeds; settled-paper: the same at the paper's counts)"
     )
     print("methods:  " + ", ".join(METHODS))
     print("cases (parameters per method):")
@@ -240,11 +248,8 @@ def cmd_compare(args) -> int:
         out=args.out,
         **_settings(args),
     )
-    root = res.out
     print(res.markdown)
-    print(
-        f"summary: {root / 'summary.md'}, {root / 'summary.csv'}, {root / 'summary.png'}"
-    )
+    print("summary: " + ", ".join(map(str, res.files)))  # those written only
     return 0
 
 

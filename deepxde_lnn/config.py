@@ -179,8 +179,8 @@ class Training:
     )
     profile: str | None = option(
         None,
-        "the training protocol (a case's: quick, paper or accurate; default quick, "
-        "plain DeepXDE: custom)",
+        "the training protocol (a case's: quick, paper, accurate, settled or "
+        "settled-paper; default quick, plain DeepXDE: custom)",
         check=_name,
         parse=str,
     )

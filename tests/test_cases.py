@@ -8,7 +8,7 @@ import torch
 
 from deepxde_lnn.problems.build import build_net, matched_width
 from deepxde_lnn.problems.data import ResampledPDE
-from deepxde_lnn.study import registry
+from deepxde_lnn.study import protocols, registry
 
 # Sum of u*^2 on the evaluation grid and the relL2/RMSE ratio (docs/cases.md)
 GRID_FACTS = {
@@ -241,5 +241,5 @@ def test_catalog_is_what_the_case_modules_declare():
             case.inputs,
             case.fields,
         )
-        for p in ("quick", "paper", "accurate"):
+        for p in protocols.PROFILES:
             assert info.profile(p) == case.profile(p)  # decay as a tuple, too

@@ -103,7 +103,7 @@ def test_table_numbers_and_verdicts(runs_dir):
     assert lnn[7] == f"{np.mean(LAPLACE['lnn']) / 2.058e-3:.3g}" == "1.13"
     assert lnn[8] == f"{ratio:.3g} ({low:.3g}–{high:.3g})"
     assert lnn[9] == "better"
-    assert lnn[10] == "2.333e-02 ± 1.5e-02" and lnn[11] == "7.000e-03 ± 4.6e-03"
+    assert lnn[12] == "2.333e-02 ± 1.5e-02" and lnn[13] == "7.000e-03 ± 4.6e-03"
     pinn = _row(md, "laplace", 1, "phi", "pinn")
     assert pinn[6] == "1.367e-02" and pinn[8:10] == ["—", "—"]
     matched = _row(md, "laplace", 1, "phi", "pinn-matched")
@@ -136,7 +136,7 @@ def _headline(md: str) -> dict[tuple[str, str], list[str]]:
         [c.strip() for c in line.strip("|").split("|")] for line in part.split("\n")
     ]
     return {
-        (r[0], r[2]): r for r in rows if len(r) == 10 and r[0] not in ("case", "---")
+        (r[0], r[2]): r for r in rows if len(r) == 12 and r[0] not in ("case", "---")
     }
 
 
@@ -153,9 +153,51 @@ def test_headline_repeats_the_lnn_and_matched_ratios(runs_dir):
     matched = _row(md, "laplace", 1, "phi", "pinn-matched")
     assert row[1] == "phi" and row[3] == "3 / 3"
     assert row[4:6] == ["2.33e-03", f"{np.mean(LAPLACE['pinn']):.2e}"]
-    assert row[6:8] == lnn[8:10] and row[8:10] == matched[8:10]
+    assert row[6:9] == lnn[8:11] and row[10:12] == matched[8:10]
+    assert (
+        row[9]
+        == "0/3; 0/3"
+        == f"{lnn[11]}; {_row(md, 'laplace', 1, 'phi', 'pinn')[11]}"
+    )
     beam = head[("beam", "[1] paper, 5000 steps, lr 0.0003 (the paper's protocol)")]
-    assert beam[3] == "2 / 3" and beam[8:] == ["—", "—"]  # no pinn-matched runs
+    assert beam[3] == "2 / 3" and beam[10:] == ["—", "—"]  # no pinn-matched runs
+
+
+def _write_settled(root, case: str, errors: dict) -> None:
+    """Records of ``case``'s settled profile (as `compare CASE --profile settled`
+    writes them), one per method and seed of ``errors``."""
+    from deepxde_lnn.study import catalog
+
+    prof = catalog.info(case).profile("settled")
+    over = dict(profile="settled", iterations=prof.iterations, lr=prof.lr)
+    for method, errs in errors.items():
+        for seed, rmse in zip(prof.seeds, errs):
+            _write(root / "settled", case, method, seed, rmse, **over,
+                   decay=list(prof.decay))  # fmt: skip
+
+
+def test_the_headline_opens_with_the_settled_rows(runs_dir):
+    """With records of the settled profile, the headline (the report's and the
+    README's) opens with one row per case under it, then the other
+    configurations, the paper's protocol among them."""
+    outlier = (1e-3, 1.1e-3, 0.9e-3, 1.2e-3, 1e-3, 0.8e-3, 1e-3, 0.1)
+    _write_settled(runs_dir, "beam", {"lnn": [5e-4] * 8, "pinn": outlier})
+    _write_settled(runs_dir, "laplace", {"lnn": [1e-3] * 8, "pinn": [1e-3] * 8})
+    md = _render(runs_dir)
+    head = list(_headline(md))
+    assert [case for case, _ in head] == ["laplace", "beam", "laplace", "beam"]
+    assert head[0][1].startswith("[4] settled, 3000 steps, lr 0.001 with decay")
+    assert head[1][1].startswith("[2] settled, 800 steps, lr 0.001 with decay")
+    assert head[2][1].endswith("(the paper's protocol)")
+    beam = _headline(md)[head[1]]
+    # every lnn seed below every pinn seed, yet pinn's outlier leaves the ratio
+    # undecided: the companion says what the ratio cannot
+    assert beam[7].startswith("undecided") and beam[8] == "1.00 (1.00–1.00)"
+    assert beam[9] == "0/8; 1/8"  # pinn's 100x seed: one failure
+    same = _headline(md)[head[0]]
+    assert same[8] == "0.50 (0.50–0.50)" and same[9] == "0/8; 0/8"
+    table = reproduction.headline_table(reproduction.load([runs_dir]))
+    assert table.splitlines()[2].startswith("| laplace | phi | [4] settled, ")
 
 
 def test_missing_rows(runs_dir):

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from deepxde_lnn.analysis.sequential import Design, until_decided
-from deepxde_lnn.analysis.stats import holm, ratio_ci
+from deepxde_lnn.analysis.stats import _p_below_of, failures, holm, p_below, ratio_ci
 
 SEEDS = range(100, 200)
 
@@ -201,3 +201,52 @@ def test_summary_lines_show_holm_where_it_differs():
     assert lines[1].endswith(": lnn better (Holm over 3: undecided)")
     assert lines[2].startswith("Avg RMSE: lnn/pinn error ratio 1 (95% CI ")
     assert lines[2].endswith("undecided (~75 seeds)")
+
+
+# ------------------------------------------- the robust companions of a verdict
+
+
+def test_p_below_on_hand_made_samples():
+    a, b = {1: 1.0, 2: 2.0, 3: 3.0}, {1: 4.0, 2: 5.0, 3: 6.0}
+    assert p_below(a, b).p == 1.0 and (p_below(a, b).low, p_below(a, b).high) == (1, 1)
+    assert p_below(b, a).p == 0.0
+    assert p_below(a, a).p == 0.5  # identical: as many pairs each way, ties 1/2
+    # ties count 1/2: pairs (1,2) (1,3) (2,3) below, (2,2) a tie -> 3.5 / 4
+    tied = p_below({1: 1.0, 2: 2.0}, {3: 2.0, 4: 3.0})
+    assert tied.p == 0.875 and not tied.paired
+    # Mann-Whitney's U of B over n_A n_B, as SciPy computes it
+    rng = np.random.default_rng(5)
+    x, y = rng.lognormal(size=7), np.round(rng.lognormal(size=9), 1)
+    u = stats.mannwhitneyu(y, x).statistic / (7 * 9)
+    assert p_below(dict(enumerate(x)), dict(zip(range(10, 19), y))).p == u
+
+
+def test_p_below_pairs_over_common_seeds_as_the_ratio_does():
+    a = {1: 1.0, 2: 5.0, 3: 2.0, 9: 100.0}  # seed 9: not in b, left out when paired
+    b = {1: 2.0, 2: 4.0, 3: 3.0}
+    pb, ci = p_below(a, b), ratio_ci(a, b)
+    assert pb.paired == ci.paired and (pb.n_a, pb.n_b) == (ci.n_a, ci.n_b) == (3, 3)
+    assert pb.p == pytest.approx(5.5 / 9)  # 1 < 2,3,4; 2 < 3,4, tie 2; 5 < none
+
+
+def test_p_below_interval_holds_the_estimate_and_is_reproducible():
+    rng = np.random.default_rng(0)
+    a = dict(zip(SEEDS, rng.lognormal(-0.5, 1, size=8)))
+    b = dict(zip(SEEDS, rng.lognormal(0.0, 1, size=8)))
+    pb = p_below(a, b)
+    assert pb.paired and pb.low <= pb.p <= pb.high and pb.high - pb.low > 0.1
+    _p_below_of.cache_clear()  # computed again: the same interval
+    again = p_below(dict(reversed(list(a.items()))), b)
+    assert (again.p, again.low, again.high) == (pb.p, pb.low, pb.high)
+    assert pb.text() == f"{pb.p:.2f} ({pb.low:.2f}–{pb.high:.2f})"
+    one = p_below({1: 1.0}, b)  # one seed: no interval
+    assert math.isnan(one.low) and one.text().endswith("(no interval)")
+
+
+def test_failures_are_seeds_beyond_ten_times_the_median():
+    errors = [1.0, 1.2, 0.9, 1.1, 0.8, 1.3, 1.05, 100.0]  # one 100x outlier
+    assert failures(errors) == 1
+    assert failures(errors[:-1]) == 0
+    assert failures([1.0, 9.9, 1.0]) == 0  # below 10x the median: no failure
+    assert failures([1.0, 100.0]) == 0  # two seeds: the median is their mean
+    assert failures([1.0, 1.0, 100.0]) == 1

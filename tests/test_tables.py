@@ -91,3 +91,36 @@ def test_the_registry_orders_every_table(folders):
         assert " ".join(cells["sweep"]) == " ".join(cells["report"])
         assert cells["ablation"] == " ".join(cells["report"])
         assert cells["report"][0].startswith(("0.", "1.", "2.", "3."))
+
+
+def test_summary_shows_the_robust_companions_beside_each_verdict(folders):
+    """summary.md's verdict lines and summary.csv's RMSE lines carry P(A < pinn)
+    with its interval and the failed seeds, the same numbers as the report's."""
+    from deepxde_lnn.analysis.stats import p_below
+
+    runs = load_runs(folders / "ab" / "steps")
+    summary = build_summary(runs)
+    pinn = dict(enumerate(ERRORS["pinn"], start=1))
+    lnn = p_below(dict(enumerate(ERRORS["lnn"], start=1)), pinn)
+    (line,) = [
+        v for v in summary.markdown.splitlines() if v.startswith("- phi RMSE: lnn/")
+    ]
+    assert line.endswith(
+        f"; P(lnn < pinn) {lnn.p:.2f} ({lnn.low:.2f}–{lnn.high:.2f}); "
+        "failures lnn 0/3, pinn 0/3"
+    )
+    assert "failures: a seed fails when its RMSE exceeds 10× the median" in (
+        summary.markdown
+    )
+    got = {(r["method"], r["metric"]): r for r in summary.rows}
+    rmse = got["lnn", "RMSE"]
+    assert (rmse["p_below_baseline"], rmse["p_below_low"], rmse["p_below_high"]) == (
+        lnn.p,
+        lnn.low,
+        lnn.high,
+    )
+    assert rmse["failures"] == 0 and got["pinn", "RMSE"]["p_below_baseline"] is None
+    assert got["lnn", "MAE"]["p_below_baseline"] is None
+    report = reproduction.render(reproduction.load([folders / "ab"]), ["ab"])
+    (cells,) = _lines(report, "| `lnn`")
+    assert cells[10:12] == [lnn.text(), "0/3"]

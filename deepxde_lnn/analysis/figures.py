@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import zipfile
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..runs import atomic as aio
+from ..runs.csvtext import read_cell
 from ..runs.errors import FolderError
 from ..runs.records import MAX_ARTIFACT_BYTES, check, read_bytes, read_record
 
@@ -67,7 +69,8 @@ def load_loss(run: Path) -> tuple[list[str], np.ndarray]:
         table = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, ndmin=2)
     except ValueError as err:  # bad UTF-8 or numbers
         raise FolderError(f"{path}: unreadable ({err})") from None
-    return text.partition("\n")[0].strip().split(","), table
+    header = next(csv.reader([text.partition("\n")[0].rstrip("\r")]), [])
+    return [read_cell(name) for name in header], table
 
 
 def figure_names(inputs: int) -> list[str]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +26,7 @@ import numpy as np
 from ..config import RunConfig
 from ..problems.metrics import METRICS, summary_field
 from ..runs import atomic as aio
+from ..runs.csvtext import formula_safe
 from ..runs.errors import FolderError
 from ..runs.folder import record_decay
 from ..runs.names import lr_text
@@ -33,7 +34,17 @@ from ..runs.records import escape, is_pruned, load_runs, metric_sets
 from .figures import image, load_fields, load_loss, plt_module
 from .sequential import looks_of
 from .stats import LEVEL, MARGIN, RatioCI, holm
-from .table import BASELINE, Row, ci_text, judged, method_order, rows, value
+from .table import (
+    BASELINE,
+    COMPANIONS,
+    Row,
+    ci_text,
+    companions,
+    judged,
+    method_order,
+    rows,
+    value,
+)
 
 __all__ = [
     "Summary",
@@ -60,13 +71,18 @@ def one_case(runs: list[dict], case: str | None = None) -> str:
     return case
 
 
-def verdict_lines(found, baseline: str = BASELINE, metric: str = "RMSE") -> list[str]:
+def verdict_lines(
+    found, baseline: str = BASELINE, metric: str = "RMSE", beside=None
+) -> list[str]:
     """One line per verdict ``(method, field, ci)`` of ``found`` (one family), with
-    Holm's adjusted verdict where it differs."""
+    Holm's adjusted verdict where it differs; ``beside``: ``{(method, field):
+    text}`` appended to a verdict's line (its robust companions)."""
     adjusted = holm([ci for _, _, ci in found], LEVEL)
+    beside = beside or {}
     return [
         f"{escape(fld)} {metric}: {ci.describe(escape(m), escape(baseline))}"
         + ("" if adj == ci.verdict else f" (Holm over {len(found)}: {adj})")
+        + (f"; {beside[m, fld]}" if (m, fld) in beside else "")
         for (m, fld, ci), adj in zip(found, adjusted)
     ]
 
@@ -76,12 +92,15 @@ class Summary:
     """A compare's summary: the ``rows`` of ``summary.csv`` (per method, field and
     metric), the text of ``summary.md`` and its ``verdicts``, ``(method, field,
     ratio CI)`` against the baseline, one family; ``excluded``: the records it
-    left out, counted by why (:func:`asked_runs`)."""
+    left out, counted by why (:func:`asked_runs`); ``files``: those written
+    (``summary.md``, ``summary.csv`` and, when there was a figure to draw,
+    ``summary.png``)."""
 
     rows: list[dict]
     markdown: str
     verdicts: list[tuple[str, str, RatioCI]]
     excluded: tuple[str, ...] = ()
+    files: tuple[Path, ...] = ()
 
 
 def write_summary(
@@ -112,12 +131,13 @@ def write_summary(
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(out.rows[0]))
     writer.writeheader()
-    writer.writerows(out.rows)
-    aio.atomic_write_text(root / "summary.csv", buf.getvalue())
-    aio.atomic_write_text(root / "summary.md", out.markdown)
+    # text cells that a spreadsheet would run as formulas are quoted
+    writer.writerows({k: formula_safe(v) for k, v in r.items()} for r in out.rows)
+    table = aio.atomic_write_text(root / "summary.csv", buf.getvalue())
+    text = aio.atomic_write_text(root / "summary.md", out.markdown)
     methods = list(dict.fromkeys(r["method"] for r in out.rows))
-    _summary_figure(root, runs, methods)
-    return out
+    figure = _summary_figure(root, runs, methods)
+    return replace(out, files=(text, table) + ((figure,) if figure else ()))
 
 
 def build_summary(
@@ -155,7 +175,13 @@ def build_summary(
         for fld in fields
         if table[m, fld].ci is not None
     ]
-    text = _markdown(runs, out, methods, fields, paper_seed, found, baseline, excluded)
+    beside = {
+        (m, fld): companions(table[m, fld], table[baseline, fld], baseline)
+        for m, fld, _ in found
+    }
+    text = _markdown(
+        runs, out, methods, fields, paper_seed, found, baseline, excluded, beside
+    )
     return Summary(out, text, found, tuple(excluded))
 
 
@@ -250,8 +276,11 @@ def _excluded(why: dict) -> list[str]:
 
 def _csv_row(case: str, row: Row, metric: str, paper_seed: int | None) -> dict:
     """One line of ``summary.csv``: ``row``'s statistics of ``metric``, the run of
-    the paper's seed and the paper's number."""
+    the paper's seed and the paper's number; on the RMSE line the robust
+    companions of its verdict (P(below the baseline) and its interval, failed
+    seeds)."""
     seed_run = [r for r in row.runs if r["seed"] == paper_seed]
+    below = row.below if metric == "RMSE" else None
     return {
         "case": case,
         "method": row.method,
@@ -261,6 +290,10 @@ def _csv_row(case: str, row: Row, metric: str, paper_seed: int | None) -> dict:
         "seeds": " ".join(str(s) for s in row.seeds),
         "paper_seed_run": (value(seed_run[0], row.field, metric) if seed_run else None),
         "paper": row.paper.get(metric),
+        "p_below_baseline": None if below is None else below.p,
+        "p_below_low": None if below is None else below.low,
+        "p_below_high": None if below is None else below.high,
+        "failures": row.failures if metric == "RMSE" else None,
     }
 
 
@@ -288,7 +321,7 @@ def verdict_rule(margin: float, looks: int = 1, baseline: str = BASELINE) -> str
 
 
 def _markdown(
-    runs, rows, methods, fields, paper_seed, found, baseline, excluded=()
+    runs, rows, methods, fields, paper_seed, found, baseline, excluded=(), beside=None
 ) -> str:
     r0 = {k: escape(v) if isinstance(v, str) else v for k, v in runs[0].items()}
     looks = found[0][2].looks if found else 1
@@ -345,7 +378,9 @@ def _markdown(
         lines += [
             "## Verdict",
             "",
-            *[f"- {line}" for line in verdict_lines(found, baseline)],
+            *[f"- {line}" for line in verdict_lines(found, baseline, beside=beside)],
+            "",
+            COMPANIONS,
             "",
         ]
     return "\n".join(lines)
@@ -356,13 +391,15 @@ def _schedule(record: dict) -> str:
     return "" if decay is None else " with decay (" + ", ".join(map(str, decay)) + ")"
 
 
-def _summary_figure(root: Path, runs, methods) -> None:
+def _summary_figure(root: Path, runs, methods) -> Path | None:
+    """``summary.png``, or None when there is nothing to draw."""
     plt = plt_module()
     fig = summary_figure(runs, methods)
     if fig is None:  # every run pruned to its record: nothing to draw
-        return
-    aio.save_figure(root / "summary.png", fig, dpi=110)
+        return None
+    path = aio.save_figure(root / "summary.png", fig, dpi=110)
     plt.close(fig)
+    return path
 
 
 def error_norm(errors: list[np.ndarray], decades: float = 6.0):

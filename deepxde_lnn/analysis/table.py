@@ -13,7 +13,10 @@ report with its headline (:mod:`deepxde_lnn.analysis.summaries`,
   of one group's runs, in the registry's method order (:func:`method_order`):
   seeds, parameters, s/step, ``mean ± std`` (and median, min, max) of every
   metric, the paper's numbers, and the geometric-mean RMSE ratio to the
-  baseline with its interval (:func:`deepxde_lnn.analysis.stats.ratio_ci`);
+  baseline with its interval (:func:`deepxde_lnn.analysis.stats.ratio_ci`),
+  and beside it the robust companions: the probability that a seed ends below
+  one of the baseline's (:func:`deepxde_lnn.analysis.stats.p_below`) and the
+  seeds that failed (:func:`deepxde_lnn.analysis.stats.failures`);
 * :func:`judged` states the verdicts of one family (a table's, or a column's)
   with Holm's adjustment where it changes one.
 """
@@ -31,7 +34,17 @@ from ..problems.methods import COMPARED, METHODS
 from ..problems.metrics import METRICS
 from ..runs.folder import record_decay
 from ..runs.records import escape, metric_sets
-from .stats import LEVEL, MARGIN, RatioCI, holm, ratio_ci
+from .stats import (
+    FAILURE_FACTOR,
+    LEVEL,
+    MARGIN,
+    PBelow,
+    RatioCI,
+    failures,
+    holm,
+    p_below,
+    ratio_ci,
+)
 
 __all__ = [
     "SUBJECT",
@@ -47,6 +60,11 @@ __all__ = [
     "prepare",
     "judged",
     "ci_text",
+    "p_below_text",
+    "failures_text",
+    "companions",
+    "COMPANIONS",
+    "FAILURE_RULE",
     "value",
 ]
 
@@ -191,7 +209,8 @@ class Row:
     """One method's runs (sorted by seed) on one field: ``stats`` of every
     metric and of :data:`EXTRA` (over the runs that hold it; absent when none
     does), the paper's numbers, and ``ci``, the RMSE ratio to the baseline
-    (None for the baseline itself or without it)."""
+    (None for the baseline itself or without it), with ``below``, the
+    probability that a seed's RMSE is below one of the baseline's."""
 
     method: str
     field: str
@@ -202,6 +221,7 @@ class Row:
     devices: tuple[str, ...]
     paper: Mapping[str, float]
     ci: RatioCI | None
+    below: PBelow | None = None
 
     @property
     def n(self) -> int:
@@ -219,6 +239,11 @@ class Row:
     @property
     def rmse_geomean(self) -> float:
         return geomean(self.values("RMSE"))
+
+    @property
+    def failures(self) -> int:
+        """Seeds whose RMSE exceeds ``FAILURE_FACTOR`` times the median's."""
+        return failures(self.values("RMSE"))
 
     @property
     def vs_paper(self) -> float | None:
@@ -270,8 +295,9 @@ def rows(
         rmse = {r["seed"]: value(r, field, "RMSE") for r in mine}
         compared = base and m != baseline
         ci = ratio_ci(rmse, base, LEVEL, margin, looks) if compared else None
+        below = p_below(rmse, base, LEVEL) if compared else None
         devices = row.devices if several else ()
-        out.append(dataclasses.replace(row, ci=ci, devices=devices))
+        out.append(dataclasses.replace(row, ci=ci, below=below, devices=devices))
     return out
 
 
@@ -321,3 +347,35 @@ def ci_text(ci: RatioCI | None) -> str:
         return f"{ci.ratio:.3g} (no interval)"
     how = "" if ci.paired else ", Welch"
     return f"{ci.ratio:.3g} ({ci.low:.3g}–{ci.high:.3g}{how})"
+
+
+def p_below_text(below: PBelow | None) -> str:
+    """The probability's table cell, ``p (low–high)``; "—" for no comparison."""
+    return "—" if below is None else below.text()
+
+
+def failures_text(row: Row) -> str:
+    """A row's failed seeds out of its seeds, e.g. ``1/8``."""
+    return f"{row.failures}/{row.n}"
+
+
+def companions(row: Row, base: Row, baseline: str = BASELINE) -> str:
+    """The robust companions of ``row``'s verdict against the ``base`` row, in
+    words: ``P(lnn < pinn) 0.56 (0.34–0.78); failures lnn 0/8, pinn 1/8``."""
+    m, b = escape(row.method), escape(baseline)
+    return (
+        f"P({m} < {b}) {p_below_text(row.below)}; failures {m} "
+        f"{failures_text(row)}, {b} {failures_text(base)}"
+    )
+
+
+FAILURE_RULE = (
+    f"a seed fails when its RMSE exceeds {FAILURE_FACTOR:g}× the median RMSE of "
+    "its method's seeds"
+)
+#: what :func:`companions` states, in a sentence (summaries)
+COMPANIONS = (
+    "P(A < B): the probability that a seed of A ends with a smaller RMSE than a "
+    "seed of B (ties 1/2; over the common seeds where paired), with a "
+    f"{LEVEL:.0%} percentile bootstrap interval; failures: {FAILURE_RULE}."
+)

@@ -158,9 +158,13 @@ def compare_runs(
     """Train methods x seeds into ``root/METHOD/seed-S`` (same steps, or the same
     seconds with ``budget="time"``) and summarise them there (those runs only:
     other records in ``root`` are named as excluded)."""
-    asked, runs = train_runs(o, case, methods, seeds, root, budget)
-    paper_seed = profile_of(o, case).seed
-    return summarized(root, case, runs, asked, paper_seed, baseline, o.verdicts.margin)
+    check_configs(o, case, methods, seeds)
+    with claim(root):  # empty or ours, pinned: it gets summaries and budget.json
+        asked, runs = train_runs(o, case, methods, seeds, root, budget)
+        paper_seed = profile_of(o, case).seed
+        return summarized(
+            root, case, runs, asked, paper_seed, baseline, o.verdicts.margin
+        )
 
 
 def train_runs(
@@ -172,11 +176,11 @@ def train_runs(
     budget: str,
 ) -> tuple[list[RunConfig], list[RunResult]]:
     """The runs of methods x seeds in ``root/METHOD/seed-S`` (see
-    :func:`compare_runs`), trained or reused: their configurations and results."""
+    :func:`compare_runs`), trained or reused: their configurations and results.
+    ``root`` is held by the caller (:func:`~deepxde_lnn.runs.folder.claim`),
+    after :func:`check_configs`."""
     prof = profile_of(o, case)
     iterations, seconds = o.training.iterations, o.training.seconds
-    check_configs(o, case, methods, seeds)
-    claim(root)  # empty or ours: it gets summaries and budget.json
     if budget == "time":
         steps = o.training.iterations or prof.iterations
         if seconds is None:
@@ -215,7 +219,12 @@ def decide_runs(
     if all_seeds[-1] > SEED_MAX:
         raise ValueError(f"max_seeds: the seeds after {max(seeds)} pass 2**32 - 1")
     check_configs(o, case, methods, all_seeds)  # before any training
-    claim(root)
+    with claim(root):
+        return _decide(o, case, methods, all_seeds, root, budget, baseline, design)
+
+
+def _decide(o, case, methods, all_seeds, root, budget, baseline, design):
+    """:func:`decide_runs` in its claimed ``root``."""
     with writing(root):
         write_design(root, design)
     asked: list[RunConfig] = []
@@ -280,6 +289,7 @@ def summarized(
         tuple(summary.rows),
         tuple(verdicts),
         summary.markdown,
+        summary.files,
     )
 
 

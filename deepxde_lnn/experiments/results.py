@@ -72,7 +72,9 @@ class Verdict:
 class Comparison:
     """Methods × seeds in ``out``: the ``runs`` of this call, the ``summary`` table
     (the rows of ``summary.csv``: per method, field and metric, mean, std, median,
-    min, max over seeds) and the ``verdicts`` against ``baseline``."""
+    min, max over seeds) and the ``verdicts`` against ``baseline``; ``files``: the
+    summary's files written (``summary.md``, ``summary.csv``, and ``summary.png``
+    when there was a figure to draw)."""
 
     out: Path
     case: str
@@ -81,6 +83,7 @@ class Comparison:
     summary: tuple[dict, ...] = field(repr=False)
     verdicts: tuple[Verdict, ...]
     markdown: str = field(default="", repr=False)  # summary.md
+    files: tuple[Path, ...] = field(default=(), repr=False)
 
     def __repr__(self) -> str:
         methods = list(dict.fromkeys(r["method"] for r in self.summary))

@@ -33,6 +33,7 @@ from deepxde_lnn.runs.atomic import (
     writable_folder,
     write_json,
 )
+from deepxde_lnn.runs.csvtext import formula_safe
 from deepxde_lnn.runs.errors import FolderError
 
 from .norms import probe_matrix
@@ -127,7 +128,11 @@ def _csv_text(rows: Sequence[dict]) -> str:
     for r in rows:
         writer.writerow(
             [
-                "" if r[c] is None else repr(r[c]) if isinstance(r[c], float) else r[c]
+                (
+                    ""
+                    if r[c] is None
+                    else repr(r[c]) if isinstance(r[c], float) else formula_safe(r[c])
+                )
                 for c in CSV_COLUMNS
             ]
         )

@@ -17,6 +17,7 @@ from deepxde import grad
 
 from ..networks.gated import GatedResidualAttention
 from ..networks.limits import MAX_PARAMETERS
+from ..networks.matched import count_built, matched_sizes
 from ..networks.nn import LNN, MLP, TORCH_DEFAULT, ReZero, check_activation
 from .data import ResampledPDE, Term
 from .data.jets import DERIVATIVES
@@ -60,30 +61,11 @@ def _sizes(case, width: int | None = None) -> list[int]:
     return case.nets.layer_sizes(len(case.inputs), len(case.fields), width)
 
 
-def _count(build: Callable[[], object]) -> int:
-    """Trainable parameters of the network ``build()`` makes, built on the meta
-    device: no memory, no values, no draw from the random state."""
-    with torch.random.fork_rng(devices=[]), torch.device("meta"):
-        return build().num_trainable_parameters()
-
-
 def matched_width(case) -> int:
-    """Width in ``1..4 max(hidden)`` whose plain MLP has the parameter count
-    nearest the LNN's (ties to the smaller width); bisection, as the count grows
-    with the width."""
-    target = parameter_count("lnn", case)
-
-    def count(width: int) -> int:
-        return _count(lambda: _mlp(case, width=width))
-
-    lo, hi = 1, 4 * max(case.nets.hidden)
-    while lo < hi:  # the smallest width with at least the target's count
-        mid = (lo + hi) // 2
-        if count(mid) >= target:
-            hi = mid
-        else:
-            lo = mid + 1
-    return min(range(max(lo - 1, 1), lo + 1), key=lambda w: (abs(count(w) - target), w))
+    """Hidden width of the plain MLP of the case's depth whose parameter count is
+    nearest the LNN's (ties to the smaller width): :func:`~deepxde_lnn.networks.
+    matched.matched_sizes`."""
+    return matched_sizes(_sizes(case), parameter_count("lnn", case))[1]
 
 
 def _transformed(net, case):
@@ -290,4 +272,4 @@ def loss_names(method: str, case, profile: Profile) -> list[str]:
 def parameter_count(method: str, case) -> int:
     """Trainable parameters of ``method``'s network on ``case`` (counted on a
     network built for the purpose, the random state left as it was)."""
-    return _count(lambda: build_net(method, case))
+    return count_built(lambda: build_net(method, case))

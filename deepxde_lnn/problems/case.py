@@ -13,6 +13,7 @@ and the default :class:`~.methods.Nets`. A ``Case`` is a
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -204,6 +205,8 @@ def load_file(path: str | Path) -> Case:
     executed: pass only files you trust, as you would run them. ValueError naming
     the file otherwise."""
     path = Path(path)
+    if not os.path.lexists(path):
+        raise ValueError(f"case: no such file: {path}")
     if path.suffix != ".py" or not path.is_file():
         raise ValueError(f"case: {path} is not a Python file")
     fingerprint = of_file(path)  # the file is the problem

@@ -2,16 +2,26 @@
 
 A reader never sees a half-written artifact, and an interrupted run leaves the
 previous version (or nothing) in place.
+
+A folder can be pinned (:func:`pinned`) while a command writes in it: each write
+there first checks, before creating its temporary file and again just before
+the rename, that the folder's path still leads to the folder pinned (the same
+device and inode). A folder swapped for a link, or moved, after its checks gets
+no file: ``FolderError``. What remains is the instant between the last check and
+the rename; closing it would take writing through directory handles
+(``dir_fd``), which the threat does not warrant (README, Guarantees).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
 import os
 import re
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +37,71 @@ os.umask(_UMASK)
 _TEMP = re.compile(r"\.(?P<name>.+)\.[A-Za-z0-9_]+\.tmp")
 
 
+# folder (absolute path) -> ((device, inode) pinned, how many hold it)
+_PINNED: dict[str, tuple[tuple[int, int], int]] = {}
+_PIN_LOCK = threading.Lock()
+
+
+def _identity(folder: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _changed(folder: str) -> FolderError:
+    now = "nowhere" if _identity(folder) is None else os.path.realpath(folder)
+    return FolderError(
+        f"out: {folder} changed during the run: it no longer leads to the folder "
+        f"checked before writing (now: {now}); nothing more is written there"
+    )
+
+
+@contextlib.contextmanager
+def pinned(folder: str | os.PathLike):
+    """Within the block, a write into ``folder`` (an existing folder) happens only
+    while its path leads to the folder it leads to now; ``FolderError`` if it
+    does not when pinned again (nested) or at a write. Process-wide: every
+    thread's writes are checked."""
+    key = os.path.abspath(folder)
+    ident = _identity(key)
+    if ident is None:
+        raise FolderError(f"out: {folder} is not there to write in")
+    with _PIN_LOCK:
+        held, count = _PINNED.get(key, (ident, 0))
+        if held != ident:
+            raise _changed(key)
+        _PINNED[key] = (held, count + 1)
+    try:
+        yield Path(folder)
+    finally:
+        with _PIN_LOCK:
+            held, count = _PINNED[key]
+            if count > 1:
+                _PINNED[key] = (held, count - 1)
+            else:
+                del _PINNED[key]
+
+
+def _check_pinned(folder: Path) -> None:
+    """``FolderError`` if ``folder`` is pinned and its path no longer leads to
+    the folder pinned."""
+    key = os.path.abspath(folder)
+    held = _PINNED.get(key)
+    if held is not None and _identity(key) != held[0]:
+        raise _changed(key)
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (temp file + ``os.replace``).
 
     An ``OSError`` (disk full, no permission, ...) names ``path``, not the
-    temporary file, and leaves the previous ``path`` untouched."""
+    temporary file, and leaves the previous ``path`` untouched. In a pinned
+    folder (:func:`pinned`) whose path has changed: ``FolderError``, nothing
+    written."""
     path = Path(path)
+    _check_pinned(path.parent)  # before anything is created there
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(
@@ -46,6 +115,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; use the usual mode
+        _check_pinned(path.parent)  # just before the rename
         os.replace(tmp, path)
     except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
@@ -107,14 +177,16 @@ def writable_folder(path: str | os.PathLike) -> Path:
 
 def remove_orphans(folder: str | os.PathLike, names) -> list[Path]:
     """Delete the temporary files that killed writes of the files ``names`` left in
-    ``folder`` (``.NAME.RANDOM.tmp``); nothing else. Only call it while no other
-    process can be writing there (the folder's lock held)."""
+    ``folder`` (``.NAME.RANDOM.tmp``, regular files); nothing else. Only call it
+    while no other process can be writing there (the folder's lock held)."""
     names = set(names)
     removed = []
     with os.scandir(folder) as entries:
         for entry in entries:
             match = _TEMP.fullmatch(entry.name)
-            if match and match["name"] in names and not entry.is_dir():
+            # a regular file only: a link of that name is not followed or removed
+            regular = entry.is_file(follow_symlinks=False)
+            if match and match["name"] in names and regular:
                 Path(entry.path).unlink(missing_ok=True)
                 removed.append(Path(entry.path))
     return removed

@@ -7,7 +7,15 @@ deletes only files it writes itself (``RUN_FILES`` and their temporary files):
   is empty, holds the marker ``.deepxde-lnn`` (written by :func:`mark`), or holds a
   run record (``metrics.json``) of this package, directly (a run folder) or up to
   three levels below (a ``compare``/``sweep``/``ablate`` root written before markers
-  existed).
+  existed). :func:`check_file_ours` is the same rule for a file (a report): new, or
+  beginning with the text deepxde-lnn writes at its top.
+* Links are never followed in these decisions: records are looked for without
+  entering linked folders, a linked marker or record does not count, and a path
+  through a link inside a folder of ours (below one holding the marker) is
+  refused. Only the path the user names may itself be a link.
+* :func:`claim` and :meth:`RunFolder.locked` pin their folder
+  (:func:`deepxde_lnn.runs.atomic.pinned`): a file is written there only while
+  the path still leads to the folder that was checked.
 * :meth:`RunFolder.prepare` runs before any training: it checks the folder is ours,
   creates it and proves it writable with a probe file.
 * :meth:`RunFolder.locked` holds an exclusive OS lock on ``.lock`` (``filelock``:
@@ -31,7 +39,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from . import records
-from .atomic import PROBE, atomic_write_text, remove_orphans, writable_folder
+from .atomic import (
+    PROBE,
+    atomic_write_text,
+    pinned,
+    remove_orphans,
+    writable_folder,
+)
 from .errors import FolderError
 
 __all__ = [
@@ -40,6 +54,7 @@ __all__ = [
     "FolderLocked",
     "WriteFailed",
     "check_ours",
+    "check_file_ours",
     "mark",
     "claim",
     "RUN_FILES",
@@ -106,22 +121,51 @@ def _is_record(path: Path) -> bool:
         return False
 
 
-def _holds_record(path: Path) -> bool:
-    """A record of ours in ``path`` or up to ``_LEGACY_DEPTH`` levels below it."""
-    for depth in range(_LEGACY_DEPTH + 1):
-        pattern = "/".join(["*"] * depth + ["metrics.json"])
-        try:
-            if any(_is_record(p) for p in path.glob(pattern)):
-                return True
-        except OSError:
-            return False
-    return False
+def _holds_record(path: Path, depth: int = _LEGACY_DEPTH) -> bool:
+    """A record of ours in ``path`` or up to ``depth`` levels below it; linked
+    folders are not entered and a linked record does not count."""
+    try:
+        with os.scandir(path) as found:
+            entries = list(found)
+    except OSError:
+        return False
+    if any(e.name == "metrics.json" and _is_record(Path(e.path)) for e in entries):
+        return True
+    return depth > 0 and any(
+        _holds_record(Path(e.path), depth - 1)
+        for e in entries
+        if e.is_dir(follow_symlinks=False)
+    )
+
+
+def _link_inside_ours(path: Path) -> Path | None:
+    """The first link on the way to ``path`` below a folder of ours (one holding
+    the marker), or None: inside its folders deepxde-lnn follows no link. The
+    folders above, and ``path`` itself when it is not inside one, are the user's
+    choice."""
+    path = Path(os.path.abspath(path))
+    ours = False
+    for part in [*reversed(path.parents), path]:
+        st = _lstat(part)
+        if st is None:
+            return None
+        if ours and stat.S_ISLNK(st.st_mode):
+            return part
+        ours = ours or _is_marker(part / MARKER_NAME)
+    return None
 
 
 def check_ours(path: str | os.PathLike) -> None:
     """``FolderError`` (naming ``--out``) unless ``path`` is missing, an empty
-    folder, or a folder deepxde-lnn wrote (its marker, or a record of ours)."""
+    folder, or a folder deepxde-lnn wrote (its marker, or a record of ours), and
+    is not reached through a link inside a folder of ours."""
     path = Path(path)
+    link = _link_inside_ours(path)
+    if link is not None:
+        raise FolderError(
+            f"out: {link} is a symbolic link inside a folder of deepxde-lnn, which "
+            "follows no link there; remove it or choose another folder"
+        )
     st = _lstat(path)
     if st is None:
         return
@@ -141,6 +185,35 @@ def check_ours(path: str | os.PathLike) -> None:
     )
 
 
+def check_file_ours(path: str | os.PathLike, signature: str) -> None:
+    """``FolderError`` (naming ``--out``) unless ``path`` is missing or a regular
+    file (not a link) that begins with ``signature``: the text deepxde-lnn writes
+    at the top of such a file (a report), so a file of someone else is never
+    replaced."""
+    path = Path(path)
+    st = _lstat(path)
+    if st is None:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise FolderError(
+            f"out: {path} is a symbolic link; deepxde-lnn writes no file through "
+            "a link (name the file itself or a new one)"
+        )
+    head = signature.encode("utf-8")
+    if stat.S_ISREG(st.st_mode):
+        try:
+            with open(path, "rb") as f:
+                if f.read(len(head)) == head:
+                    return
+        except OSError as err:
+            raise FolderError(f"out: cannot read {path} ({err.strerror})") from None
+    raise FolderError(
+        f"out: {path} is a file deepxde-lnn did not write (it does not begin with "
+        f"{signature.splitlines()[0]!r}); choose a new file or a report of "
+        "deepxde-lnn"
+    )
+
+
 def mark(path: str | os.PathLike) -> None:
     """Write the marker that makes ``path`` a folder of deepxde-lnn."""
     marker = Path(path) / MARKER_NAME
@@ -148,15 +221,19 @@ def mark(path: str | os.PathLike) -> None:
         atomic_write_text(marker, MARKER_FORMAT + "\n")
 
 
-def claim(path: str | os.PathLike) -> Path:
-    """A folder that holds result folders and summaries (a ``compare``, ``sweep``
-    or ``ablate`` root): checked to be ours, created and marked."""
+@contextlib.contextmanager
+def claim(path: str | os.PathLike):
+    """Hold a folder that holds result folders and summaries (a ``compare``,
+    ``sweep`` or ``ablate`` root) for a block: checked to be ours, created,
+    marked, and pinned (:func:`~deepxde_lnn.runs.atomic.pinned`) until the block
+    ends; yields it."""
     path = Path(path)
     check_ours(path)
     writable_folder(path)
     with writing(path):
         mark(path)
-    return path
+    with pinned(path):
+        yield path
 
 
 @contextlib.contextmanager
@@ -191,7 +268,8 @@ class RunFolder:
     @contextlib.contextmanager
     def locked(self):
         """Hold the folder's exclusive lock; ``FolderLocked`` if another run has it.
-        Holding it, delete temporary files of killed writes and mark the folder."""
+        Holding it, delete temporary files of killed writes, mark the folder and
+        pin it: its files are written only while its path leads to it."""
         from filelock import FileLock, Timeout
 
         path = self.path / LOCK_NAME
@@ -212,10 +290,11 @@ class RunFolder:
         except OSError as err:
             raise FolderError(f"out: cannot lock {path} ({err.strerror})") from None
         try:
-            with writing(self.path):
-                remove_orphans(self.path, (*RUN_FILES, MARKER_NAME, PROBE))
-                mark(self.path)
-            yield self
+            with pinned(self.path):
+                with writing(self.path):
+                    remove_orphans(self.path, (*RUN_FILES, MARKER_NAME, PROBE))
+                    mark(self.path)
+                yield self
         finally:
             lock.release()
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import torch
 
 from ..problems.problem import Problem
 from ..runs import atomic
+from ..runs.csvtext import formula_safe
 from .job import Run
 
 __all__ = ["write_loss", "write_run"]
@@ -40,9 +42,14 @@ def write_run(r: Run, case: Problem, record: dict) -> None:
 
 
 def write_loss(path: Path, table: np.ndarray, names) -> None:
-    """``loss.csv``: step, total and one column per term."""
+    """``loss.csv``: step, total and one column per term (names as CSV cells that
+    cannot start a formula: :mod:`deepxde_lnn.runs.csvtext`)."""
     buf = io.StringIO()
-    header = ",".join(["step", "total", *names])
+    line = io.StringIO()
+    csv.writer(line, lineterminator="").writerow(
+        [formula_safe(n) for n in ["step", "total", *names]]
+    )
+    header = line.getvalue()
     if table.size:
         np.savetxt(buf, table, delimiter=",", header=header, comments="", fmt="%.10g")
     else:
