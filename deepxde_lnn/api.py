@@ -59,7 +59,7 @@ from .problems.custom import DeepXDEProblem
 from .problems.methods import COMPARED
 from .problems.problem import Problem
 from .runs import atomic
-from .runs.folder import RunFolder, claim
+from .runs.folder import RunFolder, claim, writing
 from .runs.names import lr_name, run_folder, seed_name
 from .study import registry
 from .training import runner
@@ -140,6 +140,7 @@ def problem_of(
     if name is not None:
         raise ValueError("name: only with data= and nets= (a case has its own)")
     if isinstance(case, Case):
+        case.check()  # its functions tried once, before anything trains
         return registry.identified(case)
     if isinstance(case, (str, os.PathLike)):
         text = os.fspath(case)
@@ -230,8 +231,11 @@ def compare(
             (default 15); the error rate is spread over the looks.
         out: default ``runs/compare-CASE-PROFILE`` (``-time`` for a time budget).
     {shared}
-    Raises ``ValueError`` naming the argument (nothing trained) and
-    ``RunInterrupted`` (SIGINT/SIGTERM; rerun to resume).
+    Raises ``ValueError`` naming the argument (nothing trained; a case whose
+    functions do not fit it too), ``FolderError`` naming a file that cannot be
+    written (a full disk), ``RunInterrupted`` (SIGINT/SIGTERM; rerun to resume)
+    and ``WorkersLost`` (a worker process died; it names the runs cut short, and
+    a rerun goes on).
     """
     problem = problem_of(case, data, nets, name)
     check_choice(budget, "budget", ("steps", "time"))
@@ -296,7 +300,8 @@ def sweep(
             )
             for lr, o_lr in each.items()
         }
-        text = sweep_table(root, o.verdicts.margin, baseline)
+        with writing(root):  # a full disk: one error naming the file
+            text = sweep_table(root, o.verdicts.margin, baseline)
     return Sweep(root, comparisons, text)
 
 
@@ -335,7 +340,8 @@ def ablate(
             b: compare_runs(o, problem, methods, seeds, root / b, b) for b in budgets
         }
         text = table(root, problem, o.verdicts.margin)
-        atomic.atomic_write_text(root / "ablation.md", text + "\n")
+        with writing(root):  # a full disk: one error naming the file
+            atomic.atomic_write_text(root / "ablation.md", text + "\n")
     return Ablation(root, comparisons, text)
 
 
