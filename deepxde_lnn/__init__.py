@@ -20,10 +20,10 @@ package's cases, a case file of your own or a plain DeepXDE problem;
 (:mod:`deepxde_lnn.study.report`, without torch or DeepXDE).
 """
 
-from ._backend import ensure_pytorch_backend
+from ._backend import on_import
 from ._version import __version__
 
-ensure_pytorch_backend()
+on_import()  # DeepXDE's pytorch backend, or a clear error
 
 __all__ = [
     "LNN",

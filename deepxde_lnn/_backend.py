@@ -16,9 +16,35 @@ import os
 import sys
 
 REQUIRED = "pytorch"
+# the command line, as a console script or a module (how a process is told apart)
+COMMAND, COMMAND_MODULE = "deepxde-lnn", "deepxde_lnn.cli"
 # set (to "1") while the command line runs: processes started meanwhile (pool
 # workers inherit the environment) import DeepXDE quietly with deepxde_lnn
 QUIET = "DEEPXDE_LNN_QUIET_IMPORT"
+
+
+def on_import() -> None:
+    """What importing the package does: :func:`ensure_pytorch_backend`. Its
+    ``ImportError`` propagates (a traceback, as for any failed import), but in the
+    command line's own process, which cannot catch what its own import raises: there
+    it is one ``error:`` line and exit status 2, as for any bad input."""
+    try:
+        ensure_pytorch_backend()
+    except ImportError as err:
+        if not _is_command_line():
+            raise
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def _is_command_line() -> bool:
+    """Whether this process runs the command line: the ``deepxde-lnn`` script or
+    ``python -m deepxde_lnn.cli`` (its original arguments)."""
+    script = os.path.basename(sys.argv[0]) if sys.argv else ""
+    if script.removesuffix(".exe") == COMMAND:
+        return True
+    argv = list(getattr(sys, "orig_argv", ()))
+    return any(a == "-m" and b == COMMAND_MODULE for a, b in zip(argv, argv[1:]))
 
 
 def ensure_pytorch_backend() -> None:

@@ -61,7 +61,7 @@ from .problems.methods import COMPARED
 from .problems.problem import Problem
 from .problems.scripted import ScriptedProblem
 from .runs import atomic
-from .runs.folder import RunFolder, claim
+from .runs.folder import RunFolder, claim, writing
 from .runs.names import lr_name, run_folder, seed_name
 from .study import registry
 from .training import runner
@@ -163,6 +163,7 @@ def problem_of(
     if name is not None:
         raise ValueError("name: only with data= and nets= (a case has its own)")
     if isinstance(case, Case):
+        case.check()  # its functions tried once, before anything trains
         return registry.identified(case)
     if isinstance(case, (str, os.PathLike)):
         text = os.fspath(case)
@@ -276,8 +277,11 @@ def compare(
             (default 15); the error rate is spread over the looks.
         out: default ``runs/compare-CASE-PROFILE`` (``-time`` for a time budget).
     {shared}
-    Raises ``ValueError`` naming the argument (nothing trained) and
-    ``RunInterrupted`` (SIGINT/SIGTERM; rerun to resume).
+    Raises ``ValueError`` naming the argument (nothing trained; a case whose
+    functions do not fit it too), ``FolderError`` naming a file that cannot be
+    written (a full disk), ``RunInterrupted`` (SIGINT/SIGTERM; rerun to resume)
+    and ``WorkersLost`` (a worker process died; it names the runs cut short, and
+    a rerun goes on).
     """
     problem = problem_of(case, data, nets, name, train, reference, true_values)
     scripted_options(o, problem)
@@ -345,7 +349,8 @@ def sweep(
             )
             for lr, o_lr in each.items()
         }
-        text = sweep_table(root, o.verdicts.margin, baseline)
+        with writing(root):  # a full disk: one error naming the file
+            text = sweep_table(root, o.verdicts.margin, baseline)
     return Sweep(root, comparisons, text)
 
 
@@ -384,7 +389,8 @@ def ablate(
             b: compare_runs(o, problem, methods, seeds, root / b, b) for b in budgets
         }
         text = table(root, problem, o.verdicts.margin)
-        atomic.atomic_write_text(root / "ablation.md", text + "\n")
+        with writing(root):  # a full disk: one error naming the file
+            atomic.atomic_write_text(root / "ablation.md", text + "\n")
     return Ablation(root, comparisons, text)
 
 

@@ -1,7 +1,9 @@
 """``deepxde-lnn`` command line: list, run, compare, sweep, reference, report.
 
 Bad input prints one ``error:`` line and exits with status 2 before anything is
-written; an interrupted run exits with 130 (checkpoint saved), a diverged one with 1.
+written; an interrupted run exits with 130 (checkpoint saved), a diverged one with 1,
+and runs whose worker process died with one ``error:`` line (which runs, how to go
+on) and 1.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from .options import (
     seeds,
 )
 from .runs.records import MAX_JSON_BYTES, read_bytes
-from .training.outcome import RunInterrupted, TrainingDiverged
+from .training.outcome import RunInterrupted, TrainingDiverged, WorkersLost
 from .training.signals import sigterm_as_interrupt
 
 
@@ -378,6 +380,9 @@ def _main(argv) -> int:
             return 130
         except TrainingDiverged as err:
             print(f"diverged: {err}", file=sys.stderr)
+            return 1
+        except WorkersLost as err:
+            print(f"error: {err}", file=sys.stderr)
             return 1
 
 

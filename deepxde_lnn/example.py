@@ -95,6 +95,7 @@ def parse_args(case: Case, argv=None) -> ExampleArgs:
         cfg = RunConfig(
             case.name, args.method, args.seed, **chosen_options(args, Training)
         ).resolved(case)
+        case.check()  # its functions tried once, before anything trains
     except ValueError as err:
         parser.error(str(err))
     dde.config.set_default_float(cfg.dtype)

@@ -217,9 +217,6 @@ def error_panel(ax, fig, f: dict, error: np.ndarray, norm) -> None:
         fig.colorbar(im, ax=ax)
         return
     x = x.reshape(len(x), -1)
-    if x.shape[0] != len(shown):  # e.g. one point set for many functions
-        reps = len(shown) // max(x.shape[0], 1)
-        x = np.tile(x, (reps, 1)) if reps * x.shape[0] == len(shown) else x[:0]
     if x.shape[1] == 1:  # a line; over repeated points (many functions) the mean
         at, where = np.unique(x[:, 0], return_inverse=True)
         mean = np.bincount(where, shown) / np.bincount(where)

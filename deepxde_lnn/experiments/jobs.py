@@ -18,10 +18,12 @@ import contextlib
 import functools
 import importlib
 import os
+import re
 import signal
 import sys
 import tempfile
 import threading
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import torch
@@ -34,12 +36,13 @@ from ..problems.problem import Problem
 from ..runs.folder import RunFolder
 from ..runs.names import lr_text
 from ..training.controller import Progress
-from ..training.outcome import Outcome, RunInterrupted, TrainingDiverged
+from ..training.outcome import Outcome, RunInterrupted, TrainingDiverged, WorkersLost
 from ..training.runner import run, run_stacked
 from ..training.signals import handling
 
 __all__ = [
     "Outcome",
+    "WorkersLost",
     "run_jobs",
     "iter_jobs",
     "BACKENDS",
@@ -136,11 +139,53 @@ def iter_jobs(
     parent = os.getpid() if backend == "loky" else None  # local workers' parent
     quiet = quiet_deepxde(now=False)  # workers import DeepXDE without its banner
     with quiet, _engine(backend, address), _stop_file_on_signal() as stop:
-        for outcomes in Parallel(n_jobs=workers, return_as="generator")(
-            delayed(_unit)(u, overwrite, threads, lines, case, stop, parent)
-            for u in units
-        ):
-            yield from outcomes
+        try:
+            for outcomes in Parallel(n_jobs=workers, return_as="generator")(
+                delayed(_unit)(u, overwrite, threads, lines, case, stop, parent, i)
+                for i, u in enumerate(units)
+            ):
+                yield from outcomes
+        except BrokenProcessPool as err:  # loky's TerminatedWorkerError
+            raise WorkersLost(_lost(units, stop, err)) from None
+
+
+def _lost(units, stop: str, err: Exception) -> str:
+    """What a pool broken by a dead worker stopped: the runs cut short (started,
+    per the marks :func:`_unit` leaves beside ``stop``, not ended), those not
+    started, and how to go on."""
+    state = {"cut": [], "not started": []}
+    for i, unit in enumerate(units):
+        if os.path.exists(_mark(stop, "started", i)):
+            if not os.path.exists(_mark(stop, "ended", i)):
+                state["cut"] += unit
+        else:
+            state["not started"] += unit
+    codes = re.search(r"exit codes of the workers are \{([^}]*)\}", str(err))
+    named = {k: ", ".join(_label(cfg) for cfg, _ in v) for k, v in state.items()}
+    text = "a worker process died" + (f" ({codes[1]})" if codes else "")
+    text += f" and its pool with it: cut short: {named['cut'] or 'none'}"
+    if named["not started"]:
+        text += f"; not started: {named['not started']}"
+    return (
+        f"{text}. Rerun the same command to go on: finished runs are reused, the "
+        "others resume from their checkpoints"
+    )
+
+
+def _label(cfg) -> str:
+    return f"{cfg.case} {cfg.method} seed {cfg.seed} lr {lr_text(cfg.lr)}"
+
+
+def _mark(stop: str, what: str, index: int) -> str:
+    """The file a local worker leaves beside ``stop`` when unit ``index`` has
+    ``what`` (started, ended)."""
+    return os.path.join(os.path.dirname(stop), f"{what}-{index}")
+
+
+def _leave_mark(stop, parent, what: str, index) -> None:
+    if parent is not None and stop is not None and index is not None:
+        with contextlib.suppress(OSError):
+            open(_mark(stop, what, index), "a").close()
 
 
 def _units(jobs, stack: bool, case: Problem) -> list[list]:
@@ -179,19 +224,22 @@ def _not_started(unit) -> list[Outcome]:
 
 
 def _unit(
-    unit, overwrite, threads, progress, case, stop=None, parent=None
+    unit, overwrite, threads, progress, case, stop=None, parent=None, index=None
 ) -> list[Outcome]:
     """Run one unit (a single job, or a stack of seeds as one stacked model) in a
     worker; none of it starts once the file ``stop`` exists, and a running unit
     stops at a checkpoint when it appears (see :func:`_stop_file_on_signal`).
     A local worker whose ``parent`` (the command's pid) is gone, e.g. killed,
-    stops the same way and exits: nobody is left to read its outcome."""
+    stops the same way and exits: nobody is left to read its outcome. A local
+    worker marks when unit ``index`` started and ended (:func:`_lost` reads it)."""
     if _orphaned(parent):
         os._exit(130)
     if stop is not None and os.path.exists(stop):
         return _not_started(unit)
+    _leave_mark(stop, parent, "started", index)
     with _interrupt_when(stop, parent):
         outcomes = _train_unit(unit, overwrite, threads, progress, case)
+    _leave_mark(stop, parent, "ended", index)
     if _orphaned(parent):
         os._exit(130)  # the folders are complete or checkpointed, locks released
     return outcomes

@@ -19,7 +19,7 @@ from ..config import MARGIN, TIME_CAP, Options, RunConfig
 from ..problems.metrics import summary_field
 from ..problems.problem import Problem, Profile
 from ..runs import atomic
-from ..runs.folder import RunFolder, claim
+from ..runs.folder import RunFolder, claim, writing
 from ..runs.names import lr_text, run_folder, seed_name
 from ..runs.records import read_budget
 from ..training.controller import Progress
@@ -249,7 +249,8 @@ def decide_runs(
 
 def _decide(o, case, methods, all_seeds, root, budget, baseline, design):
     """:func:`decide_runs` in its claimed ``root``."""
-    write_design(root, design)
+    with writing(root):
+        write_design(root, design)
     asked: list[RunConfig] = []
     runs: list[RunResult] = []
 
@@ -294,14 +295,15 @@ def summarized(
 ) -> Comparison:
     """Summarise the runs ``asked`` for, found below ``root``, there (the other
     records there are named as excluded, never pooled); the :class:`Comparison`."""
-    summary = write_summary(
-        root,
-        paper_seed=paper_seed if case.paper_table else None,  # its own row
-        paper_table=case.paper_table,
-        baseline=baseline,
-        margin=margin,
-        asked=[cfg.identity() for cfg in asked],
-    )
+    with writing(root):  # a full disk: one error naming the file, no partial file
+        summary = write_summary(
+            root,
+            paper_seed=paper_seed if case.paper_table else None,  # its own row
+            paper_table=case.paper_table,
+            baseline=baseline,
+            margin=margin,
+            asked=[cfg.identity() for cfg in asked],
+        )
     verdicts = (Verdict(m, baseline, f, "RMSE", ci) for m, f, ci in summary.verdicts)
     return Comparison(
         root,
@@ -327,9 +329,10 @@ def _time_budget(o: Options, case, method: str, seed: int, root: Path) -> float:
     cfg = config(o, case, method, seed).resolved(case)
     per = step_seconds(cfg, case)
     seconds = per * cfg.iterations
-    root.mkdir(parents=True, exist_ok=True)
     record = {"seconds": seconds, "method": method, "seconds_per_step": per}
-    atomic.write_json(path, {**record, "steps": cfg.iterations})
+    with writing(root):
+        root.mkdir(parents=True, exist_ok=True)
+        atomic.write_json(path, {**record, "steps": cfg.iterations})
     say(
         o,
         f"time budget: {seconds:.2f} s per run ({method}: {per * 1e3:.2f} ms/step "

@@ -6,11 +6,16 @@ import re
 
 from ..checks import parse_number
 
-__all__ = ["LAYOUTS", "ALPHA_MAX", "LAAF_MAX", "activation_base"]
+__all__ = ["LAYOUTS", "ALPHA_MAX", "LAAF_MAX", "MAX_PARAMETERS", "activation_base"]
 
 LAYOUTS = ("standard", "reduced")
 ALPHA_MAX = 1e3  # |alpha_init| beyond this is a typo, not an ablation
 LAAF_MAX = 1e3  # largest scale n of an "LAAF-n NAME" activation
+# the most trainable parameters a method's network may have on a case (4 GB in
+# float32 before gradients and Adam's state; the widest method option, width
+# 4096, stays below it): more is a typo (``hidden=(200000, 200000)``), refused
+# before the network is built
+MAX_PARAMETERS = 10**9
 _ACTIVATION = re.compile(r"(?:LAAF-(?P<scale>\S+) )?(?P<base>[A-Za-z]+)")
 
 

@@ -13,11 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import torch
+from deepxde import grad
 
 from ..networks.gated import GatedResidualAttention
+from ..networks.limits import MAX_PARAMETERS
 from ..networks.matched import count_built, matched_sizes
 from ..networks.nn import LNN, MLP, TORCH_DEFAULT, ReZero, check_activation
 from .data import ResampledPDE, Term
+from .data.jets import DERIVATIVES
 from .methods import METHODS, parse
 from .problem import Profile
 from .rba import RBA
@@ -27,6 +30,8 @@ __all__ = [
     "build_net",
     "build_data",
     "check",
+    "check_size",
+    "check_terms",
     "decomposition",
     "matched_width",
     "parameter_count",
@@ -35,6 +40,7 @@ __all__ = [
 ACTIVATION = "tanh"
 AUTHORS_SPLIT = (0.38, 0.62)  # the authors' XPINN cut, as fractions of the box
 AUTHORS_HIDDEN = (16, 16)
+CHECK_POINTS = 2  # points per term on which check_terms tries each residual
 
 
 def decomposition(case, fractions: Sequence[float] | None = None) -> Decomposition:
@@ -168,14 +174,63 @@ assert tuple(_BUILDERS) == METHODS, "one builder per method, in its order"
 
 
 def check(method: str, case) -> None:
-    """ValueError naming ``method`` unless its network builds for ``case`` (the
-    process's random state is left as it was)."""
+    """ValueError naming ``method`` unless its network builds for ``case``, within
+    :func:`check_size` (the process's random state is left as it was)."""
     with torch.random.fork_rng(devices=[]):
         try:
+            check_size(method, case)
             build_net(method, case)
         except ValueError as err:
             msg = str(err)
             raise ValueError(msg if method in msg else f"method {method!r}: {msg}")
+
+
+def check_size(method: str, case) -> None:
+    """ValueError naming ``method`` if its network on ``case`` has more than
+    :data:`~deepxde_lnn.networks.limits.MAX_PARAMETERS` trainable parameters
+    (counted on the meta device: nothing is allocated)."""
+    count = parameter_count(method, case)
+    if count > MAX_PARAMETERS:
+        raise ValueError(
+            f"method {method!r}: its network has {count:,} trainable parameters "
+            f"(nets.hidden={case.nets.hidden}), more than {MAX_PARAMETERS:,}"
+        )
+
+
+def check_terms(case) -> None:
+    """ValueError naming the term unless every loss term of ``case`` evaluates on
+    ``CHECK_POINTS`` points of its sampler: its residual (and its jet, where it has
+    one) with a small network of the case's inputs, fields and output transform.
+    Run once before anything trains, so that a residual that raises is one error,
+    not a traceback after a run folder was made (random states left as they were).
+    """
+    with torch.random.fork_rng(devices=[]):
+        net = _mlp(case, [len(case.inputs), 8, len(case.fields)])
+        for term in case.terms:
+            for how in DERIVATIVES if term.jet is not None else ("autograd",):
+                try:
+                    data = ResampledPDE(
+                        [replace(term, n=CHECK_POINTS)], 0, False, derivatives=how
+                    )
+                    values = torch.as_tensor(data.train_next_batch()[0])
+                except Exception as err:
+                    raise ValueError(_failed(term, "sampler", err)) from err
+                try:
+                    values.requires_grad_()
+                    data.block_losses([data.train_x], values, net(values), net)
+                except Exception as err:
+                    what = "jet" if how == "taylor" else "residual"
+                    raise ValueError(_failed(term, what, err)) from err
+                finally:
+                    grad.clear()  # DeepXDE's cached derivatives of these tensors
+
+
+def _failed(term: Term, what: str, err: Exception) -> str:
+    """What went wrong when ``term``'s ``what`` was tried (an error of the
+    package's that names the term says it already)."""
+    if isinstance(err, ValueError) and f"Term {term.name!r}" in str(err):
+        return str(err)
+    return f"term {term.name!r}: its {what} raised {type(err).__name__}: {err}"
 
 
 def build_net(method: str, case):

@@ -21,12 +21,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..checks import check_choice, check_name
+from ..checks import check_choice, check_int, check_name
 from . import build, methods
 from .data import ResampledPDE, Term
+from .data.terms import checked_terms
 from .fingerprints import of_definition, of_file
 from .methods import Nets
-from .problem import DEFAULT, DEFAULT_PROFILE, Evaluation, Grid, Profile
+from .problem import DEFAULT, DEFAULT_PROFILE, MAX_POINTS, Evaluation, Grid, Profile
 
 __all__ = ["Case", "Grid", "Nets", "Profile", "load_file", "fingerprinted"]
 
@@ -77,6 +78,26 @@ class Case:
                 raise ValueError(f"{self.name}: profiles[{key!r}] is not a Profile")
         if not isinstance(self.nets, Nets):
             raise ValueError(f"{self.name}: nets must be a Nets; got {self.nets!r}")
+        try:
+            checked_terms(self.terms)
+        except ValueError as err:
+            raise ValueError(f"{self.name}: {err}") from None
+        _check_sizes(self)
+
+    def check(self) -> None:
+        """Check the case once before anything trains (a ``ValueError`` naming the
+        case and what failed): its networks' trunk within
+        :func:`~.build.check_size`, and its functions tried on a few points: the
+        exact solution on a few grid points (a finite value per point and field)
+        and every loss term's residual and jet (:func:`~.build.check_terms`)."""
+        try:
+            # the plain network of nets.hidden, every method's trunk (each method's
+            # own network is checked with it: check_method)
+            build.check_size("pinn", self)
+            _check_exact(self)
+            build.check_terms(self)
+        except ValueError as err:
+            raise ValueError(f"case {self.name!r}: {err}") from err
 
     def profile(self, name: str) -> Profile:
         check_choice(name, "profile", tuple(self.profiles))
@@ -120,10 +141,71 @@ class Case:
         return Evaluation(x, self.exact(x), mask, axes)
 
 
+EXACT_POINTS = 5  # per axis: the grid points check() tries the exact solution on
+
+
+def _check_sizes(case: Case) -> None:
+    """ValueError naming the case unless its evaluation grids (the grid, each
+    profile's ``grid_n``, ``extra_grids``) and each profile's training points per
+    step are positive and at most :data:`~.problem.MAX_POINTS`."""
+    if not isinstance(case.grid, Grid):
+        raise ValueError(f"{case.name}: grid must be a Grid; got {case.grid!r}")
+    grids = {"grid.n": case.grid.n}
+    grids |= {f"extra_grids[{k!r}]": n for k, n in case.extra_grids.items()}
+    for key, prof in case.profiles.items():
+        if prof.grid_n is not None:
+            grids[f"profiles[{key!r}].grid_n"] = prof.grid_n
+    for what, n in grids.items():
+        check_int(n, f"{case.name}: {what}", 1)
+        if case.grid.size(n) > MAX_POINTS:
+            raise ValueError(
+                f"{case.name}: {what}: {n} points per axis make a grid of "
+                f"{case.grid.size(n):,} points, more than {MAX_POINTS:,}"
+            )
+    for key, prof in case.profiles.items():
+        counts = [prof.counts.get(t.name, t.n) for t in case.terms]
+        for name, n in prof.counts.items():
+            check_int(n, f"{case.name}: profiles[{key!r}].counts[{name!r}]", 1)
+        if sum(counts) > MAX_POINTS:
+            raise ValueError(
+                f"{case.name}: profile {key!r}: {sum(counts):,} training points per "
+                f"step (all terms), more than {MAX_POINTS:,}"
+            )
+
+
+def _check_exact(case: Case) -> None:
+    """ValueError unless ``case.exact`` gives one finite value per field at a few
+    points of its grid (``EXACT_POINTS`` per axis, inside its mask)."""
+    try:
+        x = case.grid.points(EXACT_POINTS)[0]
+    except Exception as err:
+        raise ValueError(f"grid: raised {type(err).__name__}: {err}") from err
+    try:
+        u = case.exact(x)
+    except Exception as err:
+        raise ValueError(f"exact raised {type(err).__name__}: {err}") from err
+    try:
+        u = np.asarray(u, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"exact(x) gave {type(u).__name__} {u!r:.40}, not an array of numbers"
+        ) from None
+    want = (len(x), len(case.fields))
+    if u.shape != want:
+        raise ValueError(
+            f"exact(x) on {len(x)} grid points gave an array of shape {u.shape}; "
+            f"expected {want}: a row per point, a column per field "
+            f"({', '.join(case.fields)})"
+        )
+    if not np.isfinite(u).all():
+        raise ValueError(f"exact(x) on {len(x)} grid points gave NaN or inf")
+
+
 def load_file(path: str | Path) -> Case:
     """The ``CASE`` declared by the Python file ``path`` (a case file of your own,
-    written like ``cases/laplace.py``). The file is executed: pass only files you
-    trust, as you would run them. ValueError naming the file otherwise."""
+    written like ``cases/laplace.py``), checked (:meth:`Case.check`). The file is
+    executed: pass only files you trust, as you would run them. ValueError naming
+    the file otherwise."""
     path = Path(path)
     if not os.path.lexists(path):
         raise ValueError(f"case: no such file: {path}")
@@ -145,6 +227,10 @@ def load_file(path: str | Path) -> Case:
     case = getattr(module, "CASE", None)
     if not isinstance(case, Case):
         raise ValueError(f"case: {path} does not declare CASE = Case(...)")
+    try:
+        case.check()  # its functions tried once, before anything trains
+    except ValueError as err:
+        raise ValueError(f"case: {path}: {err}") from err
     return replace(case, fingerprint=fingerprint)
 
 

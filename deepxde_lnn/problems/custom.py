@@ -16,6 +16,8 @@ training, with a ``ValueError`` naming the argument.
 
 from __future__ import annotations
 
+import contextlib
+import io
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
@@ -119,10 +121,20 @@ def _default_name(data) -> str:
 
 
 def _test_set(data: Data) -> tuple[np.ndarray, np.ndarray]:
-    """``(x, u)``: DeepXDE's test points and the exact solution there, float64."""
+    """``(x, u)``: DeepXDE's test points and the exact solution there, float64
+    (ValueError unless the solution gives a row of finite values per point)."""
     x = np.asarray(data.test()[0], dtype=np.float64)
     exact = np.asarray(data.soln(x), dtype=np.float64)
-    return x, exact.reshape(len(x), -1)
+    if exact.ndim == 1:
+        exact = exact[:, None]
+    if x.ndim != 2 or exact.ndim != 2 or len(exact) != len(x):
+        raise ValueError(
+            f"the solution gave shape {exact.shape} on test points of shape "
+            f"{x.shape}; expected a row per point"
+        )
+    if not np.isfinite(exact).all():
+        raise ValueError("the solution gave NaN or inf on the test points")
+    return x, exact
 
 
 def _inspect(data, nets) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -142,8 +154,13 @@ def _inspect(data, nets) -> tuple[tuple[str, ...], tuple[str, ...]]:
                 "solution=... (e.g. dde.data.PDE(..., solution=u_exact))"
             )
         x, exact = _made(lambda: _test_set(made), "data: its test points")
-        for key, make in nets.items():
-            _check_net(_made(make, f"nets[{key!r}]"), key, x, exact.shape[1])
+        built = {key: _made(make, f"nets[{key!r}]") for key, make in nets.items()}
+        for key, net in built.items():
+            _check_net(net, key, x, exact.shape[1])
+        _made(
+            lambda: _losses(made, next(iter(built.values()))),
+            "data: its training losses (residuals, conditions)",
+        )
     finally:
         set_rng_state(state)
     d, k = x.shape[1], exact.shape[1]
@@ -172,6 +189,20 @@ def _check_net(net, key: str, x: np.ndarray, fields: int) -> None:
             f"nets[{key!r}]: the network gives {tuple(y.shape[1:])} outputs per "
             f"point, the solution {fields}"
         )
+
+
+def _losses(data: Data, net) -> None:
+    """Evaluate the training losses of ``data`` (the residuals, the conditions)
+    once with ``net``, the way ``dde.Model`` does in a training step (no step
+    taken; DeepXDE's messages held back)."""
+    model = dde.Model(data, net)
+    with contextlib.redirect_stdout(io.StringIO()):
+        model.compile("adam", lr=1e-3)
+    inputs, targets, aux = data.train_next_batch()
+    try:
+        model.outputs_losses_train(inputs, targets, aux)
+    finally:
+        dde.grad.clear()
 
 
 class TrackedData(Data):

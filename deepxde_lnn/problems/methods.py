@@ -31,10 +31,10 @@ stages), one entry in ``_ALL`` here and its builder in :mod:`.build`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..checks import parse_int, parse_number
+from ..checks import check_int, parse_int, parse_number
 from ..networks.limits import ALPHA_MAX, LAYOUTS, activation_base
 
 __all__ = [
@@ -62,6 +62,11 @@ class Nets:
     xpinn_cuts: tuple[tuple[float, ...], ...] | None = None
 
     def __post_init__(self):
+        widths = self.hidden
+        if isinstance(widths, str) or not isinstance(widths, Sequence) or not widths:
+            raise ValueError(f"hidden must be a tuple of widths; got {widths!r}")
+        for width in widths:
+            check_int(width, f"hidden {widths!r}: a width", 1)
         if self.lnn_layout not in LAYOUTS:
             raise ValueError(
                 f"lnn_layout must be one of {', '.join(LAYOUTS)}; "

@@ -30,7 +30,13 @@ __all__ = [
     "DEFAULT",
     "DEFAULT_PROFILE",
     "SCRIPT_PROFILE",
+    "MAX_POINTS",
 ]
+
+#: the most points a problem may ask for at once: an evaluation grid (its full
+#: tensor grid, before a mask) and one training step's point sets (all terms);
+#: more is a typo (``Grid(..., 10**10)``), refused before anything is allocated
+MAX_POINTS = 10**7
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,10 @@ class Grid:
     hi: tuple[float, ...]
     n: int
     mask: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def size(self, n: int | None = None) -> int:
+        """Points of the full tensor grid (``n`` per axis, default ``self.n``)."""
+        return (n or self.n) ** len(self.lo)
 
     def axes(self, n: int | None = None) -> list[np.ndarray]:
         n = n or self.n

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..analysis.stats import MARGIN, check_margin
 from ..runs import atomic
+from ..runs.folder import writing
 from .readme import rebuild
 from .reproduction import build_report
 
@@ -43,11 +44,13 @@ def report(
     ``readme``: a markdown file whose generated blocks (``<!-- BEGIN generated:
     NAME -->`` ... ``<!-- END generated: NAME -->``) are rebuilt from the same
     records (:mod:`deepxde_lnn.study.readme`); checked before anything is written.
+    A file that cannot be written (a full disk) is a ``FolderError`` naming it.
     """
     if isinstance(runs_dirs, (str, os.PathLike)):
         runs_dirs = [runs_dirs]
     text = None if readme is None else rebuild(readme, list(runs_dirs))
     path = build_report(list(runs_dirs), out, margin=check_margin(margin))
     if readme is not None:
-        readme = atomic.atomic_write_text(Path(readme), text)
+        with writing(Path(readme).parent):  # a full disk: one error naming it
+            readme = atomic.atomic_write_text(Path(readme), text)
     return Report(path, path.parent / path.stem, readme)

@@ -45,7 +45,7 @@ from ..problems.methods import METHODS
 from ..problems.metrics import summary_field
 from ..runs import atomic as aio
 from ..runs.errors import FolderError
-from ..runs.folder import check_file_ours, check_ours, mark
+from ..runs.folder import check_file_ours, check_ours, mark, writing
 from ..runs.records import escape, inside, load_runs
 from . import catalog
 from .paper import paper_rows, paper_table
@@ -596,7 +596,8 @@ def build_report(
     # case names come from the registry; and every path stays in the folder
     paths = {case: inside(figures / f"{case}.png", figures) for case in by_case}
     # written only while both folders are the ones checked
-    with aio.pinned(out.parent), aio.pinned(figures):
+    # a full disk: one error naming the file (FolderError), no partial file
+    with writing(out.parent), aio.pinned(out.parent), aio.pinned(figures):
         for case, groups in by_case.items():
             fig = case_figure(case, groups)
             # no Software entry: the file does not change with matplotlib's version

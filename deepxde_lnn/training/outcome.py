@@ -1,12 +1,13 @@
 """What became of one run: the result of training it, whichever way it was
-trained, and the errors a single run raises for the two ways it can stop early."""
+trained, the errors a single run raises for the two ways it can stop early, and
+the error of runs whose worker process died."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Outcome", "RunInterrupted", "TrainingDiverged"]
+__all__ = ["Outcome", "RunInterrupted", "TrainingDiverged", "WorkersLost"]
 
 
 class RunInterrupted(RuntimeError):
@@ -15,6 +16,12 @@ class RunInterrupted(RuntimeError):
 
 class TrainingDiverged(RuntimeError):
     """A non-finite loss appeared; the last good checkpoint is kept."""
+
+
+class WorkersLost(RuntimeError):
+    """A worker process died (killed, out of memory) while runs were training; the
+    message names the runs cut short and says how to go on (rerun: finished runs
+    are reused, the others resume from their checkpoints)."""
 
 
 @dataclass(frozen=True)

@@ -149,6 +149,7 @@ def _train(cfg: RunConfig, folder: RunFolder, case: ScriptedProblem, signals):
     x, exact, pred = _scored(model, case, cfg.score)
     fields = _fields(case, net, exact)
     exact, pred = exact.reshape(-1, len(fields)), pred.reshape(-1, len(fields))
+    x = _rows(x, len(exact))
     record = _record(cfg, case, model, net, seconds, table, names, exact)
     record["fields"] = list(fields)
     record["metrics"] = all_fields(pred, exact, fields)
@@ -213,6 +214,19 @@ def _scored(model, case: ScriptedProblem, score: str):
         )
     points = x[-1] if isinstance(x, (tuple, list)) else x
     return np.asarray(points, dtype=np.float64), exact, pred
+
+
+def _rows(x: np.ndarray, rows: int) -> np.ndarray:
+    """The scoring points, one row per scored value: DeepONet's trunk points
+    repeated for every function (its predictions are function-major)."""
+    x = x.reshape(len(x), -1)
+    if len(x) == rows:
+        return x
+    if len(x) and rows % len(x) == 0:
+        return np.tile(x, (rows // len(x), 1))
+    raise ValueError(
+        f"reference: {rows} scored values do not fit {len(x)} input points"
+    )
 
 
 def _called(func, arg, what: str):

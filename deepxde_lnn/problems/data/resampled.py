@@ -3,7 +3,7 @@ the DeepXDE ``Data`` API over them, and the per-term losses."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -22,7 +22,7 @@ from .reductions import (
     weighted,
 )
 from .staging import Staging
-from .terms import Term
+from .terms import Term, checked_terms
 
 __all__ = ["ResampledPDE", "is_training_pass"]
 
@@ -68,7 +68,7 @@ class ResampledPDE(Staging, JetResiduals, Data):
         self._jet_ok: dict[int, bool] = {}
         self.compile_jets = check_bool(compile_jets, "compile_jets")
         self._compiled: dict = {}
-        self.terms, self.names = _checked_terms(terms)
+        self.terms, self.names = checked_terms(terms)
         if weights is not None and not callable(weights):
             raise ValueError(f"weights must be callable or None, got {weights!r}")
         self.weights = weights
@@ -217,22 +217,6 @@ def is_training_pass(model) -> bool:
     """Whether DeepXDE evaluates the losses for a gradient step (not for its
     display of the training loss, made with the parameters frozen)."""
     return torch.is_grad_enabled() and next(model.net.parameters()).requires_grad
-
-
-def _checked_terms(terms) -> tuple[list[Term], list[str]]:
-    """``terms`` as a non-empty list of uniquely named ``Term``s, and their names."""
-    if isinstance(terms, Term) or not isinstance(terms, Iterable):
-        raise ValueError(f"terms must be a sequence of Term, got {terms!r}")
-    terms = list(terms)
-    if not terms:
-        raise ValueError("terms must contain at least one Term")
-    bad = [i for i, t in enumerate(terms) if not isinstance(t, Term)]
-    if bad:
-        raise ValueError(f"terms[{bad[0]}] is not a Term: {terms[bad[0]]!r}")
-    names = [t.name for t in terms]
-    if len(set(names)) != len(names):
-        raise ValueError(f"terms: names must be unique, got {names}")
-    return terms, names
 
 
 def _slices(sizes: list[int]) -> list[slice]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,7 +11,7 @@ from deepxde import icbc
 
 from .conditions import CONDITIONS, check_supported, uncached
 
-__all__ = ["Term", "KINDS", "Residual"]
+__all__ = ["Term", "KINDS", "Residual", "checked_terms"]
 
 KINDS = ("pde", "operator", "value", "net")
 Residual = Callable[[torch.Tensor, torch.Tensor], "torch.Tensor | list[torch.Tensor]"]
@@ -76,3 +76,19 @@ def _check_weight(name: str, weight) -> None:
         raise ValueError(
             f"Term {name!r}: weight must be a finite number >= 0, got {weight!r}"
         )
+
+
+def checked_terms(terms) -> tuple[list[Term], list[str]]:
+    """``terms`` as a non-empty list of uniquely named ``Term``s, and their names."""
+    if isinstance(terms, Term) or not isinstance(terms, Iterable):
+        raise ValueError(f"terms must be a sequence of Term, got {terms!r}")
+    terms = list(terms)
+    if not terms:
+        raise ValueError("terms must contain at least one Term")
+    bad = [i for i, t in enumerate(terms) if not isinstance(t, Term)]
+    if bad:
+        raise ValueError(f"terms[{bad[0]}] is not a Term: {terms[bad[0]]!r}")
+    names = [t.name for t in terms]
+    if len(set(names)) != len(names):
+        raise ValueError(f"terms: names must be unique, got {names}")
+    return terms, names
