@@ -412,10 +412,15 @@ def _training(r0: dict) -> str:
             f"Trained by your function `{r0.get('training', 'train(net)')}` "
             f"({r0.get('optimizer', '')}; seed {r0['seed']}: {r0['steps']} steps)"
         )
-    return (
+    out = (
         f"Profile `{r0['profile']}`, {r0['iterations']} iterations, lr {r0['lr']:g}"
         + _schedule(r0)
     )
+    if r0.get("initialization"):  # the package's choices, beside the user's own
+        out += f"; initialisation {r0['initialization']}"
+    if r0.get("resampling"):
+        out += f"; {r0['resampling']}"
+    return out
 
 
 def _schedule(record: dict) -> str:
