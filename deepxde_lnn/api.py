@@ -21,6 +21,7 @@ verdicts) are the fields of :mod:`deepxde_lnn.config`, given as keywords.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import os
@@ -58,6 +59,7 @@ from .problems.case import Case, load_file
 from .problems.custom import DeepXDEProblem
 from .problems.methods import COMPARED
 from .problems.problem import Problem
+from .problems.scripted import ScriptedProblem
 from .runs import atomic
 from .runs.folder import RunFolder, claim, writing
 from .runs.names import lr_name, run_folder, seed_name
@@ -79,8 +81,17 @@ _PROBLEM = """
             scored on its test points ``data.test()``.
         nets: with ``data``, ``{name: function of no arguments returning a
             dde.nn.NN}``; the names are the methods.
-        name: with ``data``, the problem's name in records and folders (default:
-            the data function's name).
+        train: (run and compare) your training as a function ``train(net) ->
+            dde.Model`` that builds the data and the model, compiles and trains
+            it as your script does and returns the model; with ``nets``. The
+            training options are the function's (only ``score`` applies).
+        reference: with ``train``, what runs are scored against where the
+            model's test data has no solution: ``(X, Y)`` or ``Y = f(X)``.
+        true_values: with ``train``, the true values of the model's external
+            trainable variables (a list in DeepXDE's order, or ``{name: value}``):
+            each is scored and judged like a field.
+        name: with ``data`` or ``train``, the problem's name in records and
+            folders (default: the function's name).
 """
 
 
@@ -129,8 +140,20 @@ def problem_of(
     data: Callable | None = None,
     nets: Mapping[str, Callable] | None = None,
     name: str | None = None,
+    train: Callable | None = None,
+    reference=None,
+    true_values=None,
 ) -> Problem:
     """The problem of an experiment (see the module's docstring)."""
+    if train is not None:
+        if case is not None or data is not None:
+            raise ValueError("train: give train= and nets=, without a case or data=")
+        if nets is None:
+            raise ValueError("nets: train= needs nets= (the networks it trains)")
+        return ScriptedProblem(train, nets, name, reference, true_values)
+    for given, what in ((reference, "reference"), (true_values, "true_values")):
+        if given is not None:
+            raise ValueError(f"{what}: only with train= (and nets=)")
     if data is not None or nets is not None:
         if case is not None:
             raise ValueError("case: give a case, or data= and nets=, not both")
@@ -150,6 +173,22 @@ def problem_of(
     )
 
 
+def scripted_options(o: Options, problem: Problem) -> None:
+    """With ``train=``, the training is the function's: a training option other
+    than ``score`` is a ValueError naming it (never silently ignored), as is
+    stacking."""
+    if not isinstance(problem, ScriptedProblem):
+        return
+    for f in dataclasses.fields(Training):
+        if f.name != "score" and getattr(o.training, f.name) != f.default:
+            raise ValueError(
+                f"{f.name}: with train=, your function sets the training; pass "
+                "it there (the package's training options do not apply)"
+            )
+    if o.execution.stack == "on":
+        raise ValueError("stack: with train=, each run trains one network")
+
+
 @_api(RUN_OPTIONS)
 def run(
     case: Case | str | os.PathLike | None = None,
@@ -161,6 +200,9 @@ def run(
     data=None,
     nets=None,
     name: str | None = None,
+    train=None,
+    reference=None,
+    true_values=None,
     o: Options,
 ) -> RunResult:
     """Train one run (``method``, ``seed``) into ``out`` and return it.
@@ -175,7 +217,8 @@ def run(
     ``TrainingDiverged``.
     """
     check_bool(resume, "resume")
-    problem = problem_of(case, data, nets, name)
+    problem = problem_of(case, data, nets, name, train, reference, true_values)
+    scripted_options(o, problem)
     method = method or methods_of(None, problem, [SUBJECT])[0]
     cfg = config(o, problem, method, seed).resolved(problem)  # before writing
     out = out_of(out, run_folder("runs", cfg.case, cfg.method, seed_name(cfg.seed)))
@@ -205,6 +248,9 @@ def compare(
     data=None,
     nets=None,
     name: str | None = None,
+    train=None,
+    reference=None,
+    true_values=None,
     methods: Sequence[str] | str | None = None,
     seeds: Sequence[int] | None = None,
     baseline: str | None = None,
@@ -237,8 +283,11 @@ def compare(
     and ``WorkersLost`` (a worker process died; it names the runs cut short, and
     a rerun goes on).
     """
-    problem = problem_of(case, data, nets, name)
+    problem = problem_of(case, data, nets, name, train, reference, true_values)
+    scripted_options(o, problem)
     check_choice(budget, "budget", ("steps", "time"))
+    if budget == "time" and isinstance(problem, ScriptedProblem):
+        raise ValueError("budget: with train=, your function sets the steps")
     check_bool(until_decided, "until_decided")
     methods = methods_of(methods, problem, COMPARED)
     prof = profile_of(o, problem)

@@ -54,6 +54,7 @@ __all__ = [
 
 BACKENDS = ("loky", "dask", "ray")
 STACK = ("auto", "on", "off")
+SCORES = ("final", "best")
 MARGIN = 2.0  # the default equivalence margin: ratios within [1/2, 2]
 TIME_CAP = 20  # with a time budget, at most this many times the profile's steps
 _KEEP = object()  # an ``omit`` that never matches: the field is always recorded
@@ -231,6 +232,16 @@ class Training:
         check=_check_weights,
         parse=_parsed(_parse_weights, "loss_weights"),
         omit=None,
+    )
+    score: str = option(
+        "final",
+        "what a run is scored on: the final iterate, or (best) DeepXDE's best "
+        "model, its predictions at the logged step of lowest training loss "
+        "(train= only)",
+        check=_choice(SCORES),
+        parse=str,
+        choices=SCORES,
+        omit="final",
     )
     compile_jets: bool = option(
         False,
@@ -415,7 +426,7 @@ class RunConfig(Training):
         seed = prof.seed if self.seed is None else self.seed
         check_int(seed, "seed", 0, SEED_MAX)
         iterations = self.iterations
-        if iterations is None:
+        if iterations is None and prof.iterations is not None:  # None: not ours
             iterations = prof.iterations * (TIME_CAP if self.seconds else 1)
         out = replace(
             self, profile=name, seed=int(seed), iterations=iterations, **values
@@ -424,6 +435,11 @@ class RunConfig(Training):
         if out.problem is not None and not is_fingerprint(out.problem):
             raise ValueError(f"problem must match {FINGERPRINT.pattern}")
         _check_lbfgs(out.lbfgs, out.method, out.seconds, case)
+        if out.score not in case.scores:
+            raise ValueError(
+                f"score: {out.score!r} is not offered for this problem (it scores "
+                f"{' or '.join(map(repr, case.scores))}); pass score='final'"
+            )
         if out.loss_weights is not None:
             check_weights_fit(out.loss_weights, case.loss_names(out.method, prof))
         return out

@@ -195,3 +195,52 @@ def draw_missing(path: str | Path, case) -> list[Path]:
     """A finished run's figures, drawn where one is missing (a run trained now,
     or killed between ``metrics.json`` and its figures)."""
     return run_figures(path) if missing_figures(path, case) else []
+
+
+def error_panel(ax, fig, f: dict, error: np.ndarray, norm) -> None:
+    """``|error|`` of one run (its ``fields.npz`` arrays ``f``) on one axes, on the
+    log scale ``norm``: a map on a 2-D grid; on scattered points a line over a
+    1-D input, else coloured points over the first two inputs (with more inputs,
+    the points nearest the median of the others: a slice through the data)."""
+    x, shown = np.asarray(f["x"], dtype=np.float64), np.maximum(error, norm.vmin)
+    names = [str(n) for n in f["inputs"]] if "inputs" in f else []
+    if f["axes"].shape[0] == 2:
+        a = f["axes"]
+        im = ax.imshow(
+            image(shown, f["mask"]),
+            origin="lower",
+            cmap="magma",
+            norm=norm,
+            aspect="auto",
+            extent=[a[0][0], a[0][-1], a[1][0], a[1][-1]],
+        )
+        fig.colorbar(im, ax=ax)
+        return
+    x = x.reshape(len(x), -1)
+    if x.shape[1] == 1:  # a line; over repeated points (many functions) the mean
+        at, where = np.unique(x[:, 0], return_inverse=True)
+        mean = np.bincount(where, shown) / np.bincount(where)
+        ax.semilogy(at, mean, lw=1)
+        ax.set_xlabel(names[0] if names else "x")
+        if len(at) < len(shown):
+            ax.set_ylabel(f"mean over {len(shown) // len(at)} functions", fontsize=8)
+        return
+    keep = _slice(x)
+    sc = ax.scatter(x[keep, 0], x[keep, 1], c=shown[keep], s=6, cmap="magma", norm=norm)
+    fig.colorbar(sc, ax=ax)
+    label = names if len(names) == x.shape[1] else [f"x{i + 1}" for i in range(2)]
+    ax.set_xlabel(label[0])
+    ax.set_ylabel(label[1])
+
+
+def _slice(x: np.ndarray, share: float = 0.2) -> np.ndarray:
+    """Points whose inputs after the first two lie nearest their medians (the
+    ``share`` of points closest, in units of each input's spread); all with two
+    inputs."""
+    if x.shape[1] <= 2:
+        return np.ones(len(x), bool)
+    rest = x[:, 2:]
+    spread = np.ptp(rest, axis=0)
+    dist = np.abs(rest - np.median(rest, axis=0)) / np.where(spread > 0, spread, 1)
+    far = dist.max(axis=1)
+    return far <= np.quantile(far, share)

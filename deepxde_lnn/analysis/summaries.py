@@ -31,7 +31,7 @@ from ..runs.errors import FolderError
 from ..runs.folder import record_decay
 from ..runs.names import lr_text
 from ..runs.records import escape, is_pruned, load_runs, metric_sets
-from .figures import image, load_fields, load_loss, plt_module
+from .figures import error_panel, load_fields, load_loss, plt_module
 from .sequential import looks_of
 from .stats import LEVEL, MARGIN, RatioCI, holm
 from .table import (
@@ -332,17 +332,17 @@ def _markdown(
     lines = [
         f"# {r0['case']}: " + " vs ".join(map(escape, methods)),
         "",
-        f"Profile `{r0['profile']}`, {r0['iterations']} iterations, lr {r0['lr']:g}"
-        + _schedule(r0)
+        _training(r0)
         + f", {r0['dtype']}, device {r0['device']} ({r0.get('device_name', '')}). "
         "Mean ± sample std over seeds; metrics in float64 on "
-        f"{r0['grid_points']} grid points. 'paper' = the paper's single-seed number "
-        "(its own protocol, hardware and seed).",
+        f"{r0['grid_points']} points."
+        + (PAPER_NOTE if any(r["paper"] is not None for r in rows) else ""),
         "",
         *left_out,
         verdict_rule(found[0][2].margin if found else MARGIN, looks, baseline),
         "",
     ]
+    lines += _networks(runs, methods)
     get = {(r["method"], r["field"], r["metric"]): r for r in rows}
     for fld in fields:
         lines += [f"## {escape(fld)}", ""]
@@ -384,6 +384,43 @@ def _markdown(
             "",
         ]
     return "\n".join(lines)
+
+
+def _networks(runs, methods) -> list[str]:
+    """Each method's network: its parameters and time per step (the median over
+    its seeds; stacked seeds: the stack's step over its seeds)."""
+    lines = ["| method | network | parameters | ms/step |", "|---|---|---|---|"]
+    for m in methods:
+        mine = [r for r in runs if r["method"] == m]
+        params = sorted({r["parameters"] for r in mine})
+        per_step = np.median([r["seconds_per_iteration"] for r in mine]) * 1e3
+        net = escape(mine[0].get("network", "")) if mine else ""
+        count = " / ".join(map(str, params))
+        lines.append(f"| {escape(m)} | {net} | {count} | {per_step:.3g} |")
+    return [*lines, ""]
+
+
+PAPER_NOTE = (
+    " 'paper' = the paper's single-seed number (its own protocol, hardware and seed)."
+)
+
+
+def _training(r0: dict) -> str:
+    """How the runs were trained, as the summary's header says it."""
+    if r0["lr"] is None:  # the user's own function (train=)
+        return (
+            f"Trained by your function `{r0.get('training', 'train(net)')}` "
+            f"({r0.get('optimizer', '')}; seed {r0['seed']}: {r0['steps']} steps)"
+        )
+    out = (
+        f"Profile `{r0['profile']}`, {r0['iterations']} iterations, lr {r0['lr']:g}"
+        + _schedule(r0)
+    )
+    if r0.get("initialization"):  # the package's choices, beside the user's own
+        out += f"; initialisation {r0['initialization']}"
+    if r0.get("resampling"):
+        out += f"; {r0['resampling']}"
+    return out
 
 
 def _schedule(record: dict) -> str:
@@ -439,18 +476,7 @@ def summary_figure(runs, methods):
     fig, axs = plt.subplots(1, ncols, figsize=(4.2 * ncols, 3.6), squeeze=False)
     axs = axs[0]
     for ax, m in zip(axs, methods):
-        f = fields[m]
-        if f["axes"].shape[0] == 2:
-            a = f["axes"]
-            im = ax.imshow(
-                image(np.maximum(errors[m], norm.vmin), f["mask"]),
-                origin="lower",
-                cmap="magma",
-                norm=norm,
-                aspect="auto",
-                extent=[a[0][0], a[0][-1], a[1][0], a[1][-1]],
-            )
-            fig.colorbar(im, ax=ax)
+        error_panel(ax, fig, fields[m], errors[m], norm)
         ax.set_title(f"{m}: |error| (seed {first[m]['seed']})", fontsize=9)
     ax = axs[-1]
     for m in methods:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import torch
 
+from .._backend import quiet_deepxde
 from ..analysis.figures import draw_missing
 from ..checks import check_int
 from ..config import RunConfig, stackable_protocol
@@ -136,7 +137,8 @@ def iter_jobs(
 
     lines = _lines if progress else None
     parent = os.getpid() if backend == "loky" else None  # local workers' parent
-    with _engine(backend, address), _stop_file_on_signal() as stop:
+    quiet = quiet_deepxde(now=False)  # workers import DeepXDE without its banner
+    with quiet, _engine(backend, address), _stop_file_on_signal() as stop:
         try:
             for outcomes in Parallel(n_jobs=workers, return_as="generator")(
                 delayed(_unit)(u, overwrite, threads, lines, case, stop, parent, i)

@@ -5,6 +5,7 @@ the time budget of a time-matched comparison."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -118,9 +119,11 @@ def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
         case=case,  # pickled to worker processes
     )
     stopped = []
-    for oc in outcomes:  # as they finish
+    start = time.perf_counter()
+    for n, oc in enumerate(outcomes, start=1):  # as they finish
         if oc.status == "done":
             print_record(o, oc.record, oc.out)
+            say(o, remaining_time(n, len(todo), time.perf_counter() - start))
         else:
             say(
                 o,
@@ -136,6 +139,27 @@ def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
     if stopped:
         raise RunInterrupted(f"{len(stopped)} run(s) interrupted; rerun to resume")
     return results
+
+
+def remaining_time(done: int, total: int, seconds: float) -> str:
+    """One line: ``done`` of ``total`` runs finished in ``seconds``, and the time
+    the rest will take at the mean pace so far (a rough estimate: methods differ
+    in cost, and stacked seeds finish together)."""
+    left = total - done
+    if left <= 0:
+        return f"{done}/{total} runs finished in {_duration(seconds)}"
+    return (
+        f"{done}/{total} runs finished in {_duration(seconds)}; about "
+        f"{_duration(seconds / done * left)} left at this pace"
+    )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _stacking(o: Options, case: Problem, todo) -> bool:

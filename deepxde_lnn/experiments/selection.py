@@ -11,16 +11,20 @@ from ..checks import check_choice, unique
 from ..problems.custom import DeepXDEProblem
 from ..problems.methods import canonical
 from ..problems.problem import Problem
+from ..problems.scripted import ScriptedProblem
 from ..runs.names import safe_name
 
 __all__ = ["methods_of", "baseline_of", "seeds_of", "out_of"]
+
+# problems whose methods are the networks the user gave (a dict ``nets``)
+_GIVEN_NETS = (DeepXDEProblem, ScriptedProblem)
 
 
 def methods_of(methods, problem: Problem, default: Sequence[str]) -> list[str]:
     """The methods to run: ``methods`` (a sequence, or comma-separated text), or
     ``default`` (plain DeepXDE: every network)."""
     if methods is None:
-        methods = problem.nets if isinstance(problem, DeepXDEProblem) else default
+        methods = problem.nets if isinstance(problem, _GIVEN_NETS) else default
     if isinstance(methods, str):
         methods = methods.split(",")
     methods = [m.strip() if isinstance(m, str) else m for m in methods]
@@ -57,7 +61,7 @@ def baseline_of(baseline: str | None, problem: Problem, methods: list[str]) -> s
     """The method every other one is judged against: ``pinn`` for a case, the
     first network for plain DeepXDE, unless given (then one of ``methods``)."""
     if baseline is None:
-        return methods[0] if isinstance(problem, DeepXDEProblem) else BASELINE
+        return methods[0] if isinstance(problem, _GIVEN_NETS) else BASELINE
     check_choice(baseline, "baseline", methods)
     return baseline
 

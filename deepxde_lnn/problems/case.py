@@ -60,6 +60,8 @@ class Case:
     paper_table: Mapping = field(default_factory=dict)
     fingerprint: str | None = field(default=None, repr=False)
 
+    scores = ("final",)  # a case's runs are scored on their final iterate
+
     @property
     def default_profile(self) -> str:
         """``quick`` where the case has it (the paper cases' main job), else the

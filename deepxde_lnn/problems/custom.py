@@ -32,7 +32,7 @@ from .data import is_training_pass
 from .fingerprints import of_definition
 from .problem import DEFAULT, DEFAULT_PROFILE, Evaluation, Profile
 
-__all__ = ["DeepXDEProblem", "TrackedData", "PROFILE"]
+__all__ = ["DeepXDEProblem", "TrackedData", "PROFILE", "term_names"]
 
 PROFILE = DEFAULT_PROFILE  # the one profile of a DeepXDEProblem (its DEFAULT)
 
@@ -45,6 +45,7 @@ class DeepXDEProblem:
     extra_metrics = None
     extra_grids: Mapping[str, int] = MappingProxyType({})
     paper_table: Mapping = MappingProxyType({})  # no paper numbers to set beside
+    scores = ("final",)
 
     def __init__(
         self,
@@ -241,7 +242,7 @@ class TrackedData(Data):
 
     def _named(self, losses):
         if not self.names:
-            self.names = _loss_names(self.data, len(losses))
+            self.names = term_names(self.data, len(losses))
         return losses
 
     @property
@@ -263,7 +264,7 @@ class TrackedData(Data):
             raise ValueError(f"data holds {next(iter(state))!r}: no state of a run")
 
 
-def _loss_names(data: Data, n: int) -> list[str]:
+def term_names(data: Data, n: int) -> list[str]:
     """``pde`` (``pde1``, ... for several residuals) and ``bc1``, ... for
     ``dde.data.PDE``-like data (residuals first, then conditions); else ``loss1``, ...
     """

@@ -29,6 +29,7 @@ __all__ = [
     "DTYPES",
     "DEFAULT",
     "DEFAULT_PROFILE",
+    "SCRIPT_PROFILE",
     "MAX_POINTS",
 ]
 
@@ -72,6 +73,8 @@ class Profile:
 
 #: the name of the one profile of a problem that declares none
 DEFAULT_PROFILE = "custom"
+#: the profile of a run trained by the user's own function (``train=``)
+SCRIPT_PROFILE = "script"
 #: its training: 1000 Adam steps at lr 1e-3 on one fixed point set, seeds 0, 1, 2
 DEFAULT = Profile(iterations=1000, lr=1e-3, seed=0, n_seeds=3, resample=False)
 
@@ -128,6 +131,7 @@ class Problem(Protocol):
     fields: tuple[str, ...]
     extra_metrics: Callable[[np.ndarray, np.ndarray, np.ndarray], dict] | None
     extra_grids: Mapping[str, int]  # label -> grid size, scored as well
+    scores: tuple[str, ...]  # what a run can be scored on (config.SCORES)
 
     def profile(self, name: str) -> Profile:
         """The training profile ``name`` (ValueError naming the choices)."""

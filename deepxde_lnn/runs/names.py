@@ -84,8 +84,11 @@ def inside(path: str | os.PathLike, folder: str | os.PathLike) -> Path:
     return path
 
 
-def lr_text(lr: float) -> str:
-    """The shortest text that reads back as ``lr`` (``%g`` where it does)."""
+def lr_text(lr: float | None) -> str:
+    """The shortest text that reads back as ``lr`` (``%g`` where it does);
+    ``None`` (a run trained by the user's function) as ``yours``."""
+    if lr is None:
+        return "yours"
     short = format(lr, "g")
     return short if float(short) == lr else repr(float(lr))
 

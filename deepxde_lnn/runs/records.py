@@ -288,13 +288,15 @@ def _text(v) -> bool:
     return isinstance(v, str) and len(v) <= MAX_TEXT
 
 
+BUDGETS = ("steps", "time", "script")  # the same steps, seconds; the function's
 # key -> (test, what it must be); absent keys are checked by ``problem``
 _TYPES = {
     "seed": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
     "problem": (is_fingerprint, "sha256: and 64 hex digits"),
-    "iterations": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
-    "lr": (lambda v: is_number(v) and v > 0, "a finite number > 0"),
-    "budget": (lambda v: v in ("steps", "time"), "'steps' or 'time'"),
+    # None: set by the user's own training function (profile script)
+    "iterations": (lambda v: v is None or is_integer(v) and v > 0, "an integer > 0"),
+    "lr": (lambda v: v is None or is_number(v) and v > 0, "a finite number > 0"),
+    "budget": (lambda v: v in BUDGETS, " or ".join(map(repr, BUDGETS))),
     "seconds": (lambda v: v is None or is_number(v) and v > 0, "a finite number > 0"),
     "lbfgs": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
     "lbfgs_loss_scale": (lambda v: v is None or is_number(v), "a finite number"),
@@ -341,14 +343,14 @@ class Known:
     ``cases`` (name -> fields) and the ``profiles`` their records may name, the
     ``own_profiles`` that a problem of the user's own (a case file, plain
     DeepXDE) may name, and ``method``, raising ``ValueError`` for a method of no
-    registry (not asked of a ``custom_profile`` record: plain DeepXDE names its
-    own networks)."""
+    registry (not asked of a record of the ``own_networks`` profiles: plain
+    DeepXDE and a user's training function name their own networks)."""
 
     cases: Mapping[str, Sequence[str]]
     profiles: Sequence[str]
     own_profiles: Sequence[str]
     method: Callable[[str], object]
-    custom_profile: str
+    own_networks: Sequence[str]
 
 
 def problem(
@@ -393,7 +395,7 @@ def _names_problem(rec: dict, known: Known | None) -> str | None:
             return f"{key} must be one of {', '.join(choices)}"
     if not _name(rec["method"]):
         return "method must be a method name such as lnn or lnn:width=32"
-    if known is None or rec["profile"] == known.custom_profile:
+    if known is None or rec["profile"] in known.own_networks:
         return None
     try:
         known.method(rec["method"])

@@ -18,7 +18,7 @@ from importlib import resources
 
 from ..checks import check_choice
 from ..problems import methods
-from ..problems.problem import DEFAULT_PROFILE, Profile
+from ..problems.problem import DEFAULT_PROFILE, SCRIPT_PROFILE, Profile
 from ..runs.records import Known
 from .paper import paper_table
 from .protocols import PROFILES
@@ -56,6 +56,7 @@ class CaseEntry:
     inputs: tuple[str, ...]
     fields: tuple[str, ...]
     profiles: Mapping[str, Profile]
+    scores = ("final",)
 
     def profile(self, name: str) -> Profile:
         check_choice(name, "profile", tuple(self.profiles))
@@ -89,14 +90,14 @@ def info(name: str) -> CaseEntry:
 @functools.lru_cache(maxsize=None)
 def known() -> Known:
     """The names records of the study are held to: the shipped cases and their
-    fields, their profiles (a problem of the user's own: those or
-    ``custom``), the methods of this version."""
+    fields, their profiles (a problem of the user's own: those, ``custom`` or
+    ``script``), the methods of this version."""
     return Known(
         cases={name: info(name).fields for name in available()},
         profiles=PROFILES,
-        own_profiles=(*PROFILES, DEFAULT_PROFILE),
+        own_profiles=(*PROFILES, DEFAULT_PROFILE, SCRIPT_PROFILE),
         method=methods.parse,
-        custom_profile=DEFAULT_PROFILE,
+        own_networks=(DEFAULT_PROFILE, SCRIPT_PROFILE),
     )
 
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..config import RunConfig, stackable_protocol
 from ..problems.problem import Problem
+from ..problems.scripted import ScriptedProblem
 from ..runs.folder import RunFolder
 from ..runs.names import lr_text
 from . import phases
@@ -40,6 +41,7 @@ from .controller import Controller, Progress, Signals
 from .job import Job, build, resume_state
 from .outcome import Outcome, RunInterrupted, TrainingDiverged
 from .record import evaluate, predict
+from .scripted import run_scripted
 from .timing import stacking_pays, step_seconds
 
 __all__ = [
@@ -83,16 +85,24 @@ def run(
             "--overwrite and --resume contradict each other: --resume continues the "
             "checkpoint in --out, --overwrite discards it; pass one of them"
         )
-    (outcome,) = _run_many(
-        [config],
-        [out],
-        resume,
-        overwrite,
-        lambda label: progress,
-        case,
-        callbacks,
-        on_done,
-    )
+    if isinstance(case, ScriptedProblem):  # the user's function trains it
+        if resume or callbacks:
+            what = "resume" if resume else "callbacks"
+            raise ValueError(f"{what}: not for a run that train= trains")
+        outcome = run_scripted(
+            config, out, case=case, overwrite=overwrite, on_done=on_done
+        )
+    else:
+        (outcome,) = _run_many(
+            [config],
+            [out],
+            resume,
+            overwrite,
+            lambda label: progress,
+            case,
+            callbacks,
+            on_done,
+        )
     if outcome.status == "diverged":
         raise TrainingDiverged(outcome.message)
     if outcome.status == "interrupted":

@@ -12,11 +12,11 @@ with a liquid branch, with liquid branch and trunk, and the plain DeepONet whose
 branch and trunk are widened to the liquid ones' parameter counts. Each is
 scored against the exact solution for 100 sources it never saw (``reference``).
 
-    python docs/examples/poisson_operator.py --adam 500 --lbfgs 500 --seed 0
+    python docs/examples/poisson_operator.py --adam 500 --lbfgs 500 --seeds 0,1,2
 """
 
 import argparse
-import time
+import functools
 
 import numpy as np
 
@@ -127,20 +127,19 @@ def relative_l2(model: dde.Model, test=None) -> float:
     return float(dde.metrics.l2_relative_error(u, model.predict(x)))
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # every network over seeds, through compare(train=...)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--adam", type=int, default=ADAM)
     parser.add_argument("--lbfgs", type=int, default=LBFGS)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--out", default="runs/poisson_operator")
     args = parser.parse_args()
-    rows = []
-    for name, make in NETS.items():
-        dde.config.set_random_seed(args.seed)
-        net = make()
-        start = time.perf_counter()
-        model = train(net, args.adam, args.lbfgs)
-        seconds = time.perf_counter() - start
-        rows.append((name, net.num_trainable_parameters(), relative_l2(model), seconds))
-    print(f"{'network':<18}{'parameters':>11}{'relL2':>11}{'seconds':>9}")
-    for name, params, err, seconds in rows:
-        print(f"{name:<18}{params:>11}{err:>11.3e}{seconds:>9.1f}")
+    result = deepxde_lnn.compare(
+        train=functools.partial(train, adam=args.adam, lbfgs=args.lbfgs),
+        nets=NETS,
+        name="poisson_operator",
+        reference=reference(),
+        seeds=[int(s) for s in args.seeds.split(",")],
+        out=args.out,
+    )
+    print(result)

@@ -1,0 +1,338 @@
+"""Route 1: the user's training function, ``compare(train=fn, nets=...)``."""
+
+import functools
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import deepxde_lnn
+
+# isort: split
+import deepxde as dde
+
+from deepxde_lnn.runs.records import read_record
+
+ROOT = Path(__file__).resolve().parents[1]
+SIZES = [2, 8, 8, 1]
+NETS = {
+    "fnn": lambda: dde.nn.FNN(SIZES, "tanh", "Glorot uniform"),
+    "lnn": lambda: deepxde_lnn.LNN(SIZES, "tanh", "Glorot uniform"),
+}
+
+
+def _example(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "docs/examples" / name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _inverse_data(c):
+    """A small inverse diffusion problem (the docs example's, fewer points)."""
+    inverse = _example("diffusion_inverse.py")
+
+    def pde(xt, u):
+        x, t = xt[:, 0:1], xt[:, 1:2]
+        u_t = dde.grad.jacobian(u, xt, i=0, j=1)
+        u_xx = dde.grad.hessian(u, xt, i=0, j=0)
+        source = dde.backend.exp(-t) * (1 - np.pi**2) * dde.backend.sin(np.pi * x)
+        return u_t - c * u_xx + source
+
+    domain = dde.geometry.GeometryXTime(
+        dde.geometry.Interval(-1, 1), dde.geometry.TimeDomain(0, 1)
+    )
+    exact = inverse.exact
+    seen = np.stack([np.linspace(-1, 1, 5), np.ones(5)], axis=1)
+    conditions = [
+        dde.icbc.DirichletBC(domain, exact, lambda _, on: on),
+        dde.icbc.IC(domain, exact, lambda _, on: on),
+        dde.icbc.PointSetBC(seen, exact(seen)),
+    ]
+    return dde.data.TimePDE(
+        domain,
+        pde,
+        conditions,
+        num_domain=16,
+        num_boundary=6,
+        num_initial=4,
+        anchors=seen,
+        solution=exact,
+        num_test=30,
+    )
+
+
+def recipe(net):
+    """Everything a DeepXDE user's recipe may hold: an unknown, loss weights, a
+    schedule, a resampling callback, Adam then L-BFGS."""
+    c = dde.Variable(2.0)
+    data = _inverse_data(c)
+    model = dde.Model(data, net)
+    model.compile(
+        "adam",
+        lr=1e-3,
+        loss_weights=[1, 2, 2, 5],
+        decay=("inverse time", 10, 0.5),
+        external_trainable_variables=c,
+    )
+    resample = dde.callbacks.PDEPointResampler(period=5)
+    model.train(iterations=20, display_every=5, callbacks=[resample], verbose=0)
+    dde.optimizers.config.set_LBFGS_options(maxiter=10)
+    dde.optimizers.config.LBFGS_options.update(iter_per_step=5, fun_per_step=6)
+    model.compile("L-BFGS", external_trainable_variables=c)
+    model.train(verbose=0)
+    return model
+
+
+def wild(net):
+    """Adam, then at a far too large lr: the best model is not the last."""
+    model = dde.Model(_inverse_data(dde.Variable(2.0)), net)
+    model.compile("adam", lr=1e-2)
+    model.train(iterations=10, display_every=5, verbose=0)
+    model.compile("adam", lr=10.0)
+    model.train(iterations=5, display_every=5, verbose=0)
+    return model
+
+
+def short(net):
+    c = dde.Variable(2.0)
+    model = dde.Model(_inverse_data(c), net)
+    model.compile("adam", lr=1e-2, external_trainable_variables=c)
+    model.train(iterations=15, display_every=5, verbose=0)
+    return model
+
+
+def _loss(folder: Path) -> np.ndarray:
+    return np.loadtxt(folder / "loss.csv", delimiter=",", skiprows=1, ndmin=2)
+
+
+@pytest.fixture
+def lbfgs_options():
+    """DeepXDE's global L-BFGS options, restored after the test."""
+    kept = dict(dde.optimizers.config.LBFGS_options)
+    yield
+    dde.optimizers.config.LBFGS_options.clear()
+    dde.optimizers.config.LBFGS_options.update(kept)
+
+
+@pytest.mark.slow
+def test_a_recipe_trains_as_the_same_calls_in_a_plain_script(tmp_path, lbfgs_options):
+    """Same seed: the run's loss history and learned C are the plain script's,
+    step for step (loss weights, decay, resampling, L-BFGS, the unknown C)."""
+    res = deepxde_lnn.run(
+        train=recipe, nets=NETS, method="lnn", seed=3, out=tmp_path / "r"
+    )
+    dde.config.set_random_seed(3)
+    model = recipe(NETS["lnn"]())
+    history = model.losshistory
+    expected = np.array([np.ravel(v) for v in history.loss_train])
+    table = _loss(tmp_path / "r")
+    assert table[:, 0].tolist() == history.steps
+    np.testing.assert_allclose(table[:, 2:], expected, rtol=1e-6, atol=0)
+    c = float(model.external_trainable_variables[0].detach())
+    assert res.record["variables"]["var"]["final"] == pytest.approx(c, rel=1e-6)
+    assert c != 2.0
+    assert res.record["steps"] == model.train_state.step > 20  # Adam, then L-BFGS
+    assert "L-BFGS" in res.record["optimizer"] or "LBFGS" in res.record["optimizer"]
+
+
+@pytest.mark.slow
+def test_the_readmes_inverse_example_records_and_judges_the_unknown(
+    tmp_path, monkeypatch
+):
+    example = _example("diffusion_inverse.py")
+    monkeypatch.setattr(example, "ITERATIONS", 30)
+    kw = dict(train=example.train, nets=example.NETS, true_values={"C": 1.0})
+    result = deepxde_lnn.compare(
+        **kw,
+        seeds=[0, 1],
+        workers=1,
+        out=tmp_path / "inv",
+        verbose=False,
+        progress=False,
+    )
+    judged = {(v.method, v.field) for v in result.verdicts}
+    # against fnn, the first net: the fields and the unknown
+    assert judged == {(m, f) for m in ("lnn", "fnn-matched") for f in ("u", "C")}
+    for run in result.runs:
+        rec = read_record(run.out / "metrics.json")
+        learned = rec["variables"]["C"]
+        assert learned["true"] == 1.0 and learned["final"] != 2.0  # it moved
+        assert rec["extra_metrics"]["C"]["RMSE"] == pytest.approx(
+            abs(learned["final"] - 1.0)
+        )
+        assert rec["lr"] is None and rec["profile"] == "script"
+        trajectory = np.loadtxt(
+            run.out / "variables.csv", delimiter=",", skiprows=1, ndmin=2
+        )
+        assert trajectory[0].tolist() == [0.0, 2.0]
+        assert trajectory[-1, 1] == pytest.approx(learned["final"])
+        assert (run.out / "train.log").is_file()
+    text = (tmp_path / "inv" / "summary.md").read_text()
+    assert "## C" in text and "Trained by your function" in text
+    assert "paper" not in text  # a user's problem has no paper note
+    again = deepxde_lnn.compare(
+        **kw, seeds=[0, 1], workers=1, out=tmp_path / "inv", verbose=False
+    )
+    assert {r.status for r in again.runs} == {"reused"}
+
+
+def test_best_is_deepxdes_best_model(tmp_path):
+    res = deepxde_lnn.run(
+        train=wild, nets=NETS, method="fnn", seed=0, out=tmp_path / "b", score="best"
+    )
+    dde.config.set_random_seed(0)
+    model = wild(NETS["fnn"]())
+    assert model.train_state.best_step != model.train_state.step
+    x, y = model.data.test()[:2]
+    best = model.train_state.best_y
+    rmse = float(np.sqrt(np.mean((best.astype(np.float64) - y) ** 2)))
+    assert res.record["metrics"]["u"]["RMSE"] == pytest.approx(rmse, rel=1e-6)
+    assert "best model" in res.record["optimizer"]
+    final = deepxde_lnn.run(train=wild, nets=NETS, method="fnn", out=tmp_path / "f")
+    assert final.record["metrics"] != res.record["metrics"]
+
+
+def _returns(value):
+    def train(net):
+        return value(net)
+
+    return train
+
+
+def _untrained(net):
+    model = dde.Model(_inverse_data(dde.Variable(1.0)), net)
+    model.compile("adam", lr=1e-3)
+    return model
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(train=_returns(lambda net: net)), "train: the function returned FNN"),
+        (dict(train=_untrained), "train: .* never trained"),
+        (dict(train=_returns(lambda net: 1 / 0)), "train raised ZeroDivisionError"),
+        (dict(train=short, lr=1e-3), "^lr: with train="),
+        (dict(train=short, iterations=10), "^iterations: with train="),
+        (dict(train=short, true_values=[1.0, 2.0]), "true_values: 2 values"),
+        (dict(train=short, true_values="C"), "true_values must be"),
+        (dict(train=short, reference=(1, 2, 3)), "reference must be"),
+        (dict(train="short"), "train must be a function"),
+        (
+            dict(
+                train=short,
+                nets={
+                    "a": NETS["fnn"],
+                    "b": lambda: dde.nn.FNN([2, 4, 3], "tanh", "Glorot uniform"),
+                },
+            ),
+            "nets: the networks differ in their outputs",
+        ),
+    ],
+)
+def test_bad_input_is_one_error_naming_the_argument(tmp_path, kwargs, match):
+    kwargs.setdefault("nets", {"fnn": NETS["fnn"]})
+    with pytest.raises(ValueError, match=match):
+        deepxde_lnn.compare(
+            **kwargs, seeds=[0], workers=1, out=tmp_path / "o", verbose=False
+        )
+    assert not list((tmp_path / "o").glob("*/*/metrics.json"))
+
+
+def test_best_is_refused_where_the_runner_trains(tmp_path):
+    with pytest.raises(ValueError, match="^score: 'best' is not offered"):
+        deepxde_lnn.compare("laplace", seeds=[0], score="best", out=tmp_path / "o")
+    assert not (tmp_path / "o").exists()
+
+
+def test_operator_data_without_solution_needs_a_reference(tmp_path):
+    def no_solution(net):
+        data = dde.data.PDE(
+            dde.geometry.Interval(0, 1),
+            lambda x, u: dde.grad.hessian(u, x) + 1,
+            [],
+            num_domain=8,
+            num_test=5,
+        )
+        model = dde.Model(data, net)
+        model.compile("adam", lr=1e-3)
+        model.train(iterations=2, verbose=0)
+        return model
+
+    nets = {"fnn": lambda: dde.nn.FNN([1, 4, 1], "tanh", "Glorot uniform")}
+    with pytest.raises(ValueError, match="^reference: the model's test data"):
+        deepxde_lnn.run(train=no_solution, nets=nets, out=tmp_path / "a")
+    x = np.linspace(0, 1, 7)[:, None]
+    res = deepxde_lnn.run(
+        train=no_solution, nets=nets, out=tmp_path / "b", reference=(x, x * (1 - x) / 2)
+    )
+    assert res.record["grid_points"] == 7
+    res = deepxde_lnn.run(
+        train=no_solution,
+        nets=nets,
+        out=tmp_path / "c",
+        reference=lambda x: x * (1 - x) / 2,
+    )
+    assert res.record["grid_points"] == 5
+    json.dumps(res.record)
+
+
+def test_the_operator_example_compares_through_route_1(tmp_path):
+    example = _example("poisson_operator.py")
+    nets = {k: example.NETS[k] for k in ("deeponet", "liquid-both")}
+    train = functools.partial(example.train, adam=4, lbfgs=0, functions=4, points=8)
+    result = deepxde_lnn.compare(
+        train=train,
+        nets=nets,
+        name="poisson_operator",
+        reference=example.reference(functions=5, points=11),
+        seeds=[0, 1],
+        workers=1,
+        out=tmp_path / "op",
+        verbose=False,
+    )
+    ((method, field),) = {(v.method, v.field) for v in result.verdicts}
+    assert (method, field, result.baseline) == ("liquid-both", "u", "deeponet")
+    for run in result.runs:
+        assert run.record["grid_points"] == 55  # 5 sources x 11 points
+        assert run.record["steps"] == 4 and run.record["fields"] == ["u"]
+    assert (tmp_path / "op" / "summary.png").is_file()
+
+
+@pytest.mark.parametrize(
+    "x, kind",
+    [
+        (np.linspace(0, 1, 9)[:, None], "line"),
+        (np.tile(np.linspace(0, 1, 3)[:, None], (4, 1)), "line"),  # 4 functions
+        (np.random.default_rng(0).uniform(size=(30, 2)), "points"),
+        (np.random.default_rng(0).uniform(size=(40, 3)), "points"),
+    ],
+)
+def test_error_panels_draw_scattered_points(x, kind):
+    from deepxde_lnn.analysis.figures import error_panel, plt_module
+    from deepxde_lnn.analysis.summaries import error_norm
+
+    plt = plt_module()
+    error = np.abs(np.sin(7 * x.sum(1))) + 1e-3
+    f = dict(x=x, axes=np.array(()), mask=np.ones(len(x), bool))
+    fig, ax = plt.subplots()
+    error_panel(ax, fig, f, error, error_norm([error]))
+    drawn = ax.get_lines() if kind == "line" else ax.collections
+    assert len(drawn) == 1
+    if kind == "line":
+        assert len(drawn[0].get_xdata()) == len(np.unique(x[:, 0]))
+    else:
+        assert 0 < len(drawn[0].get_offsets()) <= len(x)
+    plt.close(fig)
+
+
+def test_the_remaining_time_is_estimated_from_the_pace_so_far():
+    from deepxde_lnn.experiments.orchestration import remaining_time
+
+    assert (
+        remaining_time(2, 8, 60)
+        == "2/8 runs finished in 60 s; about 3 min left at this pace"
+    )
+    assert remaining_time(8, 8, 7200) == "8/8 runs finished in 2.0 h"
