@@ -314,9 +314,11 @@ def test_no_library_module_imports_the_cli():
 
 
 def _readme_example() -> str:
-    """The Python block of the README's section "Your own problem"."""
+    """The README's plain-DeepXDE example: the Python block of its section "Your
+    own problem" that defines ``poisson_1d``."""
     text = (ROOT / "README.md").read_text().split("## Your own problem", 1)[1]
-    return text.split("```python\n", 1)[1].split("```", 1)[0]
+    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+    return next(b for b in blocks if "def poisson_1d" in b)
 
 
 @pytest.mark.slow

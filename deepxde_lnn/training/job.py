@@ -24,6 +24,7 @@ __all__ = [
     "Run",
     "build",
     "check_checkpoints",
+    "kept_float",
     "quiet_float",
     "restore",
     "resume_state",
@@ -79,6 +80,18 @@ def quiet_float(dtype: str) -> None:
     """``dde.config.set_default_float`` without its print."""
     with contextlib.redirect_stdout(io.StringIO()):
         dde.config.set_default_float(dtype)
+
+
+@contextlib.contextmanager
+def kept_float():
+    """DeepXDE's (and torch's) default float type as it was, after a run that
+    sets its own: a run of float64 leaves the caller's process in its float."""
+    before = dde.config.default_float()
+    try:
+        yield
+    finally:
+        if dde.config.default_float() != before:
+            quiet_float(before)
 
 
 def build(case: Problem, cfgs: list[RunConfig], folders: list) -> Job:

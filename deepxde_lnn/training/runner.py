@@ -38,7 +38,7 @@ from ..runs.names import lr_text
 from . import phases
 from .artifacts import write_loss, write_run
 from .controller import Controller, Progress, Signals
-from .job import Job, build, resume_state
+from .job import Job, build, kept_float, resume_state
 from .outcome import Outcome, RunInterrupted, TrainingDiverged
 from .record import evaluate, predict
 from .scripted import run_scripted
@@ -147,6 +147,7 @@ def _run_many(
         f.prepare()
     signals = Signals()
     with contextlib.ExitStack() as stack:
+        stack.enter_context(kept_float())
         for f in folders:
             stack.enter_context(f.locked())
             stack.enter_context(f.writing())

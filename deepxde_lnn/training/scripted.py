@@ -41,6 +41,7 @@ from ..runs.folder import RunFolder
 from ..runs.provenance import device_info, versions
 from .artifacts import write_loss
 from .controller import Signals
+from .job import kept_float, quiet_float
 from .outcome import Outcome
 from .record import describe
 
@@ -115,15 +116,15 @@ def run_scripted(
         if done is not None:
             outcome = Outcome(cfg, folder.path, "done", done)
         else:
-            outcome = _train(cfg, folder, case, signals)
+            with kept_float():
+                outcome = _train(cfg, folder, case, signals)
         if outcome.status == "done" and on_done is not None:
             on_done(folder.path)
     return outcome
 
 
 def _train(cfg: RunConfig, folder: RunFolder, case: ScriptedProblem, signals):
-    if dde.config.default_float() != cfg.dtype:
-        dde.config.set_default_float(cfg.dtype)
+    quiet_float(cfg.dtype)
     dde.config.set_random_seed(cfg.seed)
     net = case.build_net(cfg.method)
     trace: list = []
