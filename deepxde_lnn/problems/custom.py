@@ -32,7 +32,14 @@ from .data import is_training_pass
 from .fingerprints import of_definition
 from .problem import DEFAULT, DEFAULT_PROFILE, Evaluation, Profile
 
-__all__ = ["DeepXDEProblem", "TrackedData", "PROFILE", "term_names"]
+__all__ = [
+    "DeepXDEProblem",
+    "TrackedData",
+    "PROFILE",
+    "check_nets",
+    "default_name",
+    "term_names",
+]
 
 PROFILE = DEFAULT_PROFILE  # the one profile of a DeepXDEProblem (its DEFAULT)
 
@@ -58,18 +65,10 @@ class DeepXDEProblem:
                 "data must be a function of no arguments returning a "
                 f"deepxde.data.Data; got {data!r}"
             )
-        if not isinstance(nets, Mapping) or not nets:
-            raise ValueError(
-                "nets must be a non-empty dict {name: function returning a "
-                f"deepxde.nn.NN}}; got {nets!r}"
-            )
-        for key, make in nets.items():
-            check_name(key, "nets: a network's name")
-            if not callable(make):
-                raise ValueError(f"nets[{key!r}] must be a function; got {make!r}")
-        self.name = name if name is not None else _default_name(data)
+        self.nets = check_nets(nets)
+        self.name = name if name is not None else default_name(data, PROFILE)
         check_name(self.name, "name")
-        self.make_data, self.nets = data, dict(nets)
+        self.make_data = data
         self.inputs, self.fields = _inspect(data, self.nets)
         # never a registered case: what it is, its functions say
         self.fingerprint = of_definition(data, self.nets)
@@ -111,12 +110,29 @@ class DeepXDEProblem:
         return Evaluation(x, exact, np.ones(len(x), bool))
 
 
-def _default_name(data) -> str:
-    name = getattr(data, "__name__", "")
+def check_nets(nets) -> dict:
+    """``nets`` as a dict, checked: a non-empty mapping of network names (safe
+    folder names) to functions (ValueError naming ``nets``)."""
+    if not isinstance(nets, Mapping) or not nets:
+        raise ValueError(
+            "nets must be a non-empty dict {name: function returning a "
+            f"deepxde.nn.NN}}; got {nets!r}"
+        )
+    for key, make in nets.items():
+        check_name(key, "nets: a network's name")
+        if not callable(make):
+            raise ValueError(f"nets[{key!r}] must be a function; got {make!r}")
+    return dict(nets)
+
+
+def default_name(func, fallback: str) -> str:
+    """A problem's default name: its function's name if that is a safe name,
+    else ``fallback``."""
+    name = getattr(func, "__name__", "")
     try:
         check_name(name, "name")
     except ValueError:
-        return PROFILE
+        return fallback
     return name
 
 

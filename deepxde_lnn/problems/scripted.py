@@ -36,6 +36,7 @@ import torch
 
 from ..checks import check_choice, check_name, is_number
 from ..runs.checkpoint import rng_state, set_rng_state
+from .custom import check_nets, default_name
 from .fingerprints import of_definition
 from .problem import SCRIPT_PROFILE, Profile
 
@@ -69,18 +70,10 @@ class ScriptedProblem:
                 "train must be a function of one network that trains it and "
                 f"returns the dde.Model; got {train!r}"
             )
-        if not isinstance(nets, Mapping) or not nets:
-            raise ValueError(
-                "nets must be a non-empty dict {name: function returning a "
-                f"network}}; got {nets!r}"
-            )
-        for key, make in nets.items():
-            check_name(key, "nets: a network's name")
-            if not callable(make):
-                raise ValueError(f"nets[{key!r}] must be a function; got {make!r}")
-        self.name = name if name is not None else _default_name(train)
+        self.nets = check_nets(nets)
+        self.name = name if name is not None else default_name(train, SCRIPT_PROFILE)
         check_name(self.name, "name")
-        self.train, self.nets = train, dict(nets)
+        self.train = train
         self.reference = _check_reference(reference)
         self.variables, self.true_values = _check_true_values(true_values)
         outputs = _outputs(self.nets)
@@ -130,15 +123,6 @@ class ScriptedProblem:
 
 def _numbered(stem: str, n: int) -> tuple[str, ...]:
     return tuple(f"{stem}{i + 1}" for i in range(n))
-
-
-def _default_name(train) -> str:
-    name = getattr(train, "__name__", "")
-    try:
-        check_name(name, "name")
-    except ValueError:
-        return SCRIPT_PROFILE
-    return name
 
 
 def _check_reference(reference):
