@@ -74,6 +74,7 @@ if __name__ == "__main__":
     result = deepxde_lnn.compare(
         train=train,
         nets=NETS,
+        name="diffusion_inverse",
         true_values={"C": TRUE_C},
         seeds=[0, 1, 2],
         out="runs/diffusion_inverse",

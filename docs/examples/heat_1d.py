@@ -64,6 +64,6 @@ NETS = {
 
 if __name__ == "__main__":
     result = deepxde_lnn.compare(
-        train=train, nets=NETS, seeds=[0, 1, 2], out="runs/heat_1d"
+        train=train, nets=NETS, name="heat_1d", seeds=[0, 1, 2], out="runs/heat_1d"
     )
     print(result)
