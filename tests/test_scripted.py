@@ -31,37 +31,9 @@ def _example(name: str):
 
 
 def _inverse_data(c):
-    """A small inverse diffusion problem (the docs example's, fewer points)."""
+    """The docs example's inverse diffusion problem, with fewer points."""
     inverse = _example("diffusion_inverse.py")
-
-    def pde(xt, u):
-        x, t = xt[:, 0:1], xt[:, 1:2]
-        u_t = dde.grad.jacobian(u, xt, i=0, j=1)
-        u_xx = dde.grad.hessian(u, xt, i=0, j=0)
-        source = dde.backend.exp(-t) * (1 - np.pi**2) * dde.backend.sin(np.pi * x)
-        return u_t - c * u_xx + source
-
-    domain = dde.geometry.GeometryXTime(
-        dde.geometry.Interval(-1, 1), dde.geometry.TimeDomain(0, 1)
-    )
-    exact = inverse.exact
-    seen = np.stack([np.linspace(-1, 1, 5), np.ones(5)], axis=1)
-    conditions = [
-        dde.icbc.DirichletBC(domain, exact, lambda _, on: on),
-        dde.icbc.IC(domain, exact, lambda _, on: on),
-        dde.icbc.PointSetBC(seen, exact(seen)),
-    ]
-    return dde.data.TimePDE(
-        domain,
-        pde,
-        conditions,
-        num_domain=16,
-        num_boundary=6,
-        num_initial=4,
-        anchors=seen,
-        solution=exact,
-        num_test=30,
-    )
+    return inverse.diffusion_data(c, points=16, sides=6, start=4, seen=5, test=30)
 
 
 def recipe(net):

@@ -28,8 +28,9 @@ def exact(xt):
     return np.sin(np.pi * xt[:, 0:1]) * np.exp(-xt[:, 1:2])
 
 
-def train(net):
-    c = dde.Variable(2.0)  # the unknown, from a wrong first guess
+def diffusion_data(c, points=40, sides=20, start=10, seen=10, test=500):
+    """The residual with the coefficient ``c``, the boundary and initial values,
+    and u observed at ``seen`` points at t = 1."""
 
     def pde(xt, u):
         x, t = xt[:, 0:1], xt[:, 1:2]
@@ -41,22 +42,28 @@ def train(net):
     domain = dde.geometry.GeometryXTime(
         dde.geometry.Interval(-1, 1), dde.geometry.TimeDomain(0, 1)
     )
-    sides = dde.icbc.DirichletBC(domain, exact, lambda _, on: on)
-    start = dde.icbc.IC(domain, exact, lambda _, on: on)
-    seen = np.stack([np.linspace(-1, 1, 10), np.ones(10)], axis=1)
-    observed = dde.icbc.PointSetBC(seen, exact(seen))
-    data = dde.data.TimePDE(
+    where = np.stack([np.linspace(-1, 1, seen), np.ones(seen)], axis=1)
+    conditions = [
+        dde.icbc.DirichletBC(domain, exact, lambda _, on: on),
+        dde.icbc.IC(domain, exact, lambda _, on: on),
+        dde.icbc.PointSetBC(where, exact(where)),
+    ]
+    return dde.data.TimePDE(
         domain,
         pde,
-        [sides, start, observed],
-        num_domain=40,
-        num_boundary=20,
-        num_initial=10,
-        anchors=seen,
+        conditions,
+        num_domain=points,
+        num_boundary=sides,
+        num_initial=start,
+        anchors=where,
         solution=exact,
-        num_test=500,
+        num_test=test,
     )
-    model = dde.Model(data, net)
+
+
+def train(net):
+    c = dde.Variable(2.0)  # the unknown, from a wrong first guess
+    model = dde.Model(diffusion_data(c), net)
     model.compile("adam", lr=1e-3, external_trainable_variables=c)
     model.train(iterations=ITERATIONS, display_every=500, verbose=0)
     return model
