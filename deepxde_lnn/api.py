@@ -89,9 +89,14 @@ _PROBLEM = """
             model's test data has no solution: ``(X, Y)`` or ``Y = f(X)``.
         true_values: with ``train``, the true values of the model's external
             trainable variables (a list in DeepXDE's order, or ``{name: value}``):
-            each is scored and judged like a field.
+            each is scored and judged like a field; where the test data has no
+            solution and no ``reference`` is given (observations only), the
+            runs are judged on these unknowns alone.
         name: with ``data`` or ``train``, the problem's name in records and
             folders (default: the function's name).
+        fields, inputs: with ``train``, the names of the network's outputs and
+            of its inputs in records, tables and figures (default ``u``, ``u1,
+            u2, ...`` and ``x``, ``x1, x2, ...``).
 """
 
 
@@ -143,6 +148,8 @@ def problem_of(
     train: Callable | None = None,
     reference=None,
     true_values=None,
+    fields: Sequence[str] | None = None,
+    inputs: Sequence[str] | None = None,
 ) -> Problem:
     """The problem of an experiment (see the module's docstring)."""
     if train is not None:
@@ -150,8 +157,15 @@ def problem_of(
             raise ValueError("train: give train= and nets=, without a case or data=")
         if nets is None:
             raise ValueError("nets: train= needs nets= (the networks it trains)")
-        return ScriptedProblem(train, nets, name, reference, true_values)
-    for given, what in ((reference, "reference"), (true_values, "true_values")):
+        return ScriptedProblem(
+            train, nets, name, reference, true_values, fields, inputs
+        )
+    for given, what in (
+        (reference, "reference"),
+        (true_values, "true_values"),
+        (fields, "fields"),
+        (inputs, "inputs"),
+    ):
         if given is not None:
             raise ValueError(f"{what}: only with train= (and nets=)")
     if data is not None or nets is not None:
@@ -187,6 +201,7 @@ def scripted_options(o: Options, problem: Problem) -> None:
             )
     if o.execution.stack == "on":
         raise ValueError("stack: with train=, each run trains one network")
+    problem.check_score(o.training.score)
 
 
 @_api(RUN_OPTIONS)
@@ -203,6 +218,8 @@ def run(
     train=None,
     reference=None,
     true_values=None,
+    fields: Sequence[str] | None = None,
+    inputs: Sequence[str] | None = None,
     o: Options,
 ) -> RunResult:
     """Train one run (``method``, ``seed``) into ``out`` and return it.
@@ -217,7 +234,9 @@ def run(
     ``TrainingDiverged``.
     """
     check_bool(resume, "resume")
-    problem = problem_of(case, data, nets, name, train, reference, true_values)
+    problem = problem_of(
+        case, data, nets, name, train, reference, true_values, fields, inputs
+    )
     scripted_options(o, problem)
     method = method or methods_of(None, problem, [SUBJECT])[0]
     cfg = config(o, problem, method, seed).resolved(problem)  # before writing
@@ -251,6 +270,8 @@ def compare(
     train=None,
     reference=None,
     true_values=None,
+    fields: Sequence[str] | None = None,
+    inputs: Sequence[str] | None = None,
     methods: Sequence[str] | str | None = None,
     seeds: Sequence[int] | None = None,
     baseline: str | None = None,
@@ -283,7 +304,9 @@ def compare(
     and ``WorkersLost`` (a worker process died; it names the runs cut short, and
     a rerun goes on).
     """
-    problem = problem_of(case, data, nets, name, train, reference, true_values)
+    problem = problem_of(
+        case, data, nets, name, train, reference, true_values, fields, inputs
+    )
     scripted_options(o, problem)
     check_choice(budget, "budget", ("steps", "time"))
     if budget == "time" and isinstance(problem, ScriptedProblem):

@@ -3,6 +3,7 @@ folder; each checked before anything runs (a ``ValueError`` naming the argument)
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -80,9 +81,11 @@ def seeds_of(seeds, profile, n: int | None = None) -> list[int]:
 
 
 def out_of(out, default: str) -> Path:
-    """``out`` (a path, not an empty one) or ``default``."""
+    """``out`` (a path, not an empty one) or ``default``, made absolute once,
+    before anything runs: a function that changes the working directory cannot
+    move where the results go."""
     if out is None:
-        return Path(default)
+        return Path(os.path.abspath(default))
     if not str(out).strip():
         raise ValueError("out must be a path, got an empty string")
-    return Path(out)
+    return Path(os.path.abspath(out))

@@ -12,22 +12,38 @@
   ``(X, Y)`` (``X`` as the network takes it: an array, or DeepONet's tuple) or a
   function ``Y = reference(X)`` of the model's test inputs;
 * ``true_values`` (optional): the true values of the model's external trainable
-  variables (an inverse problem's unknowns), a list in DeepXDE's order or a dict
-  ``{name: value}`` in that order; each learned value is then scored like a field
-  (its error ``|c - c*|``, relative ``|c - c*| / |c*|``).
+  variables (an inverse problem's unknowns), a list in DeepXDE's order (a vector
+  variable's entries in turn) or a dict ``{name: value}`` in that order; each
+  learned value is then scored like a field (its error ``|c - c*|``, relative
+  ``|c - c*| / |c*|``). Where the data has no solution and no ``reference`` is
+  given (observations only), the runs are judged on their unknowns alone;
+* ``fields``, ``inputs`` (optional): names of the network's outputs and inputs
+  (default ``u``/``u1, u2, ...`` and ``x``/``x1, x2, ...``).
 
 Nothing of the training is the package's: its options (steps, lr, schedule, ...)
-are the function's; a run records what it did (steps, optimizer, time). The
-checks here run before any training; what only the trained model can tell (a
-function that never trains or returns something else, outputs that do not match
-the reference) is checked on each run's model, one ``ValueError`` naming
-``train`` or ``reference``.
+are the function's; a run records what it did (steps, optimizer, time).
+
+Everything that can be known before training is checked when the problem is made,
+by a dry call (:func:`probe`): for every network, ``train(net)`` runs up to its
+first ``model.train`` call, which is stopped before any step. Its model tells the
+network's outputs per point, whether the test data has a solution, the scoring
+inputs, the reference's shape and the unknowns; a problem there is one
+``ValueError`` naming ``train``, ``nets``, ``reference``, ``true_values``,
+``fields`` or ``inputs``, before anything trains. The dry call runs in a
+temporary folder (what the function writes there is discarded), with the random
+states and DeepXDE's float type restored after.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+import contextlib
+import inspect
+import io
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 from types import MappingProxyType
 
 import deepxde as dde
@@ -38,17 +54,33 @@ from ..checks import check_choice, check_name, is_number
 from ..runs.checkpoint import rng_state, set_rng_state
 from .custom import check_nets, default_name
 from .fingerprints import of_definition
-from .problem import SCRIPT_PROFILE, Profile
+from .problem import MAX_POINTS, SCRIPT_PROFILE, Profile
 
-__all__ = ["ScriptedProblem", "SCRIPT", "SCRIPT_PROFILE"]
+__all__ = [
+    "ScriptedProblem",
+    "SCRIPT",
+    "SCRIPT_PROFILE",
+    "Probe",
+    "probe",
+    "intercepted",
+    "working_in",
+    "output_count",
+    "numbered",
+    "UNKNOWNS",
+]
 
 #: its runs' training is the function's: no steps or lr of the package's (None)
 SCRIPT = Profile(iterations=None, lr=None, seed=0, n_seeds=3, resample=False)
 
+#: what a run is scored on where the data has no solution and no reference is
+#: given: the unknowns alone (each a field of one value)
+UNKNOWNS = "unknowns"
+
 
 class ScriptedProblem:
     """``train(net) -> dde.Model`` over the networks ``nets``, named ``name``
-    (default: the function's name if it is a safe name, else ``script``)."""
+    (default: the function's name if it is a safe name, else ``script``); checked
+    by a dry call of every network (:func:`probe`) before anything trains."""
 
     default_profile = SCRIPT_PROFILE
     extra_metrics = None
@@ -64,6 +96,8 @@ class ScriptedProblem:
         name: str | None = None,
         reference=None,
         true_values: Sequence[float] | Mapping[str, float] | None = None,
+        fields: Sequence[str] | None = None,
+        inputs: Sequence[str] | None = None,
     ):
         if not callable(train):
             raise ValueError(
@@ -76,16 +110,29 @@ class ScriptedProblem:
         self.train = train
         self.reference = _check_reference(reference)
         self.variables, self.true_values = _check_true_values(true_values)
-        outputs = _outputs(self.nets)
-        self.outputs = outputs
-        self.fields = ("u",) if outputs in (None, 1) else _numbered("u", outputs)
-        self.fingerprint = of_definition(train, self.nets, reference, true_values)
+        given_fields = _check_names(fields, "fields")
+        given_inputs = _check_names(inputs, "inputs")
         # DeepXDE's float type where the problem is made (a script sets it at its
         # top): the runs in worker processes train with it too
         self.dtype = dde.config.default_float()
+        self.probe = _agreed({key: probe(self, key) for key in self.nets})
+        self.scoring = "solution" if self.probe.solution else "reference"
+        if self.reference is None and not self.probe.solution:
+            self.scoring = UNKNOWNS
+        self.variables = self.variable_names(self.probe.variables)
+        self.fields = _names_for(given_fields, self._outputs(), "fields", "u")
+        self.input_names = _names_for(
+            given_inputs, self.probe.inputs, "inputs", "x", "the scoring inputs have"
+        )
+        self.fingerprint = of_definition(
+            train, self.nets, reference, true_values, fields, inputs
+        )
 
     def __repr__(self) -> str:
         return f"ScriptedProblem({self.name!r}, nets={list(self.nets)})"
+
+    def _outputs(self) -> int:
+        return len(self.variables) if self.scoring == UNKNOWNS else self.probe.outputs
 
     # --- what the experiments read of a problem ----------------------------------
 
@@ -95,6 +142,23 @@ class ScriptedProblem:
 
     def check_method(self, method: str) -> None:
         check_choice(method, "method", tuple(self.nets))
+
+    def check_score(self, score: str) -> None:
+        """ValueError naming ``score`` where DeepXDE's best model cannot be
+        scored: against ``reference=(X, Y)`` arrays, or the unknowns alone."""
+        if score != "best":
+            return
+        if isinstance(self.reference, tuple):
+            raise ValueError(
+                "score: 'best' is DeepXDE's best model on the model's test data; "
+                "with reference=(X, Y) arrays pass score='final'"
+            )
+        if self.scoring == UNKNOWNS:
+            raise ValueError(
+                "score: 'best' is DeepXDE's best model on its test data, which has "
+                "no solution here (the unknowns are judged, at their final values); "
+                "pass score='final'"
+            )
 
     def loss_names(self, method: str, profile: Profile) -> None:
         return None
@@ -108,21 +172,48 @@ class ScriptedProblem:
     def build_net(self, method: str):
         return self.nets[method]()
 
-    def variable_names(self, n: int) -> list[str]:
-        """The names of a model's ``n`` external trainable variables (those of
-        ``true_values``; else ``var``, or ``var1``, ``var2``, ...)."""
-        if self.variables:
+    def variable_names(self, n: int) -> tuple[str, ...]:
+        """The names of a model's ``n`` unknowns (the entries of its external
+        trainable variables: those of ``true_values``; else ``var``, or
+        ``var1``, ``var2``, ...)."""
+        if self.true_values:
             if len(self.variables) != n:
                 raise ValueError(
                     f"true_values: {len(self.variables)} values for the model's "
-                    f"{n} external trainable variables"
+                    f"{n} unknowns (the entries of its external trainable "
+                    "variables, in DeepXDE's order)"
                 )
-            return list(self.variables)
-        return ["var"] if n == 1 else list(_numbered("var", n))
+            return tuple(self.variables)
+        return ("var",) if n == 1 else numbered("var", n)
 
 
-def _numbered(stem: str, n: int) -> tuple[str, ...]:
-    return tuple(f"{stem}{i + 1}" for i in range(n))
+def numbered(stem: str, n: int) -> tuple[str, ...]:
+    """``stem`` for one, else ``stem1``, ``stem2``, ..."""
+    return (stem,) if n == 1 else tuple(f"{stem}{i + 1}" for i in range(n))
+
+
+def _check_names(names, what: str) -> tuple[str, ...] | None:
+    """``fields``/``inputs`` as a tuple of distinct safe names, or None."""
+    if names is None:
+        return None
+    if isinstance(names, str):
+        names = names.split(",")
+    if not isinstance(names, Sequence) or not names:
+        raise ValueError(f"{what} must be a list of names; got {names!r}")
+    for n in names:
+        check_name(n, f"{what}: a name")
+    if len(set(names)) != len(names) or "Avg" in names:
+        raise ValueError(f"{what} must be distinct names other than 'Avg'; got {names}")
+    return tuple(names)
+
+
+def _names_for(given, n: int | None, what: str, stem: str, has="the network gives"):
+    """The names of ``n`` columns: ``given`` (their count checked), else numbered."""
+    if given is None:
+        return numbered(stem, n or 1)
+    if n is not None and len(given) != n:
+        raise ValueError(f"{what}: {len(given)} names, but {has} {n}")
+    return given
 
 
 def _check_reference(reference):
@@ -136,14 +227,29 @@ def _check_reference(reference):
         )
     x, y = reference
     xs = (
-        tuple(np.asarray(a, dtype=np.float64) for a in x)
+        tuple(_finite(a, "reference: X") for a in x)
         if isinstance(x, (tuple, list))
-        else np.asarray(x, dtype=np.float64)
+        else _finite(x, "reference: X")
     )
-    y = np.asarray(y, dtype=np.float64)
-    if y.size == 0 or not np.isfinite(y).all():
-        raise ValueError("reference: Y must be a non-empty array of finite numbers")
-    return xs, y
+    return xs, _finite(y, "reference: Y")
+
+
+def _finite(values, what: str) -> np.ndarray:
+    """``values`` as a non-empty float64 array of finite numbers, at most
+    :data:`MAX_POINTS` of them (ValueError naming ``what``)."""
+    try:
+        size = np.size(values)
+        if size > MAX_POINTS * 8:
+            raise ValueError(f"{size} values")
+        out = np.asarray(values, dtype=np.float64)
+    except (ValueError, TypeError) as err:
+        raise ValueError(
+            f"{what} must be an array of at most {MAX_POINTS * 8:,} finite numbers "
+            f"({err})"
+        ) from None
+    if out.size == 0 or not np.isfinite(out).all():
+        raise ValueError(f"{what} must be a non-empty array of finite numbers")
+    return out
 
 
 def _check_true_values(true_values) -> tuple[tuple[str, ...], tuple[float, ...]]:
@@ -157,7 +263,7 @@ def _check_true_values(true_values) -> tuple[tuple[str, ...], tuple[float, ...]]
         values = tuple(true_values.values())
     elif isinstance(true_values, (list, tuple)):
         values = tuple(true_values)
-        names = _numbered("var", len(values)) if len(values) > 1 else ("var",)
+        names = numbered("var", len(values))
     else:
         raise ValueError(
             "true_values must be a list of numbers (DeepXDE's order of the "
@@ -165,36 +271,213 @@ def _check_true_values(true_values) -> tuple[tuple[str, ...], tuple[float, ...]]
         )
     if not values or not all(is_number(v) and np.isfinite(v) for v in values):
         raise ValueError(f"true_values must be finite numbers; got {true_values!r}")
+    if "Avg" in names:
+        raise ValueError("true_values: 'Avg' is the mean over fields; rename it")
     return names, tuple(float(v) for v in values)
 
 
-def _outputs(nets: Mapping[str, Callable]) -> int | None:
-    """The networks' common number of outputs, where they say it (DeepXDE's
-    FNN-like ``layer_sizes``, DeepONet's ``num_outputs``); ValueError naming
-    ``nets`` when they differ. Built with the random states restored after."""
-    state = rng_state(None)
-    counts = {}
+# --- the dry call ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What a dry call of ``train(net)`` told of its model: ``outputs`` per point
+    (None where the network does not say and its prediction cannot tell),
+    ``inputs`` per scoring point (None for DeepONet's tuple), whether the test data
+    has a ``solution``, the number of unknowns (``variables``)."""
+
+    outputs: int | None
+    inputs: int | None
+    solution: bool
+    variables: int
+
+
+class _Stopped(BaseException):
+    """Raised by ``Model.train`` during a dry call (a BaseException: a function's
+    ``except Exception`` does not swallow it); carries the compiled model."""
+
+    def __init__(self, model):
+        super().__init__("dry call")
+        self.model = model
+
+
+@contextlib.contextmanager
+def intercepted(
+    on_compile: Callable | None = None, on_train: Callable | None = None
+) -> Iterator[None]:
+    """While the block runs, ``dde.Model.compile`` and ``dde.Model.train`` call
+    ``on_compile(model, arguments)`` / ``on_train(model, arguments)`` first (the
+    arguments bound by name, a dict the hook may change) and then DeepXDE's own."""
+    originals = {"compile": dde.Model.compile, "train": dde.Model.train}
+    hooks = {"compile": on_compile, "train": on_train}
+
+    def hooked(name):
+        original, hook = originals[name], hooks[name]
+        params = inspect.signature(original)
+
+        def call(self, *args, **kwargs):
+            bound = params.bind(self, *args, **kwargs)
+            hook(self, bound.arguments)
+            return original(*bound.args, **bound.kwargs)
+
+        return call
+
+    for name, hook in hooks.items():
+        if hook is not None:
+            setattr(dde.Model, name, hooked(name))
     try:
-        for key, make in nets.items():
-            try:
-                net = make()
-            except Exception as err:
-                raise ValueError(
-                    f"nets[{key!r}] raised {type(err).__name__}: {err}"
-                ) from err
-            if not isinstance(net, dde.nn.NN):
-                raise ValueError(
-                    f"nets[{key!r}]: the function returned {type(net).__name__}, "
-                    "not a deepxde.nn.NN"
-                )
-            counts[key] = output_count(net)
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(dde.Model, name, original)
+
+
+@contextlib.contextmanager
+def working_in(path: str | os.PathLike) -> Iterator[Path]:
+    """Run the block with ``path`` (created) as the working directory; the
+    caller's is restored after, whatever the block did with it."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    before = os.getcwd()
+    os.chdir(path)
+    try:
+        yield path
+    finally:
+        os.chdir(before)
+
+
+def _stop(model, arguments) -> None:
+    raise _Stopped(model)
+
+
+def probe(problem: ScriptedProblem, key: str) -> Probe:
+    """The dry call of ``problem.train`` with the network ``nets[key]``: up to its
+    first ``model.train``, no step taken; checks the model (see the module)."""
+    state, dtype = rng_state(None), dde.config.default_float()
+    try:
+        with tempfile.TemporaryDirectory(prefix="deepxde-lnn-probe-") as scratch:
+            with working_in(scratch), contextlib.redirect_stdout(io.StringIO()):
+                model = _dry_model(problem, key)
+                return _probed(problem, key, model)
     finally:
         set_rng_state(state)
-    known = {k: v for k, v in counts.items() if v is not None}
+        changed = dde.config.default_float()
+        if changed != dtype:
+            dde.config.set_default_float(dtype)
+            raise ValueError(
+                f"train: the function sets DeepXDE's float type to {changed} after "
+                f"the network was built in {dtype}; set it at the top of your "
+                "script, before compare(), as DeepXDE's examples do: "
+                f"dde.config.set_default_float({changed!r})"
+            )
+
+
+def _dry_model(problem: ScriptedProblem, key: str):
+    """The model ``train(nets[key]())`` compiled and was about to train."""
+    try:
+        net = problem.nets[key]()
+    except Exception as err:
+        raise ValueError(f"nets[{key!r}] raised {type(err).__name__}: {err}") from err
+    if not isinstance(net, dde.nn.NN):
+        raise ValueError(
+            f"nets[{key!r}]: the function returned {type(net).__name__}, not a "
+            "deepxde.nn.NN"
+        )
+    try:
+        with intercepted(on_train=_stop):
+            returned = problem.train(net)
+    except _Stopped as stopped:
+        model = stopped.model
+    except Exception as err:
+        raise ValueError(
+            f"train raised {type(err).__name__}: {err} (in a dry call with "
+            f"nets[{key!r}], before any training; it runs in a temporary folder: "
+            "read input files by absolute path)"
+        ) from err
+    else:
+        what = type(returned).__name__
+        raise ValueError(
+            f"train: the function returned {what} without calling model.train(); "
+            "it must train the dde.Model it builds and return it"
+        )
+    if model.net is not net:
+        raise ValueError(
+            "train: the model trains another network than the one the function "
+            "was given; build the dde.Model with it"
+        )
+    return model
+
+
+def _probed(problem: ScriptedProblem, key: str, model) -> Probe:
+    """The :class:`Probe` of a dry call's ``model``, its reference checked."""
+    where = f"nets[{key!r}]"
+    try:
+        x, solution = model.data.test()[:2]
+        pred = np.asarray(model.predict(x), dtype=np.float64)
+    except Exception as err:
+        raise ValueError(
+            f"train: the model built with {where} cannot predict on its test data "
+            f"({type(err).__name__}: {err}); compile it before model.train()"
+        ) from err
+    outputs = output_count(model.net)
+    if outputs is None and not isinstance(x, (tuple, list)):
+        outputs = pred.shape[1] if pred.ndim == 2 and len(pred) == len(x) else 1
+    points = x[-1] if isinstance(x, (tuple, list)) else x
+    inputs = np.shape(points)[1] if np.ndim(points) == 2 else None
+    _check_reference_fits(problem, model, x, pred, where)
+    unknowns = sum(int(v.numel()) for v in model.external_trainable_variables)
+    if solution is None and problem.reference is None and not problem.true_values:
+        raise ValueError(
+            "reference: the model's test data has no solution to score against; "
+            "pass reference=(X, Y) or a function Y = reference(X), or true_values= "
+            "to judge the unknowns alone"
+        )
+    if problem.true_values and len(problem.true_values) != unknowns:
+        raise ValueError(
+            f"true_values: {len(problem.true_values)} values for the model's "
+            f"{unknowns} unknowns (the entries of its external trainable variables, "
+            f"in DeepXDE's order; compile(..., external_trainable_variables=...))"
+        )
+    return Probe(outputs, inputs, solution is not None, unknowns)
+
+
+def _check_reference_fits(problem, model, x, pred, where: str) -> None:
+    """The reference gives one finite value per predicted value."""
+    if problem.reference is None:
+        return
+    if isinstance(problem.reference, tuple):
+        ref_x, exact = problem.reference
+        try:
+            pred = np.asarray(model.predict(ref_x), dtype=np.float64)
+        except Exception as err:
+            raise ValueError(
+                f"reference: the network of {where} cannot predict on X "
+                f"({type(err).__name__}: {err})"
+            ) from err
+    else:
+        try:
+            exact = problem.reference(x)
+        except Exception as err:
+            raise ValueError(
+                f"reference raised {type(err).__name__}: {err}"
+            ) from err
+        exact = _finite(exact, "reference: the values it returns")
+    if pred.size != exact.size:
+        raise ValueError(
+            f"reference: the network of {where} gives {pred.size} values on the "
+            f"scoring inputs, the reference {exact.size}"
+        )
+
+
+def _agreed(probes: Mapping[str, Probe]) -> Probe:
+    """The networks' common probe; ValueError naming ``nets`` where they differ
+    in their outputs."""
+    known = {k: p.outputs for k, p in probes.items() if p.outputs is not None}
     if len(set(known.values())) > 1:
         said = ", ".join(f"{k}: {v}" for k, v in known.items())
         raise ValueError(f"nets: the networks differ in their outputs ({said})")
-    return next(iter(known.values()), None)
+    first = next(iter(probes.values()))
+    return replace(first, outputs=next(iter(known.values()), None))
 
 
 def output_count(net) -> int | None:

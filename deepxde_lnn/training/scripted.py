@@ -13,6 +13,12 @@ variables at every logged step) for a model that has them:
   given), on the final iterate or (``score="best"``) DeepXDE's best model: the
   test predictions at the logged step of lowest training loss;
 * ``train.log``: what the function printed (DeepXDE's tables and messages);
+* ``files/``: the function's working directory while it runs, where the files
+  it writes by a relative path land (``ModelCheckpoint("ckpt/model")``, whose
+  folder is created, ``VariableValue(..., filename=...)``, ``model.save``); the
+  caller's working directory is restored after, whatever the function did;
+* where the data has no solution and no ``reference`` is given, the fields are
+  the unknowns themselves (``true_values``), one value each;
 * no checkpoint: a run stopped by a signal is discarded and trained again by the
   next call (the function's training is not the package's to resume).
 
@@ -23,8 +29,8 @@ script that calls it first: the same seed gives the same loss history.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import io
+import os
 import time
 from pathlib import Path
 
@@ -32,10 +38,11 @@ import deepxde as dde
 import numpy as np
 import torch
 
+from ..checks import is_number
 from ..config import RunConfig
 from ..problems.custom import term_names
 from ..problems.metrics import all_fields, field_metrics
-from ..problems.scripted import ScriptedProblem, output_count
+from ..problems.scripted import UNKNOWNS, ScriptedProblem, intercepted, working_in
 from ..runs import atomic
 from ..runs.folder import RunFolder
 from ..runs.provenance import device_info, versions
@@ -45,14 +52,17 @@ from .job import kept_float, quiet_float
 from .outcome import Outcome
 from .record import describe
 
-__all__ = ["run_scripted", "Recorder", "LOG"]
+__all__ = ["run_scripted", "Recorder", "LOG", "FILES", "VARIABLES", "unknowns"]
 
 LOG = "train.log"  # what the user's function printed
+FILES = "files"  # the working directory of the user's function: its own files
+VARIABLES = "variables.csv"  # the unknowns at every logged step
 
 
 class Recorder(dde.callbacks.Callback):
-    """Keeps the external trainable variables at every step the model logs its
-    losses, and stops the training when a signal arrived."""
+    """Keeps the unknowns (the entries of the external trainable variables) at
+    every step the model logs its losses, and stops the training when a signal
+    arrived."""
 
     def __init__(self, trace: list, signals: Signals):
         super().__init__()
@@ -61,8 +71,7 @@ class Recorder(dde.callbacks.Callback):
     def _record(self):
         history, model = self.model.losshistory, self.model
         if len(history.steps) > len(self.trace):
-            values = [float(v.detach()) for v in model.external_trainable_variables]
-            self.trace.append((history.steps[-1], values))
+            self.trace.append((history.steps[-1], unknowns(model)))
 
     def on_train_begin(self):
         self._record()
@@ -76,24 +85,57 @@ class Recorder(dde.callbacks.Callback):
         self._record()
 
 
+def unknowns(model) -> list[float]:
+    """The entries of the model's external trainable variables, in order."""
+    found = model.external_trainable_variables or []
+    return [float(x) for v in found for x in v.detach().reshape(-1)]
+
+
 @contextlib.contextmanager
-def recording(trace: list, signals: Signals):
-    """While the user's function runs: every ``Model.train`` call gets a
-    :class:`Recorder` after the function's own callbacks."""
-    train = dde.Model.train
-    params = inspect.signature(train)
+def recording(trace: list, signals: Signals, recipe: list):
+    """While the user's function runs: every ``Model.compile`` call is noted in
+    ``recipe`` (the optimizer, lr, decay and loss weights it was given), every
+    ``Model.train`` call gets a :class:`Recorder` after the function's own
+    callbacks, and the folders of the files it saves by a relative path are
+    created in the working directory (the run's ``files/``)."""
 
-    def recorded(self, *args, **kwargs):
-        bound = params.bind(self, *args, **kwargs)
-        given = bound.arguments.get("callbacks") or []
-        bound.arguments["callbacks"] = [*given, Recorder(trace, signals)]
-        return train(*bound.args, **bound.kwargs)
+    def on_compile(model, arguments):
+        recipe.append(_compiled(arguments))
 
-    dde.Model.train = recorded
-    try:
+    def on_train(model, arguments):
+        given = list(arguments.get("callbacks") or [])
+        paths = [arguments.get("model_save_path")]
+        paths += [getattr(cb, "filepath", None) for cb in given]
+        _make_parents(p for p in paths if isinstance(p, str))
+        arguments["callbacks"] = [*given, Recorder(trace, signals)]
+
+    with intercepted(on_compile, on_train):
         yield
-    finally:
-        dde.Model.train = train
+
+
+def _make_parents(paths) -> None:
+    """The folder of each relative path, created below the working directory
+    (never outside it)."""
+    here = Path.cwd()
+    for p in paths:
+        parent = (here / p).resolve().parent
+        if not os.path.isabs(p) and here in (parent, *parent.parents):
+            parent.mkdir(parents=True, exist_ok=True)
+
+
+def _compiled(arguments: dict) -> str:
+    """One compile call in words: ``adam lr 0.001 (decay inverse time, 1000,
+    0.5; loss weights 1, 10)``."""
+    opt = arguments.get("optimizer")
+    text = opt if isinstance(opt, str) else type(opt).__name__
+    lr = arguments.get("lr")
+    text += f" lr {lr:g}" if is_number(lr) else ""
+    extra = []
+    for key, label in (("decay", "decay"), ("loss_weights", "loss weights")):
+        value = arguments.get(key)
+        if isinstance(value, (list, tuple)):
+            extra.append(f"{label} " + ", ".join(map(str, value)))
+    return text + (f" ({'; '.join(extra)})" if extra else "")
 
 
 def run_scripted(
@@ -128,9 +170,11 @@ def _train(cfg: RunConfig, folder: RunFolder, case: ScriptedProblem, signals):
     dde.config.set_random_seed(cfg.seed)
     net = case.build_net(cfg.method)
     trace: list = []
+    recipe: list[str] = []
     printed = io.StringIO()  # what the function prints goes to train.log
-    with signals.deferred(), recording(trace, signals):
-        with contextlib.redirect_stdout(printed):
+    with signals.deferred(), recording(trace, signals, recipe):
+        # relative files (callbacks, model.save) land in the run's files/
+        with working_in(folder.path / FILES), contextlib.redirect_stdout(printed):
             start = time.perf_counter()
             model = _called(case.train, net, "train")
             seconds = time.perf_counter() - start
@@ -148,10 +192,10 @@ def _train(cfg: RunConfig, folder: RunFolder, case: ScriptedProblem, signals):
         msg = f"non-finite loss at step {int(table[-1, 0])}; stopped"
         return Outcome(cfg, folder.path, "diverged", message=msg)
     x, exact, pred = _scored(model, case, cfg.score)
-    fields = _fields(case, net, exact)
+    fields = case.fields
     exact, pred = exact.reshape(-1, len(fields)), pred.reshape(-1, len(fields))
     x = _rows(x, len(exact))
-    record = _record(cfg, case, model, net, seconds, table, names, exact)
+    record = _record(cfg, case, model, net, seconds, table, names, exact, recipe)
     record["fields"] = list(fields)
     record["metrics"] = all_fields(pred, exact, fields)
     record.update(_variables(case, model))
@@ -185,23 +229,18 @@ def _loss_table(model) -> tuple[np.ndarray, list[str]]:
 
 def _scored(model, case: ScriptedProblem, score: str):
     """``(x, exact, pred)``: the scoring inputs (as stored: the trunk points for
-    DeepONet's tuple), the reference and the prediction, float64."""
+    DeepONet's tuple), the reference and the prediction, float64. Judged on the
+    unknowns alone (:data:`UNKNOWNS`): one "point" of no inputs, the true values
+    and the learned ones."""
+    if case.scoring == UNKNOWNS:
+        learned, true = unknowns(model), case.true_values
+        return np.zeros((1, 0)), np.array([true]), np.array([learned])
     if isinstance(case.reference, tuple):
         x, exact = case.reference
-        if score == "best":
-            raise ValueError(
-                "score: 'best' is DeepXDE's best model on the model's test data; "
-                "with reference=(X, Y) arrays pass score='final'"
-            )
     else:
         x, exact = model.data.test()[:2]
         if case.reference is not None:
             exact = _called(case.reference, x, "reference")
-        if exact is None:
-            raise ValueError(
-                "reference: the model's test data has no solution to score "
-                "against; pass reference=(X, Y) or a function Y = reference(X)"
-            )
     if score == "best":
         pred = model.train_state.best_y
     else:
@@ -238,18 +277,7 @@ def _called(func, arg, what: str):
         raise ValueError(f"{what} raised {type(err).__name__}: {err}") from err
 
 
-def _fields(case: ScriptedProblem, net, exact: np.ndarray) -> tuple[str, ...]:
-    k = output_count(net)
-    if k is None:
-        k = exact.shape[-1] if exact.ndim == 2 and case.outputs is None else 1
-    return case.fields if len(case.fields) == k else _names(k)
-
-
-def _names(k: int) -> tuple[str, ...]:
-    return ("u",) if k == 1 else tuple(f"u{i + 1}" for i in range(k))
-
-
-def _record(cfg, case, model, net, seconds, table, names, exact) -> dict:
+def _record(cfg, case, model, net, seconds, table, names, exact, recipe) -> dict:
     steps = int(model.train_state.step)
     return {
         **cfg.identity(),
@@ -257,45 +285,45 @@ def _record(cfg, case, model, net, seconds, table, names, exact) -> dict:
         "parameters": sum(p.numel() for p in net.parameters() if p.requires_grad),
         "budget": "script",
         "grid_points": int(len(exact)),
+        "scored": _scored_on(case),
         "steps": steps,
         "train_seconds": seconds,
         "seconds_per_iteration": seconds / max(steps, 1),
         "training": f"{getattr(case.train, '__qualname__', 'train')}(net)",
         "network": describe(net),
-        "optimizer": f"{_optimizer(model)}, "
-        + ("DeepXDE's best model" if cfg.score == "best" else "final iterate"),
+        "optimizer": "script: "
+        + (", then ".join(recipe) or "no compile seen")
+        + "; scored on "
+        + ("DeepXDE's best model" if cfg.score == "best" else "the final iterate"),
         "final_loss": dict(zip(["total", *names], map(float, table[-1, 1:]))),
         "versions": versions(),
     }
 
 
-def _optimizer(model) -> str:
-    opt = getattr(model, "opt", None)
-    if not isinstance(opt, torch.optim.Optimizer):
-        return str(getattr(model, "opt_name", "unknown"))
-    lr = opt.param_groups[0].get("lr")
-    return f"{type(opt).__name__} (last compile), lr {lr:g}"
+def _scored_on(case: ScriptedProblem) -> str:
+    """What a run's fields are scored against, in words."""
+    if case.scoring == UNKNOWNS:
+        return "the unknowns' true values (the data has no solution)"
+    if case.scoring == "reference":
+        return "the reference"
+    return "the test data's solution"
 
 
 def _variables(case: ScriptedProblem, model) -> dict:
-    """The learned external variables (their trajectory goes to
-    ``variables.csv``) and, with true values, their errors as metric sets beside
-    the fields' (``extra_metrics``: summarised and judged like a field)."""
-    found = model.external_trainable_variables
-    if not found:
-        if case.true_values:
-            raise ValueError(
-                "true_values: the model has no external trainable variables "
-                "(compile(..., external_trainable_variables=...))"
-            )
+    """The learned unknowns (their trajectory goes to ``variables.csv``) and,
+    with true values, their errors as metric sets beside the fields'
+    (``extra_metrics``: summarised and judged like a field; where the unknowns
+    are the fields, :data:`UNKNOWNS`, they are those already)."""
+    final = unknowns(model)
+    if not final:
         return {}
-    names = case.variable_names(len(found))
-    final = [float(v.detach()) for v in found]
+    names = case.variable_names(len(final))
     out = {"variables": {n: {"final": v} for n, v in zip(names, final)}}
     for n, v, true in zip(names, final, case.true_values):
         out["variables"][n].update(true=true, relative_error=_relative(v, true))
-        error = field_metrics(np.array([v]), np.array([true]))
-        out.setdefault("extra_metrics", {})[n] = error
+        if case.scoring != UNKNOWNS:
+            error = field_metrics(np.array([v]), np.array([true]))
+            out.setdefault("extra_metrics", {})[n] = error
     return out
 
 
@@ -306,10 +334,11 @@ def _relative(value: float, true: float) -> float:
 def _write(folder, case, model, table, names, trace, record, x, exact, pred, fields):
     path = folder.path
     write_loss(path / "loss.csv", table, names)
-    if trace:
-        variables = list(record.get("variables", ()))
+    if record.get("variables"):
+        variables = list(record["variables"])
         rows = np.array([[step, *values] for step, values in trace], np.float64)
-        _write_table(path / "variables.csv", rows, ["step", *variables])
+        _write_table(path / VARIABLES, rows, ["step", *variables])
+    inputs = case.input_names if case.scoring != UNKNOWNS else ()
     atomic.save_npz(
         path / "fields.npz",
         x=x,
@@ -318,18 +347,13 @@ def _write(folder, case, model, table, names, trace, record, x, exact, pred, fie
         abs_error=np.abs(pred - exact),
         mask=np.ones(len(exact), bool),
         axes=np.array(()),
-        inputs=np.array(case.inputs or _inputs(x)),
+        inputs=np.array(inputs, dtype=str),
         fields=np.array(fields),
     )
     buf = io.BytesIO()
     torch.save(model.net.state_dict(), buf)
     atomic.atomic_write_bytes(path / "model.pt", buf.getvalue())
     atomic.write_json(folder.metrics, record)
-
-
-def _inputs(x: np.ndarray) -> tuple[str, ...]:
-    d = x.shape[1] if x.ndim == 2 else 1
-    return ("x",) if d == 1 else tuple(f"x{i + 1}" for i in range(d))
 
 
 def _write_table(path: Path, rows: np.ndarray, header: list[str]) -> None:
