@@ -458,9 +458,7 @@ def _check_reference_fits(problem, model, x, pred, where: str) -> None:
         try:
             exact = problem.reference(x)
         except Exception as err:
-            raise ValueError(
-                f"reference raised {type(err).__name__}: {err}"
-            ) from err
+            raise ValueError(f"reference raised {type(err).__name__}: {err}") from err
         exact = _finite(exact, "reference: the values it returns")
     if pred.size != exact.size:
         raise ValueError(
