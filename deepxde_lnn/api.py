@@ -274,7 +274,7 @@ def compare(
     inputs: Sequence[str] | None = None,
     methods: Sequence[str] | str | None = None,
     seeds: Sequence[int] | None = None,
-    baseline: str | None = None,
+    baseline: str | Sequence[str] | None = None,
     budget: str = "steps",
     until_decided: bool = False,
     max_seeds: int | None = None,
@@ -289,7 +289,9 @@ def compare(
         methods: default ``lnn, pinn`` (plain DeepXDE: every network).
         seeds: default the profile's seeds (the quick profile: 8 from 888888).
         baseline: what every other method is judged against (default ``pinn``;
-            plain DeepXDE: the first network).
+            plain DeepXDE: the first network); several (a list, e.g. the plain
+            network and its parameter-matched twin): each one's verdicts are
+            one family, Holm-adjusted, and the first decides ``until_decided``.
         budget: "steps" (every method the same steps) or "time" (the same
             seconds: ``seconds``, or the first method's measured time for the
             profile's steps, kept in ``out/budget.json``).

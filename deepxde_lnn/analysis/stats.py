@@ -198,9 +198,21 @@ class RatioCI:
             verdict = f"{a} {verdict}"
         return (
             f"{a}/{b} error ratio {self.ratio:.3g} "
-            f"({_pct(self.interval_level)} CI {self.low:.3g}–{self.high:.3g}, "
+            f"({_pct(self.interval_level)} CI {bound_text(self.low)}–"
+            f"{bound_text(self.high)}, "
             f"n={self.n_a}/{self.n_b}, {how}): {verdict}"
         )
+
+
+def bound_text(x: float) -> str:
+    """An interval's bound to 3 significant digits, or more where 3 would hide
+    on which side of 1 it lies (``1.0012``, not ``1``)."""
+    side = np.sign(x - 1.0)
+    for digits in range(3, 17):
+        text = f"{x:.{digits}g}"
+        if np.sign(float(text) - 1.0) == side:
+            return text
+    return repr(float(x))
 
 
 def _pct(level: float) -> str:

@@ -78,11 +78,49 @@ def verdict_lines(
     Holm's adjusted verdict where it differs; ``beside``: ``{(method, field):
     text}`` appended to a verdict's line (its robust companions)."""
     adjusted = holm([ci for _, _, ci in found], LEVEL)
-    beside = beside or {}
     return [
+        _verdict_line(m, fld, ci, adj, len(found), baseline, metric, beside)
+        for (m, fld, ci), adj in zip(found, adjusted)
+    ]
+
+
+def _verdict_line(m, fld, ci, adj, n, baseline, metric="RMSE", beside=None) -> str:
+    beside = beside or {}
+    return (
         f"{escape(fld)} {metric}: {ci.describe(escape(m), escape(baseline))}"
-        + ("" if adj == ci.verdict else f" (Holm over {len(found)}: {adj})")
+        + ("" if adj == ci.verdict else f" (Holm over {n}: {adj})")
         + (f"; {beside[m, fld]}" if (m, fld) in beside else "")
+    )
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One verdict of a summary: ``method`` against ``baseline`` on ``field``, its
+    interval ``ci``, the verdict of its family (``adjusted``: Holm's over the
+    verdicts against that baseline; the one that counts) and its ``line`` as
+    ``summary.md`` says it."""
+
+    method: str
+    baseline: str
+    field: str
+    ci: RatioCI
+    adjusted: str
+    line: str
+
+
+def judge(found, baseline: str, beside=None) -> list[Judged]:
+    """The verdicts ``(method, field, ci)`` of ``found``, one family against
+    ``baseline``, each with Holm's adjustment and its line."""
+    adjusted = holm([ci for _, _, ci in found], LEVEL)
+    return [
+        Judged(
+            m,
+            baseline,
+            fld,
+            ci,
+            adj,
+            _verdict_line(m, fld, ci, adj, len(found), baseline, beside=beside),
+        )
         for (m, fld, ci), adj in zip(found, adjusted)
     ]
 
@@ -90,15 +128,15 @@ def verdict_lines(
 @dataclass(frozen=True)
 class Summary:
     """A compare's summary: the ``rows`` of ``summary.csv`` (per method, field and
-    metric), the text of ``summary.md`` and its ``verdicts``, ``(method, field,
-    ratio CI)`` against the baseline, one family; ``excluded``: the records it
+    metric), the text of ``summary.md`` and its ``verdicts`` (:class:`Judged`;
+    those against each baseline one family); ``excluded``: the records it
     left out, counted by why (:func:`asked_runs`); ``files``: those written
     (``summary.md``, ``summary.csv`` and, when there was a figure to draw,
     ``summary.png``)."""
 
     rows: list[dict]
     markdown: str
-    verdicts: list[tuple[str, str, RatioCI]]
+    verdicts: list[Judged]
     excluded: tuple[str, ...] = ()
     files: tuple[Path, ...] = ()
 
@@ -107,7 +145,7 @@ def write_summary(
     root: str | Path,
     paper_seed: int | None = None,
     paper_table: dict | None = None,
-    baseline: str = BASELINE,
+    baseline: str | Sequence[str] = BASELINE,
     margin: float = MARGIN,
     asked: Sequence[Mapping] | None = None,
 ) -> Summary:
@@ -144,7 +182,7 @@ def build_summary(
     runs: list[dict],
     paper_seed: int | None = None,
     paper_table: dict | None = None,
-    baseline: str = BASELINE,
+    baseline: str | Sequence[str] = BASELINE,
     margin: float = MARGIN,
     looks: int = 1,
     excluded: Sequence[str] = (),
@@ -154,14 +192,19 @@ def build_summary(
     the method ``baseline`` with ``margin`` over a design of ``looks`` looks;
     ``excluded`` names the records left out (:func:`asked_runs`)."""
     case = one_case(runs)
+    baselines = [baseline] if isinstance(baseline, str) else list(baseline)
     sets = [metric_sets(r) for r in runs]
     # extra sets (e.g. heat's FEM cross-check) only where every run has them
     fields = [f for f in sets[0] if all(f in s for s in sets)]
-    table = {
-        (row.method, fld): row
-        for fld in fields
-        for row in rows(runs, fld, baseline, margin, looks, paper_table)
+    tables = {
+        b: {
+            (row.method, fld): row
+            for fld in fields
+            for row in rows(runs, fld, b, margin, looks, paper_table)
+        }
+        for b in baselines
     }
+    table = tables[baselines[0]]
     methods = sorted({m for m, _ in table}, key=method_order)
     out = [
         _csv_row(case, table[m, fld], metric, paper_seed)
@@ -169,20 +212,40 @@ def build_summary(
         for fld in fields
         for metric in (*METRICS, "train_seconds")
     ]
+    verdicts = [v for b, t in tables.items() for v in _family(t, methods, fields, b)]
+    text = _markdown(runs, out, methods, fields, paper_seed, verdicts, excluded)
+    return Summary(out, text, verdicts, tuple(excluded))
+
+
+def _family(table: dict, methods, fields, baseline: str) -> list[Judged]:
+    """The verdicts of ``table``'s rows against ``baseline`` (one family), each
+    with its robust companions and both networks' training time beside it."""
     found = [
         (m, fld, table[m, fld].ci)
         for m in methods
         for fld in fields
-        if table[m, fld].ci is not None
+        if (m, fld) in table and table[m, fld].ci is not None
     ]
     beside = {
         (m, fld): companions(table[m, fld], table[baseline, fld], baseline)
+        + "; "
+        + _times(table[m, fld], table[baseline, fld])
         for m, fld, _ in found
     }
-    text = _markdown(
-        runs, out, methods, fields, paper_seed, found, baseline, excluded, beside
+    return judge(found, baseline, beside)
+
+
+def _times(row: Row, base: Row) -> str:
+    """What each network's error cost: its median training time per run."""
+
+    def median(r: Row) -> str:
+        s = r.stats.get("train_seconds")
+        return "?" if s is None else f"{s['median']:.3g} s"
+
+    return (
+        f"time per run {escape(row.method)} {median(row)}, "
+        f"{escape(base.method)} {median(base)} (median)"
     )
-    return Summary(out, text, found, tuple(excluded))
 
 
 def asked_runs(
@@ -301,16 +364,31 @@ def _fmt(x) -> str:
     return "—" if x is None else f"{x:.3e}"
 
 
-def verdict_rule(margin: float, looks: int = 1, baseline: str = BASELINE) -> str:
-    """How the verdicts were reached, in one paragraph (summaries, tables)."""
+def verdict_rule(
+    margin: float, looks: int = 1, baseline: str | Sequence[str] = BASELINE
+) -> str:
+    """How the verdicts were reached, in one paragraph (summaries, tables);
+    several baselines: each one's verdicts are one family."""
     m = f"{margin:g}"
+    several = not isinstance(baseline, str)
+    named = (
+        " and to ".join(f"`{escape(b)}`" for b in baseline)
+        if several
+        else f"`{escape(baseline)}`"
+    )
     text = (
-        f"Verdicts on the geometric-mean RMSE ratio to `{escape(baseline)}` over "
+        f"Verdicts on the geometric-mean RMSE ratio to {named} over "
         f"seeds, with a {LEVEL:.0%} Student-t interval on log errors (paired over "
         "common seeds, otherwise Welch): 'better' / 'worse' when the whole interval "
         f"lies below / above 1, 'equivalent within ×{m}' when it lies inside "
         f"[1/{m}, {m}] (margin ×{m}), otherwise 'undecided', with the seeds that "
         "would likely decide it at the observed spread."
+    )
+    text += (
+        " The verdicts against each baseline are one family, with Holm's "
+        "adjustment in brackets where it changes one (the verdict that counts)."
+        if several
+        else ""
     )
     if looks > 1:
         text += (
@@ -320,11 +398,10 @@ def verdict_rule(margin: float, looks: int = 1, baseline: str = BASELINE) -> str
     return text
 
 
-def _markdown(
-    runs, rows, methods, fields, paper_seed, found, baseline, excluded=(), beside=None
-) -> str:
+def _markdown(runs, rows, methods, fields, paper_seed, verdicts, excluded=()) -> str:
     r0 = {k: escape(v) if isinstance(v, str) else v for k, v in runs[0].items()}
-    looks = found[0][2].looks if found else 1
+    looks = verdicts[0].ci.looks if verdicts else 1
+    baselines = list(dict.fromkeys(v.baseline for v in verdicts))
     left_out = []  # the records below the folder that were not asked for
     if excluded:
         text = ", ".join(excluded)
@@ -339,7 +416,11 @@ def _markdown(
         + (PAPER_NOTE if any(r["paper"] is not None for r in rows) else ""),
         "",
         *left_out,
-        verdict_rule(found[0][2].margin if found else MARGIN, looks, baseline),
+        verdict_rule(
+            verdicts[0].ci.margin if verdicts else MARGIN,
+            looks,
+            baselines[0] if len(baselines) == 1 else baselines,
+        ),
         "",
     ]
     lines += _networks(runs, methods)
@@ -374,15 +455,13 @@ def _markdown(
                 ]
                 lines.append(f"| {escape(m)}, paper | 1 | " + " | ".join(cells) + " |")
         lines.append("")
-    if found:
-        lines += [
-            "## Verdict",
-            "",
-            *[f"- {line}" for line in verdict_lines(found, baseline, beside=beside)],
-            "",
-            COMPANIONS,
-            "",
-        ]
+    for b in baselines:
+        title = "## Verdict" + (f" against {escape(b)}" if len(baselines) > 1 else "")
+        lines += [title, ""]
+        lines += [f"- {v.line}" for v in verdicts if v.baseline == b]
+        lines.append("")
+    if verdicts:
+        lines += [COMPANIONS, ""]
     return "\n".join(lines)
 
 

@@ -40,6 +40,7 @@ from .stats import (
     MARGIN,
     PBelow,
     RatioCI,
+    bound_text,
     failures,
     holm,
     p_below,
@@ -346,7 +347,7 @@ def ci_text(ci: RatioCI | None) -> str:
     if not math.isfinite(ci.high):
         return f"{ci.ratio:.3g} (no interval)"
     how = "" if ci.paired else ", Welch"
-    return f"{ci.ratio:.3g} ({ci.low:.3g}–{ci.high:.3g}{how})"
+    return f"{ci.ratio:.3g} ({bound_text(ci.low)}–{bound_text(ci.high)}{how})"
 
 
 def p_below_text(below: PBelow | None) -> str:

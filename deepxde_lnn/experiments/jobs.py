@@ -34,7 +34,7 @@ from ..checks import check_int
 from ..config import RunConfig, stackable_protocol
 from ..problems.problem import Problem
 from ..runs.folder import RunFolder
-from ..runs.names import lr_text
+from ..runs.names import lr_label
 from ..training.controller import Progress
 from ..training.outcome import Outcome, RunInterrupted, TrainingDiverged, WorkersLost
 from ..training.runner import run, run_stacked
@@ -77,7 +77,7 @@ def capped_workers(workers: int | None, n_units: int, backend: str = "loky") -> 
 def _one(cfg, out, overwrite, threads, progress, case) -> Outcome:
     """Run one job (in a worker process or here) and report its outcome."""
     _set_threads(threads)
-    label = f"{cfg.case} {cfg.method} seed {cfg.seed} lr {lr_text(cfg.lr)}"
+    label = f"{cfg.case} {cfg.method} seed {cfg.seed}{lr_label(cfg.lr)}"
     try:
         rec = run(
             cfg,
@@ -173,7 +173,7 @@ def _lost(units, stop: str, err: Exception) -> str:
 
 
 def _label(cfg) -> str:
-    return f"{cfg.case} {cfg.method} seed {cfg.seed} lr {lr_text(cfg.lr)}"
+    return f"{cfg.case} {cfg.method} seed {cfg.seed}{lr_label(cfg.lr)}"
 
 
 def _mark(stop: str, what: str, index: int) -> str:

@@ -20,7 +20,7 @@ from ..problems.metrics import summary_field
 from ..problems.problem import Problem, Profile
 from ..runs import atomic
 from ..runs.folder import RunFolder, claim, writing
-from ..runs.names import lr_text, run_folder, seed_name
+from ..runs.names import lr_label, run_folder, seed_name
 from ..runs.records import read_budget
 from ..training.controller import Progress
 from ..training.runner import (
@@ -100,7 +100,7 @@ def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
             else folder.finished(cfg.identity(), RunConfig.identity_of)
         )
         if record is not None and not missing_figures(out, case):  # else redrawn
-            say(o, f"{cfg.method} seed {cfg.seed} lr {lr_text(cfg.lr)}: done, reused")
+            say(o, f"{cfg.method} seed {cfg.seed}{lr_label(cfg.lr)}: done, reused")
             results.append(
                 RunResult(cfg.method, cfg.seed, cfg.lr, folder.path, "reused", record)
             )
@@ -177,11 +177,12 @@ def compare_runs(
     seeds: list[int],
     root: Path,
     budget: str,
-    baseline: str = BASELINE,
+    baseline: str | list[str] = BASELINE,
 ) -> Comparison:
     """Train methods x seeds into ``root/METHOD/seed-S`` (same steps, or the same
     seconds with ``budget="time"``) and summarise them there (those runs only:
-    other records in ``root`` are named as excluded)."""
+    other records in ``root`` are named as excluded), judged against
+    ``baseline`` (several: each one's verdicts a family)."""
     check_configs(o, case, methods, seeds)
     with claim(root):  # empty or ours, pinned: it gets summaries and budget.json
         asked, runs = train_runs(o, case, methods, seeds, root, budget)
@@ -230,12 +231,13 @@ def decide_runs(
     o: Options, case, methods, seeds, root: Path, budget, baseline, max_seeds
 ) -> Comparison:
     """Batches of ``len(seeds)`` new seeds for the comparisons with ``baseline``
-    still undecided (:func:`deepxde_lnn.analysis.sequential.until_decided`), then the
+    (several: the first) still undecided (:func:`deepxde_lnn.analysis.sequential.until_decided`), then the
     summary over every seed run."""
     if max_seeds is not None:
         check_int(max_seeds, "max_seeds (--max-seeds)", len(seeds))
-    if baseline not in methods:
-        raise ValueError(f"methods: until_decided compares with {baseline}; include it")
+    first = baseline if isinstance(baseline, str) else baseline[0]
+    if first not in methods:
+        raise ValueError(f"methods: until_decided compares with {first}; include it")
     n = max(max_seeds or MAX_SEEDS, len(seeds))
     design = Design(len(seeds), len(seeds), n, margin=o.verdicts.margin)
     extra = range(max(seeds) + 1, max(seeds) + 1 + n - len(seeds))
@@ -271,7 +273,8 @@ def _decide(o, case, methods, all_seeds, root, budget, baseline, design):
         look = design.looks.index(n) + 1
         say(o, f"look {look}/{len(design.looks)} at {n} seeds: {said}")
 
-    seq_decide(train, methods, all_seeds, design, baseline=baseline, on_look=on_look)
+    first = baseline if isinstance(baseline, str) else baseline[0]  # the design's
+    seq_decide(train, methods, all_seeds, design, baseline=first, on_look=on_look)
     paper_seed = profile_of(o, case).seed
     return summarized(root, case, runs, asked, paper_seed, baseline, o.verdicts.margin)
 
@@ -304,16 +307,21 @@ def summarized(
             margin=margin,
             asked=[cfg.identity() for cfg in asked],
         )
-    verdicts = (Verdict(m, baseline, f, "RMSE", ci) for m, f, ci in summary.verdicts)
+    verdicts = (
+        Verdict(v.method, v.baseline, v.field, "RMSE", v.ci, v.adjusted, v.line)
+        for v in summary.verdicts
+    )
+    baselines = [baseline] if isinstance(baseline, str) else list(baseline)
     return Comparison(
         root,
         case.name,
-        baseline,
+        baselines[0],
         tuple(runs),
         tuple(summary.rows),
         tuple(verdicts),
         summary.markdown,
         summary.files,
+        tuple(baselines),
     )
 
 

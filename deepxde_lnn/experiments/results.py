@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..analysis.stats import RatioCI
-from ..runs.names import lr_text
+from ..runs.names import lr_label
 
 __all__ = ["RunResult", "Verdict", "Comparison", "Sweep", "Ablation"]
 
@@ -39,7 +39,7 @@ class RunResult:
             for f, m in self.metrics.items()
         )
         return (
-            f"RunResult({self.method} seed {self.seed} lr {lr_text(self.lr)}: "
+            f"RunResult({self.method} seed {self.seed}{lr_label(self.lr)}: "
             f"{self.status}{'; ' + errors if errors else ''}; {str(self.out)!r})"
         )
 
@@ -47,22 +47,36 @@ class RunResult:
 @dataclass(frozen=True)
 class Verdict:
     """``method`` against ``baseline`` on ``field``: the geometric-mean ``metric``
-    ratio over seeds with its 95 % interval (``ci``) and what it says."""
+    ratio over seeds with its 95 % interval (``ci``) and what it says, as one of
+    a family: the verdicts against one baseline (``adjusted``: Holm's adjustment
+    over that family, the verdict that counts; ``text``: its line in
+    ``summary.md``)."""
 
     method: str
     baseline: str
     field: str
     metric: str
     ci: RatioCI
+    adjusted: str | None = None
+    text: str = ""
 
     @property
     def verdict(self) -> str:
-        """better, worse, equivalent within ×m, or undecided (:mod:`.stats`)."""
+        """better, worse, equivalent within ×m, or undecided: the family's
+        (Holm-adjusted) verdict, as ``summary.md`` states it."""
+        return self.ci.verdict if self.adjusted is None else self.adjusted
+
+    @property
+    def unadjusted(self) -> str:
+        """The verdict of this interval alone (:mod:`.stats`), before Holm's
+        adjustment over its family."""
         return self.ci.verdict
 
     def __str__(self) -> str:
-        verdict = self.ci.describe(self.method, self.baseline)
-        return f"{self.field} {self.metric}: {verdict}"
+        return (
+            self.text
+            or f"{self.field} {self.metric}: {self.ci.describe(self.method, self.baseline)}"
+        )
 
     def __repr__(self) -> str:
         return f"Verdict({self})"
@@ -84,20 +98,26 @@ class Comparison:
     verdicts: tuple[Verdict, ...]
     markdown: str = field(default="", repr=False)  # summary.md
     files: tuple[Path, ...] = field(default=(), repr=False)
+    baselines: tuple[str, ...] = ()  # every baseline judged against (first: baseline)
 
     def __repr__(self) -> str:
+        """The verdicts first (as ``summary.md`` states them), then each
+        method's mean ± std of RMSE per field."""
         methods = list(dict.fromkeys(r["method"] for r in self.summary))
         lines = [
             f"Comparison({self.case!r}, {', '.join(methods)} over "
-            f"{len(self.runs)} runs, baseline {self.baseline!r}, out={str(self.out)!r})"
+            f"{len(self.runs)} runs, baseline "
+            f"{', '.join(map(repr, self.baselines or (self.baseline,)))}, "
+            f"out={str(self.out)!r})"
         ]
+        lines += [f"  {v}" for v in self.verdicts]
         for r in self.summary:
-            if r["metric"] in ("relL2", "RMSE"):
+            if r["metric"] == "RMSE":
                 lines.append(
-                    f"  {r['method']:<12} {r['field']:<8} {r['metric']:<6} "
+                    f"  {r['method']:<12} {r['field']:<8} RMSE "
                     f"{r['mean']:.3e} ± {r['std']:.1e}  (n={r['n']})"
                 )
-        return "\n".join(lines + [f"  {v}" for v in self.verdicts])
+        return "\n".join(lines)
 
 
 @dataclass(frozen=True, eq=False)

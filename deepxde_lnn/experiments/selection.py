@@ -58,13 +58,26 @@ def _spelling(method) -> str:
         return method
 
 
-def baseline_of(baseline: str | None, problem: Problem, methods: list[str]) -> str:
+def baseline_of(baseline, problem: Problem, methods: list[str]) -> str | list[str]:
     """The method every other one is judged against: ``pinn`` for a case, the
-    first network for plain DeepXDE, unless given (then one of ``methods``)."""
+    first network for plain DeepXDE, unless given (one of ``methods``; several,
+    as a list or comma-separated text: each one's verdicts are a family, the first
+    decides ``until_decided``)."""
     if baseline is None:
         return methods[0] if isinstance(problem, _GIVEN_NETS) else BASELINE
-    check_choice(baseline, "baseline", methods)
-    return baseline
+    if isinstance(baseline, str) and "," in baseline:
+        baseline = baseline.split(",")
+    if isinstance(baseline, str):
+        check_choice(baseline, "baseline", methods)
+        return baseline
+    if not isinstance(baseline, Sequence) or not baseline:
+        raise ValueError(
+            f"baseline must be a method or a list of methods; got {baseline!r}"
+        )
+    for b in baseline:
+        check_choice(b, "baseline", methods)
+    found = unique(list(baseline), "baseline")
+    return found[0] if len(found) == 1 else found
 
 
 def seeds_of(seeds, profile, n: int | None = None) -> list[int]:

@@ -93,6 +93,12 @@ def lr_text(lr: float | None) -> str:
     return short if float(short) == lr else repr(float(lr))
 
 
+def lr_label(lr: float | None) -> str:
+    """`` lr 0.001`` after a run's method and seed in a message; nothing for a
+    run trained by the user's function (its lr is the function's)."""
+    return "" if lr is None else f" lr {lr_text(lr)}"
+
+
 def lr_name(lr: float) -> str:
     return f"lr-{lr_text(lr)}"
 

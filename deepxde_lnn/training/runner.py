@@ -34,7 +34,7 @@ from ..config import RunConfig, stackable_protocol
 from ..problems.problem import Problem
 from ..problems.scripted import ScriptedProblem
 from ..runs.folder import RunFolder
-from ..runs.names import lr_text
+from ..runs.names import lr_label
 from . import phases
 from .artifacts import write_loss, write_run
 from .controller import Controller, Progress, Signals
@@ -229,7 +229,7 @@ def _train_folders(
 def _label(job: Job) -> str:
     seeds = ",".join(str(r.cfg.seed) for r in job.runs)
     word = "seed" if len(job.runs) == 1 else "seeds"
-    return f"{job.cfg.case} {job.cfg.method} {word} {seeds} lr {lr_text(job.cfg.lr)}"
+    return f"{job.cfg.case} {job.cfg.method} {word} {seeds}{lr_label(job.cfg.lr)}"
 
 
 def _finish(job: Job, ctl: Controller, on_done: OnDone | None) -> list[Outcome]:
