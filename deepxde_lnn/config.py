@@ -122,18 +122,28 @@ def _name(value, name):
 
 def _check_decay(value, name) -> tuple:
     """``(name, *numbers)``, DeepXDE's format (e.g. ``("inverse time", 1000,
-    0.5)``)."""
+    0.5)``), or the command line's text of it (``"inverse time,1000,0.5"``)."""
+    if isinstance(value, str):
+        value = _parse_decay(value, name)
     ok = isinstance(value, (tuple, list)) and value and isinstance(value[0], str)
     if not ok or not all(is_number(v) for v in value[1:]):
-        raise ValueError(f"{name} must be (name, numbers...) or None; got {value!r}")
+        raise ValueError(
+            f"{name} must be DeepXDE's (name, numbers...), e.g. ('inverse time', "
+            f"1000, 0.5), or None; got {value!r}"
+        )
     return tuple(value)
 
 
 def _check_weights(value, name) -> tuple:
-    """One finite number >= 0 per loss term, as DeepXDE's ``loss_weights``."""
+    """One finite number >= 0 per loss term, as DeepXDE's ``loss_weights`` (or
+    the command line's text of them, ``"1,10,10"``)."""
+    if isinstance(value, str):
+        value = _parse_weights(value, name)
     ok = isinstance(value, (tuple, list)) and len(value) > 0
     if not ok:
-        raise ValueError(f"{name} must be a list of numbers >= 0; got {value!r}")
+        raise ValueError(
+            f"{name} must be a list of numbers >= 0, e.g. [1, 10, 10]; got {value!r}"
+        )
     return tuple(check_number(v, name, 0) for v in value)
 
 
@@ -218,8 +228,9 @@ class Training:
     )
     decay: tuple | None = option(
         None,
-        "Adam's learning-rate schedule in DeepXDE's format, e.g. 'inverse "
-        "time,1000,0.5' (default: the profile's)",
+        "Adam's learning-rate schedule in DeepXDE's format: ('inverse time', "
+        "1000, 0.5) in Python, 'inverse time,1000,0.5' on the command line "
+        "(default: the profile's)",
         check=_check_decay,
         parse=_parsed(_parse_decay, "decay"),
         omit=None,
@@ -227,8 +238,8 @@ class Training:
     )
     loss_weights: tuple | None = option(
         None,
-        "one weight per loss term, as DeepXDE's Model.compile takes them, e.g. "
-        "'1,10,10' (default: none)",
+        "one weight per loss term, as DeepXDE's Model.compile takes them: "
+        "[1, 10, 10] in Python, '1,10,10' on the command line (default: none)",
         check=_check_weights,
         parse=_parsed(_parse_weights, "loss_weights"),
         omit=None,

@@ -56,12 +56,21 @@ def test_a_flag_reaches_the_api_keyword_with_its_value():
     assert o.training.decay == ("inverse time", 100.0, 0.5)
 
 
+def test_the_documented_text_forms_are_python_forms_too():
+    """``decay`` and ``loss_weights`` as the docs and the command line write
+    them are taken by the API as DeepXDE's tuples (issue 42, item 5)."""
+    t = Training(decay="inverse time,1000,0.5", loss_weights="1,10,10")
+    assert t.decay == ("inverse time", 1000.0, 0.5)
+    assert t.loss_weights == (1.0, 10.0, 10.0)
+    assert Training(decay=("inverse time", 1000, 0.5)).decay == t.decay
+
+
 @pytest.mark.parametrize(
     "cls, kwargs, message",
     [
         (Training, dict(lr=0), r"^lr must be a finite number > 0"),
         (Training, dict(iterations=2.5), r"^iterations must be an integer"),
-        (Training, dict(decay="exponential"), r"^decay must be \(name, numbers"),
+        (Training, dict(decay=5), r"^decay must be DeepXDE's \(name, numbers"),
         (Training, dict(compile_jets="yes"), r"^compile_jets must be True or False"),
         (Execution, dict(overwrite="False"), r"^overwrite must be True or False"),
         (Execution, dict(progress=1), r"^progress must be True or False"),

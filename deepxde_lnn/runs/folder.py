@@ -168,7 +168,7 @@ def check_ours(path: str | os.PathLike) -> None:
     shown = ", ".join(map(repr, names[:3])) + (", ..." if len(names) > 3 else "")
     raise FolderError(
         f"out: {path} holds files deepxde-lnn did not write ({shown}); choose an "
-        "empty folder or one of deepxde-lnn's result folders (--overwrite does not "
+        "empty folder or one of deepxde-lnn's result folders (overwrite does not "
         "change this)"
     )
 
@@ -327,7 +327,7 @@ class RunFolder:
             raise FolderError(
                 f"{self.metrics}: a finished run of another problem named "
                 f"{record['case']!r} ({_problem(have)}; asked {_problem(identity)}); "
-                "pass --overwrite to replace it or choose another folder"
+                "pass overwrite=True (--overwrite) to replace it or choose another folder"
             )
         if differ:
             detail = ", ".join(
@@ -335,7 +335,7 @@ class RunFolder:
             )
             raise FolderError(
                 f"{self.metrics}: a finished run of another configuration ({detail}); "
-                "pass --overwrite to replace it or choose another folder"
+                "pass overwrite=True (--overwrite) to replace it or choose another folder"
             )
         why = records.run_problem(self.path, record, pruned_ok=True)
         return None if why else record

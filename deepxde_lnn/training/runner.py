@@ -82,8 +82,9 @@ def run(
     """
     if resume and overwrite:
         raise ValueError(
-            "--overwrite and --resume contradict each other: --resume continues the "
-            "checkpoint in --out, --overwrite discards it; pass one of them"
+            "overwrite and resume (--overwrite, --resume) contradict each other: "
+            "resume continues the checkpoint in out, overwrite discards it; pass "
+            "one of them"
         )
     if isinstance(case, ScriptedProblem):  # the user's function trains it
         if resume or callbacks:
