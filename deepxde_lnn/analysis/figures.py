@@ -16,6 +16,7 @@ import numpy as np
 from ..runs import atomic as aio
 from ..runs.csvtext import read_cell
 from ..runs.errors import FolderError
+from ..runs.folder import VARIABLES
 from ..runs.records import (
     MAX_ARTIFACT_BYTES,
     check,
@@ -29,6 +30,8 @@ __all__ = [
     "image",
     "load_fields",
     "load_loss",
+    "load_variables",
+    "load_table",
     "figure_names",
     "run_figures",
     "missing_figures",
@@ -102,7 +105,19 @@ def _fields_problem(f: dict) -> str | None:
 
 def load_loss(run: Path) -> tuple[list[str], np.ndarray]:
     """``loss.csv`` of a run folder: its header and its rows (as many columns)."""
-    path = run / "loss.csv"
+    return load_table(run / "loss.csv")
+
+
+def load_variables(run: Path) -> tuple[list[str], np.ndarray] | None:
+    """``variables.csv`` of a run folder (step, then each unknown), or None
+    where the run has none."""
+    path = run / VARIABLES
+    return load_table(path) if path.is_file() else None
+
+
+def load_table(path: Path) -> tuple[list[str], np.ndarray]:
+    """A CSV table of numbers a run wrote (a header of names, then rows, at least
+    step and one column): its names and rows; ``FolderError`` naming it."""
     data = read_bytes(path, MAX_ARTIFACT_BYTES)
     try:
         text = data.decode("utf-8")
@@ -219,11 +234,13 @@ def error_panel(ax, fig, f: dict, error: np.ndarray, norm) -> None:
     x = x.reshape(len(x), -1)
     if x.shape[1] == 1:  # a line; over repeated points (many functions) the mean
         at, where = np.unique(x[:, 0], return_inverse=True)
-        mean = np.bincount(where, shown) / np.bincount(where)
-        ax.semilogy(at, mean, lw=1)
+        counts = np.bincount(where)
+        ax.semilogy(at, np.bincount(where, shown) / counts, lw=1)
         ax.set_xlabel(names[0] if names else "x")
-        if len(at) < len(shown):
-            ax.set_ylabel(f"mean over {len(shown) // len(at)} functions", fontsize=8)
+        if counts.min() > 1 and counts.min() == counts.max():  # as many per point
+            ax.set_ylabel(f"mean over {counts[0]} functions", fontsize=8)
+        elif counts.max() > 1:
+            ax.set_ylabel("mean where a point repeats", fontsize=8)
         return
     keep = _slice(x)
     sc = ax.scatter(x[keep, 0], x[keep, 1], c=shown[keep], s=6, cmap="magma", norm=norm)

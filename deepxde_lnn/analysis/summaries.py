@@ -30,8 +30,9 @@ from ..runs.csvtext import formula_safe
 from ..runs.errors import FolderError
 from ..runs.folder import record_decay
 from ..runs.names import lr_text
-from ..runs.records import escape, is_pruned, load_runs, metric_sets
-from .figures import error_panel, load_fields, load_loss, plt_module
+from ..runs.records import escape, load_runs, metric_sets
+from .figures import plt_module
+from .overview import error_norm, summary_figure
 from .sequential import looks_of
 from .stats import LEVEL, MARGIN, RatioCI, holm
 from .table import (
@@ -55,6 +56,8 @@ __all__ = [
     "sweep_table",
     "verdict_lines",
     "verdict_rule",
+    "summary_figure",
+    "error_norm",
 ]
 
 
@@ -516,65 +519,6 @@ def _summary_figure(root: Path, runs, methods) -> Path | None:
     path = aio.save_figure(root / "summary.png", fig, dpi=110)
     plt.close(fig)
     return path
-
-
-def error_norm(errors: list[np.ndarray], decades: float = 6.0):
-    """One logarithmic colour scale for several |error| maps, so that a map ten
-    times worse is one decade brighter: from the largest value over all maps down
-    to the 1st percentile of the positive ones (the few points where an error
-    changes sign do not stretch it), at most ``decades`` below the top."""
-    from matplotlib.colors import LogNorm
-
-    values = np.concatenate([np.ravel(e) for e in errors])
-    values = values[np.isfinite(values) & (values > 0)]
-    if not values.size:
-        return LogNorm(vmin=10**-decades, vmax=1.0)
-    top = float(values.max())
-    low = float(np.percentile(values, 1))
-    return LogNorm(vmin=max(low, top * 10**-decades), vmax=top)
-
-
-def summary_figure(runs, methods):
-    """The first seed's |error| map per method (mean over fields, on one shared
-    scale, :func:`error_norm`) and the loss histories over seeds; runs kept as
-    their record alone (pruned artifacts) are left out, and methods with none."""
-    plt = plt_module()
-    runs = [r for r in runs if not is_pruned(r["_dir"])]
-    methods = [m for m in methods if any(r["method"] == m for r in runs)]
-    if not methods:
-        return None
-    first = {
-        m: min((r for r in runs if r["method"] == m), key=lambda r: r["seed"])
-        for m in methods
-    }
-    fields = {m: load_fields(Path(first[m]["_dir"])) for m in methods}
-    # the mean over fields
-    errors = {m: f["abs_error"].mean(axis=1) for m, f in fields.items()}
-    norm = error_norm(list(errors.values()))
-    ncols = len(methods) + 1
-    fig, axs = plt.subplots(1, ncols, figsize=(4.2 * ncols, 3.6), squeeze=False)
-    axs = axs[0]
-    for ax, m in zip(axs, methods):
-        error_panel(ax, fig, fields[m], errors[m], norm)
-        ax.set_title(f"{m}: |error| (seed {first[m]['seed']})", fontsize=9)
-    ax = axs[-1]
-    for m in methods:
-        curves = [load_loss(Path(r["_dir"]))[1] for r in runs if r["method"] == m]
-        n = min(len(c) for c in curves)
-        total = np.array([c[:n, 1] for c in curves])
-        steps = curves[0][:n, 0]
-        line = ax.semilogy(
-            steps, np.exp(np.log(total).mean(0)), label=f"{m} (geo. mean)"
-        )[0]
-        ax.fill_between(
-            steps, total.min(0), total.max(0), alpha=0.2, color=line.get_color()
-        )
-    ax.set_xlabel("step")
-    ax.set_title("total loss, min–max over seeds", fontsize=9)
-    ax.legend(fontsize=8)
-    fig.suptitle(runs[0]["case"])
-    fig.tight_layout()
-    return fig
 
 
 def sweep_table(

@@ -120,7 +120,9 @@ class ScriptedProblem:
         if self.reference is None and not self.probe.solution:
             self.scoring = UNKNOWNS
         self.variables = self.variable_names(self.probe.variables)
-        self.fields = _names_for(given_fields, self._outputs(), "fields", "u")
+        self.fields = _names_for(given_fields, self.probe.outputs, "fields", "u")
+        if self.scoring == UNKNOWNS:  # what is scored: the unknowns themselves
+            self.fields = self.variables
         self.input_names = _names_for(
             given_inputs, self.probe.inputs, "inputs", "x", "the scoring inputs have"
         )
@@ -130,9 +132,6 @@ class ScriptedProblem:
 
     def __repr__(self) -> str:
         return f"ScriptedProblem({self.name!r}, nets={list(self.nets)})"
-
-    def _outputs(self) -> int:
-        return len(self.variables) if self.scoring == UNKNOWNS else self.probe.outputs
 
     # --- what the experiments read of a problem ----------------------------------
 

@@ -58,12 +58,16 @@ __all__ = [
     "mark",
     "claim",
     "RUN_FILES",
+    "VARIABLES",
+    "LOG",
     "record_decay",
 ]
 
 LOCK_NAME = ".lock"
 MARKER_NAME = ".deepxde-lnn"
 MARKER_FORMAT = "deepxde-lnn result folder/1"
+VARIABLES = "variables.csv"  # a run's unknowns at every logged step (train=)
+LOG = "train.log"  # what a user's training function printed (train=)
 # every file a run writes in its folder: the only ones --overwrite deletes
 RUN_FILES = (
     "metrics.json",
@@ -73,6 +77,8 @@ RUN_FILES = (
     "model.pt",
     "fields.png",
     "loss.png",
+    VARIABLES,
+    LOG,
 )
 _LEGACY_DEPTH = 3  # ROOT/lr-X/METHOD/seed-S/metrics.json (sweep, ablate)
 

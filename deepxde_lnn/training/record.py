@@ -76,7 +76,9 @@ def _protocol(job: Job, r: Run) -> dict:
     """How the run was trained, read off the objects that trained it."""
     adam = job.adam_text or adam_text(job.model.opt, job.profile.decay)
     out = {
-        "initialization": str(getattr(r.net, "kernel_initializer", "unknown")),
+        "initialization": str(
+            getattr(r.net, "kernel_initializer", "the network's own (nets=)")
+        ),
         "network": describe(r.net),
         "optimizer": adam + ", final iterate",
         "derivatives": job.data.describe_derivatives(job.net),
@@ -116,9 +118,20 @@ def describe(net) -> str:
     """``LNN([2, 64, 1], layout='standard', alpha_init=0.5, block_activation='tanh')``
     -style summary."""
     extra = net.extra_repr()
-    sizes = getattr(net, "layer_sizes", None)
+    sizes = getattr(net, "layer_sizes", None) or _linear_sizes(net)
     args = ", ".join(a for a in (str(sizes) if sizes else "", extra) if a)
     return f"{type(net).__name__}({args})"
+
+
+def _linear_sizes(net) -> list[int] | None:
+    """The layer sizes of a network of ``torch.nn.Linear`` layers in a row
+    (DeepXDE's FNN keeps them in ``linears``), or None."""
+    layers = getattr(net, "linears", None)
+    if not isinstance(layers, torch.nn.ModuleList) or not layers:
+        return None
+    if not all(isinstance(layer, torch.nn.Linear) for layer in layers):
+        return None
+    return [layers[0].in_features, *(layer.out_features for layer in layers)]
 
 
 def _extra_metrics(case: Problem, job: Job, r: Run, x, pred, exact) -> dict:

@@ -44,7 +44,7 @@ from ..problems.custom import term_names
 from ..problems.metrics import all_fields, field_metrics
 from ..problems.scripted import UNKNOWNS, ScriptedProblem, intercepted, working_in
 from ..runs import atomic
-from ..runs.folder import RunFolder
+from ..runs.folder import LOG, VARIABLES, RunFolder
 from ..runs.provenance import device_info, versions
 from .artifacts import write_loss
 from .controller import Signals
@@ -54,9 +54,7 @@ from .record import describe
 
 __all__ = ["run_scripted", "Recorder", "LOG", "FILES", "VARIABLES", "unknowns"]
 
-LOG = "train.log"  # what the user's function printed
 FILES = "files"  # the working directory of the user's function: its own files
-VARIABLES = "variables.csv"  # the unknowns at every logged step
 
 
 class Recorder(dde.callbacks.Callback):
