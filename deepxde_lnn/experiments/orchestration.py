@@ -186,6 +186,7 @@ def compare_runs(
     check_configs(o, case, methods, seeds)
     with claim(root):  # empty or ours, pinned: it gets summaries and budget.json
         asked, runs = train_runs(o, case, methods, seeds, root, budget)
+        _some_finished(runs)
         paper_seed = profile_of(o, case).seed
         return summarized(
             root, case, runs, asked, paper_seed, baseline, o.verdicts.margin
@@ -222,6 +223,15 @@ def train_runs(
         for seed in seeds
     ]  # all validated before anything runs
     return [cfg for cfg, _ in jobs], run_all(jobs, o, case)
+
+
+def _some_finished(runs: list[RunResult]) -> None:
+    """``TrainingDiverged`` naming every run when none finished (nothing to
+    summarise)."""
+    if runs and all(r.record is None for r in runs):
+        said = "; ".join(f"{r.method} seed {r.seed}: {r.message}" for r in runs[:4])
+        more = f"; and {len(runs) - 4} more" if len(runs) > 4 else ""
+        raise TrainingDiverged(f"no run finished ({said}{more})")
 
 
 MAX_SEEDS = 15  # until_decided's default max_seeds

@@ -134,7 +134,9 @@ def _csv_text(rows: Sequence[dict]) -> str:
                 (
                     ""
                     if r[c] is None
-                    else repr(r[c]) if isinstance(r[c], float) else formula_safe(r[c])
+                    else repr(r[c])
+                    if isinstance(r[c], float)
+                    else formula_safe(r[c])
                 )
                 for c in CSV_COLUMNS
             ]

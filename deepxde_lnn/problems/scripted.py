@@ -25,9 +25,10 @@ are the function's; a run records what it did (steps, optimizer, time).
 
 Everything that can be known before training is checked when the problem is made,
 by a dry call (:func:`probe`): for every network, ``train(net)`` runs up to its
-first ``model.train`` call, which is stopped before any step. Its model tells the
-network's outputs per point, whether the test data has a solution, the scoring
-inputs, the reference's shape and the unknowns; a problem there is one
+first ``model.train`` call, which is stopped before any step; the training losses
+of one batch are evaluated as a step would. Its model tells the network's
+outputs per point, whether the test data has a solution, the scoring inputs, the
+reference's shape and the unknowns; a problem there is one
 ``ValueError`` naming ``train``, ``nets``, ``reference``, ``true_values``,
 ``fields`` or ``inputs``, before anything trains. The dry call runs in a
 temporary folder (what the function writes there is discarded), with the random
@@ -424,6 +425,12 @@ def _probed(problem: ScriptedProblem, key: str, model) -> Probe:
     points = x[-1] if isinstance(x, (tuple, list)) else x
     inputs = np.shape(points)[1] if np.ndim(points) == 2 else None
     _check_reference_fits(problem, model, x, pred, where)
+    if solution is not None and problem.reference is None:
+        if np.size(solution) != pred.size:
+            raise ValueError(
+                f"nets[{key!r}]: the network gives {pred.size} values on the test "
+                f"points, the test data's solution {np.size(solution)}"
+            )
     unknowns = sum(int(v.numel()) for v in model.external_trainable_variables)
     if solution is None and problem.reference is None and not problem.true_values:
         raise ValueError(
@@ -437,7 +444,44 @@ def _probed(problem: ScriptedProblem, key: str, model) -> Probe:
             f"{unknowns} unknowns (the entries of its external trainable variables, "
             f"in DeepXDE's order; compile(..., external_trainable_variables=...))"
         )
+    _first_losses(model, where)
     return Probe(outputs, inputs, solution is not None, unknowns)
+
+
+def _first_losses(model, where: str) -> None:
+    """The training losses of the model's first batch, evaluated once as a
+    training step does (no step taken): what would fail in the first step
+    (dtypes, residuals, conditions) fails here."""
+    try:
+        inputs, targets, *aux = model.data.train_next_batch(model.batch_size)
+        _, losses = model.outputs_losses_train(inputs, targets, aux[0] if aux else None)
+        values = [float(v) for v in torch.as_tensor(losses).detach().reshape(-1)]
+    except Exception as err:
+        hint = (
+            " (NumPy arrays are float64: build the data in DeepXDE's float type, "
+            "e.g. x.astype(dde.config.real(np)), or set "
+            "dde.config.set_default_float('float64') at the top of your script)"
+            if "dtype" in str(err)
+            else ""
+        )
+        raise ValueError(
+            f"train: the first training step of the model built with {where} "
+            f"fails ({type(err).__name__}: {err}){hint}"
+        ) from err
+    finally:
+        dde.grad.clear()
+    n = len(values)
+    bad = [
+        f"term {i + 1} of {n} is {v}"
+        for i, v in enumerate(values)
+        if not np.isfinite(v)
+    ]
+    if bad:
+        raise ValueError(
+            f"train: the first training losses of the model built with {where} "
+            f"are not finite ({', '.join(bad)}; a condition whose filter selects "
+            "no point gives nan)"
+        )
 
 
 def _check_reference_fits(problem, model, x, pred, where: str) -> None:

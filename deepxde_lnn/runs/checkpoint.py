@@ -229,9 +229,11 @@ _SETTINGS = {
     "lr": (_positive, "a finite number > 0"),
     "initial_lr": (_positive, "a finite number > 0"),
     "betas": (
-        lambda v: isinstance(v, (tuple, list))
-        and len(v) == 2
-        and all(_at_least_0(b) and b < 1 for b in v),
+        lambda v: (
+            isinstance(v, (tuple, list))
+            and len(v) == 2
+            and all(_at_least_0(b) and b < 1 for b in v)
+        ),
         "two numbers in [0, 1)",
     ),
     "eps": (_positive, "a finite number > 0"),

@@ -307,11 +307,13 @@ _TYPES = {
     "grid_points": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
     "stacked_runs": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
     "decay": (
-        lambda v: v is None
-        or isinstance(v, list)
-        and bool(v)
-        and _name(v[0])
-        and all(map(is_number, v[1:])),
+        lambda v: (
+            v is None
+            or isinstance(v, list)
+            and bool(v)
+            and _name(v[0])
+            and all(map(is_number, v[1:]))
+        ),
         "null or a list [name, numbers...]",
     ),
     "device": (_name, "a device name"),
@@ -321,9 +323,9 @@ _TYPES = {
         "an object of strings",
     ),
     "final_loss": (
-        lambda v: isinstance(v, dict)
-        and "total" in v
-        and all(map(is_number, v.values())),
+        lambda v: (
+            isinstance(v, dict) and "total" in v and all(map(is_number, v.values()))
+        ),
         "an object of finite numbers with the total",
     ),
 }

@@ -29,6 +29,7 @@ script that calls it first: the same seed gives the same loss history.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import time
@@ -163,7 +164,19 @@ def run_scripted(
     return outcome
 
 
+@functools.cache
+def warm_up() -> None:
+    """What a process pays once, on its first optimizer step (PyTorch imports
+    its compiler stack, ~2 s), paid before a run is timed: else the first run in
+    each worker process looks seconds slower than the others."""
+    weight = torch.zeros(1, requires_grad=True)
+    opt = torch.optim.Adam([weight])
+    weight.sum().backward()
+    opt.step()
+
+
 def _train(cfg: RunConfig, folder: RunFolder, case: ScriptedProblem, signals):
+    warm_up()
     quiet_float(cfg.dtype)
     dde.config.set_random_seed(cfg.seed)
     net = case.build_net(cfg.method)
@@ -189,13 +202,18 @@ def _train(cfg: RunConfig, folder: RunFolder, case: ScriptedProblem, signals):
         write_loss(folder.path / "loss.csv", table, names)
         msg = f"non-finite loss at step {int(table[-1, 0])}; stopped"
         return Outcome(cfg, folder.path, "diverged", message=msg)
-    x, exact, pred = _scored(model, case, cfg.score)
+    x, exact, pred, functions = _scored(model, case, cfg.score)
     fields = case.fields
     exact, pred = exact.reshape(-1, len(fields)), pred.reshape(-1, len(fields))
     x = _rows(x, len(exact))
     record = _record(cfg, case, model, net, seconds, table, names, exact, recipe)
     record["fields"] = list(fields)
     record["metrics"] = all_fields(pred, exact, fields)
+    functions = None if functions is None else _functions(functions, len(exact))
+    if functions is not None and functions.max() > 0:  # several functions
+        record["relL2_mean_per_function"] = per_function_relL2(
+            exact, pred, functions, fields
+        )
     record.update(_variables(case, model))
     _write(folder, case, model, table, names, trace, record, x, exact, pred, fields)
     return Outcome(cfg, folder.path, "done", record)
@@ -226,13 +244,14 @@ def _loss_table(model) -> tuple[np.ndarray, list[str]]:
 
 
 def _scored(model, case: ScriptedProblem, score: str):
-    """``(x, exact, pred)``: the scoring inputs (as stored: the trunk points for
-    DeepONet's tuple), the reference and the prediction, float64. Judged on the
+    """``(x, exact, pred, operator)``: the scoring inputs (as stored: the trunk
+    points for DeepONet's tuple), the reference and the prediction, float64, and
+    DeepONet's ``(branch, trunk)`` inputs (else None). Judged on the
     unknowns alone (:data:`UNKNOWNS`): one "point" of no inputs, the true values
     and the learned ones."""
     if case.scoring == UNKNOWNS:
         learned, true = unknowns(model), case.true_values
-        return np.zeros((1, 0)), np.array([true]), np.array([learned])
+        return np.zeros((1, 0)), np.array([true]), np.array([learned]), None
     if isinstance(case.reference, tuple):
         x, exact = case.reference
     else:
@@ -251,7 +270,35 @@ def _scored(model, case: ScriptedProblem, score: str):
             f"inputs, the reference {exact.size}"
         )
     points = x[-1] if isinstance(x, (tuple, list)) else x
-    return np.asarray(points, dtype=np.float64), exact, pred
+    operator = x if isinstance(x, (tuple, list)) else None
+    return np.asarray(points, dtype=np.float64), exact, pred, operator
+
+
+def _functions(x, rows: int) -> np.ndarray | None:
+    """For DeepONet's ``(branch, trunk)`` inputs, the function of each scored row
+    (cartesian: function-major; aligned: rows of one branch input), else None."""
+    if not isinstance(x, (tuple, list)):
+        return None
+    branch, trunk = np.asarray(x[0]), np.asarray(x[-1])
+    if len(branch) * len(trunk) == rows and len(branch) != rows:
+        return np.repeat(np.arange(len(branch)), len(trunk))
+    if len(branch) == rows:
+        flat = branch.reshape(rows, -1)
+        return np.unique(flat, axis=0, return_inverse=True)[1].ravel()
+    return None
+
+
+def per_function_relL2(exact, pred, functions, fields) -> dict[str, float]:
+    """DeepXDE's operator metric: the mean over functions of each one's relL2
+    (the summary's relL2 is over all values of all functions together)."""
+    out = {}
+    for i, name in enumerate(fields):
+        e, u = pred[:, i] - exact[:, i], exact[:, i]
+        num = np.bincount(functions, e * e)
+        den = np.bincount(functions, u * u)
+        ok = den > 0
+        out[name] = float(np.mean(np.sqrt(num[ok] / den[ok]))) if ok.any() else None
+    return out
 
 
 def _rows(x: np.ndarray, rows: int) -> np.ndarray:
