@@ -29,6 +29,7 @@ dde.config.set_default_float("float64")
 
 ITERATIONS = 3000
 POINTS, TEST = 64, 200
+CHECKPOINT_EVERY = 500
 
 
 class TwoHeads(dde.nn.NN):
@@ -70,7 +71,7 @@ def train(net):
     model = dde.Model(data, net)
     model.compile("adam", lr=1e-3)
     keep = dde.callbacks.ModelCheckpoint(
-        "ckpt/model", save_better_only=True, period=500
+        "ckpt/model", save_better_only=True, period=CHECKPOINT_EVERY
     )
     model.train(iterations=ITERATIONS, display_every=500, callbacks=[keep], verbose=0)
     return model
