@@ -108,9 +108,13 @@ def test_every_backend_is_tested():
 @pytest.mark.parametrize(
     "backend, cluster", [(b, c) for b in CLUSTERS for c in CLUSTERS[b]]
 )
-def test_pool_equals_sequential_runs(backend, cluster, reference, tmp_path):
+def test_pool_equals_sequential_runs(
+    backend, cluster, reference, tmp_path, monkeypatch
+):
     with CLUSTERS[backend][cluster](tmp_path) as address:
         check_backend(backend, address)  # what the command checks first
+        if address:  # this machine's cores are not the workers'
+            monkeypatch.setattr(os, "cpu_count", lambda: 16)
         outcomes = run_jobs(
             _jobs(tmp_path),
             workers=2,
@@ -119,6 +123,8 @@ def test_pool_equals_sequential_runs(backend, cluster, reference, tmp_path):
             case=tiny_case(),
         )
     assert _metrics(outcomes) == reference
+    threads = max(1, os.cpu_count() // 2) if address is None else 1  # Dask's
+    assert [o.record["threads"] for o in outcomes] == [threads, threads]
     for _, out in _jobs(tmp_path):
         assert (out / "metrics.json").exists() and (out / "fields.png").exists()
 

@@ -6,10 +6,11 @@ folders afterwards. Each finished run's figures are drawn where it trained
 (:func:`deepxde_lnn.analysis.figures.draw_missing`). The local default is joblib's
 ``loky`` process pool (one worker runs in this process). ``backend="dask"`` sends
 the same jobs to a Dask cluster, the one whose scheduler is at ``address`` or else a
-``LocalCluster`` (``pip install deepxde-lnn[cluster]``), with ``cores // workers``
-torch threads per worker. The backends are :data:`deepxde_lnn.config.BACKENDS`
-(why not Ray: docs/running.md). Finished runs are reused and interrupted ones
-resumed by the runner itself, so a job can be repeated or moved freely.
+``LocalCluster`` (``pip install deepxde-lnn[cluster]``). Local workers get
+``cores // workers`` torch threads each; a cluster's workers keep their own. The
+backends are :data:`deepxde_lnn.config.BACKENDS` (why not Ray: docs/running.md).
+Finished runs are reused and interrupted ones resumed by the runner itself, so a
+job can be repeated or moved freely.
 """
 
 from __future__ import annotations
@@ -131,7 +132,9 @@ def iter_jobs(
     if backend == "loky" and (workers == 1 or len(units) <= 1):
         yield from _serial(units, overwrite, progress, case)
         return
-    threads = max(1, (os.cpu_count() or 1) // workers)
+    # local workers share this machine's cores; a cluster's keep their own threads
+    # (Dask's: one per worker process), whatever the cores of this machine
+    threads = max(1, (os.cpu_count() or 1) // workers) if address is None else None
     from joblib import Parallel, delayed
 
     lines = _lines if progress else None
