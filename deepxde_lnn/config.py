@@ -44,15 +44,24 @@ __all__ = [
     "OPTION_CLASSES",
     "Options",
     "DTYPES",
+    "BACKENDS",
+    "WITHDRAWN",
     "MARGIN",
     "TIME_CAP",
     "option_fields",
     "split_options",
     "stackable_protocol",
     "check_weights_fit",
+    "check_backend_name",
 ]
 
-BACKENDS = ("loky", "dask", "ray")
+BACKENDS = ("loky", "dask")  # joblib backends of many runs (experiments.jobs)
+# why a backend offered before is refused: its error says it (docs/running.md too)
+WITHDRAWN = {
+    "ray": "joblib's Ray backend cannot hand back each run as it finishes (joblib "
+    "refuses return_as='generator' for it); use 'dask' for a cluster "
+    "(docs/running.md#why-not-ray)"
+}
 STACK = ("auto", "on", "off")
 SCORES = ("final", "best")
 MARGIN = 2.0  # the default equivalence margin: ratios within [1/2, 2]
@@ -100,6 +109,15 @@ def _choice(choices):
         return value
 
     return check
+
+
+def check_backend_name(value, name: str = "backend") -> str:
+    """``value`` if it is one of :data:`BACKENDS`, else a ValueError naming
+    ``name`` (and why, for a :data:`WITHDRAWN` one)."""
+    if isinstance(value, str) and value in WITHDRAWN:
+        raise ValueError(f"{name}: {value!r} is no longer offered: {WITHDRAWN[value]}")
+    check_choice(value, name, BACKENDS)
+    return value
 
 
 def _bool(value, name):
@@ -294,13 +312,16 @@ class Execution:
     )
     backend: str = option(
         "loky",
-        "joblib backend: local processes (loky, default), a Dask or a Ray cluster",
-        check=_choice(BACKENDS),
-        parse=str,
+        "joblib backend: local processes (loky, default) or a Dask cluster (dask)",
+        check=check_backend_name,
+        parse=_parsed(check_backend_name, "backend"),
         choices=BACKENDS,
     )
     address: str | None = option(
-        None, "Dask scheduler / Ray cluster address", check=_name, parse=str
+        None,
+        "the Dask scheduler's address (tcp://HOST:PORT; default: a local cluster)",
+        check=_name,
+        parse=str,
     )
     stack: str = option(
         "auto",

@@ -118,11 +118,10 @@ def add_options(p: argparse.ArgumentParser, *classes, only=None, exclude=()) -> 
         elif meta["parse"] is None:
             p.add_argument(flag, dest=name, action="store_true", help=text)
         else:
-            kind = None if meta["choices"] else _typed(meta["parse"])
             p.add_argument(
                 flag,
                 dest=name,
-                type=kind,
+                type=_typed(meta["parse"]),  # before the choices: its own error
                 choices=meta["choices"],
                 help=text,
                 default=f.default,

@@ -211,7 +211,21 @@ def test_unreachable_dask_scheduler_is_one_error_before_anything(
     _one_error(io, "address:", "tcp://127.0.0.1:1")
     code, io = _cli(["compare", "laplace", "--address", "tcp://h:1"], capsys)
     assert code == 2
-    _one_error(io, "address: only --backend dask or ray")
+    _one_error(io, "address: only --backend dask uses an address")
+
+
+def test_ray_is_refused_saying_why_and_what_instead(tmp_path, capsys):
+    # joblib's Ray backend cannot hand back runs as they finish (issue 43)
+    out = tmp_path / "o"
+    argv = ["compare", "laplace", "--backend", "ray", "--iterations", "2"]
+    code, io = _cli([*argv, "--out", str(out)], capsys)
+    assert code == 2 and not out.exists()
+    said = _one_error(io, "--backend", "'ray'", "return_as='generator'", "'dask'")
+    with pytest.raises(ValueError) as refused:
+        api.compare("laplace", backend="ray", iterations=2, out=out)
+    assert str(refused.value) in said and not out.exists()
+    with pytest.raises(ValueError, match="'ray' is no longer offered"):
+        jobs.run_jobs([], backend="ray", case=tiny_case())
 
 
 @pytest.mark.slow  # trains for seconds

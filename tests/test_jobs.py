@@ -1,6 +1,8 @@
-"""Independent runs spread by joblib: the local pool and a Dask cluster give the
-same results as running in this process; a killed worker leaves a checkpoint."""
+"""Independent runs spread by joblib: every backend, on a cluster of its engine
+that the test starts, gives the same results as running in this process; a
+killed worker leaves a checkpoint."""
 
+import contextlib
 import json
 import os
 import signal
@@ -11,8 +13,8 @@ import time
 import pytest
 from helpers import tiny_case
 
-from deepxde_lnn.config import RunConfig
-from deepxde_lnn.experiments.jobs import run_jobs
+from deepxde_lnn.config import BACKENDS, RunConfig
+from deepxde_lnn.experiments.jobs import check_backend, run_jobs
 from deepxde_lnn.training.runner import run
 
 pytestmark = pytest.mark.slow  # worker pools, and the command in a process
@@ -34,10 +36,95 @@ def reference(tmp_path_factory):
     return [run(c, out, case=case)["metrics"] for c, out in _jobs(root)]
 
 
-@pytest.mark.parametrize("backend", ["loky", "dask"])
-def test_pool_equals_sequential_runs(backend, reference, tmp_path):
-    outcomes = run_jobs(_jobs(tmp_path), workers=2, backend=backend, case=tiny_case())
+@contextlib.contextmanager
+def _started_by_jobs(tmp_path):
+    """No address: the jobs start their own (loky's pool, Dask's LocalCluster)."""
+    yield None
+
+
+@contextlib.contextmanager
+def _dask_commands(tmp_path):
+    """`dask scheduler` and `dask worker` (two processes) started as commands, as
+    a batch job's script does (docs/usage.md); yields the scheduler's address."""
+    from dask.distributed import Client
+
+    file = tmp_path / "scheduler.json"
+    common = ["--scheduler-file", str(file), "--no-dashboard"]
+    procs = []
+    try:
+        procs.append(
+            _dask(tmp_path, "scheduler", "--host", "127.0.0.1", "--port", "0", *common)
+        )
+        address = _address_in(file, procs[0])
+        procs.append(
+            _dask(tmp_path, "worker", "--nworkers", "2", "--nthreads", "1", *common)
+        )
+        with Client(address, timeout=30) as client:
+            client.wait_for_workers(2, timeout=120)
+        yield address
+    finally:
+        for proc in reversed(procs):  # the worker first: it closes its processes
+            proc.terminate()
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _dask(tmp_path, command, *args):
+    """``dask COMMAND ARGS`` of this interpreter, its output in ``COMMAND.log``."""
+    with (tmp_path / f"{command}.log").open("w") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "dask", command, *args],
+            env={**os.environ, "MPLBACKEND": "Agg"},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def _address_in(file, scheduler, seconds=60):
+    """The address in the scheduler's file, once it has written it."""
+    deadline = time.time() + seconds
+    while True:
+        with contextlib.suppress(OSError, ValueError):
+            return json.loads(file.read_text())["address"]
+        assert scheduler.poll() is None and time.time() < deadline
+        time.sleep(0.2)
+
+
+# each backend the command line offers, with the clusters of its engine that the
+# tests start: a backend added without one fails test_every_backend_is_tested
+CLUSTERS = {
+    "loky": {"local pool": _started_by_jobs},
+    "dask": {"LocalCluster": _started_by_jobs, "commands": _dask_commands},
+}
+
+
+def test_every_backend_is_tested():
+    assert sorted(CLUSTERS) == sorted(BACKENDS)
+
+
+@pytest.mark.parametrize(
+    "backend, cluster", [(b, c) for b in CLUSTERS for c in CLUSTERS[b]]
+)
+def test_pool_equals_sequential_runs(
+    backend, cluster, reference, tmp_path, monkeypatch
+):
+    with CLUSTERS[backend][cluster](tmp_path) as address:
+        check_backend(backend, address)  # what the command checks first
+        if address:  # this machine's cores are not the workers'
+            monkeypatch.setattr(os, "cpu_count", lambda: 16)
+        outcomes = run_jobs(
+            _jobs(tmp_path),
+            workers=2,
+            backend=backend,
+            address=address,
+            case=tiny_case(),
+        )
     assert _metrics(outcomes) == reference
+    threads = max(1, os.cpu_count() // 2) if address is None else 1  # Dask's
+    assert [o.record["threads"] for o in outcomes] == [threads, threads]
     for _, out in _jobs(tmp_path):
         assert (out / "metrics.json").exists() and (out / "fields.png").exists()
 

@@ -1,15 +1,16 @@
-"""Many independent runs at once, spread by joblib (and Dask or Ray through it).
+"""Many independent runs at once, spread by joblib (and Dask through it).
 
 Each job is one :class:`~deepxde_lnn.training.runner.RunConfig` of one problem and
 its folder; jobs share nothing but the file system, and results are merged from
 folders afterwards. Each finished run's figures are drawn where it trained
-(:func:`deepxde_lnn.analysis.figures.draw_missing`). The
-local default is joblib's ``loky`` process pool with ``cores // workers`` torch
-threads per worker (one worker runs in this process). ``backend="dask"`` sends the
-same jobs to a Dask cluster (``address`` of its scheduler, or a ``LocalCluster``),
-``backend="ray"`` to Ray (``ray.util.joblib``); both come with
-``pip install deepxde-lnn[cluster]``. Finished runs are reused and interrupted ones
-resumed by the runner itself, so a job can be repeated or moved freely.
+(:func:`deepxde_lnn.analysis.figures.draw_missing`). The local default is joblib's
+``loky`` process pool (one worker runs in this process). ``backend="dask"`` sends
+the same jobs to a Dask cluster, the one whose scheduler is at ``address`` or else a
+``LocalCluster`` (``pip install deepxde-lnn[cluster]``). Local workers get
+``cores // workers`` torch threads each; a cluster's workers keep their own. The
+backends are :data:`deepxde_lnn.config.BACKENDS` (why not Ray: docs/running.md).
+Finished runs are reused and interrupted ones resumed by the runner itself, so a
+job can be repeated or moved freely.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import torch
 from .._backend import quiet_deepxde
 from ..analysis.figures import draw_missing
 from ..checks import check_int
-from ..config import RunConfig, stackable_protocol
+from ..config import BACKENDS, RunConfig, check_backend_name, stackable_protocol
 from ..problems.problem import Problem
 from ..runs.folder import RunFolder
 from ..runs.names import lr_label
@@ -51,7 +52,6 @@ __all__ = [
     "check_backend",
 ]
 
-BACKENDS = ("loky", "dask", "ray")
 CONNECT_SECONDS = 5  # how long a cluster's scheduler may take to answer at start
 
 
@@ -125,14 +125,16 @@ def iter_jobs(
     report in lines). ``case`` travels to worker processes pickled (a registered
     case as its name).
     """
-    _check_name(backend)
+    check_backend_name(backend)
     jobs = [(cfg.resolved(case), Path(out)) for cfg, out in jobs]  # all checked
     units = _units(jobs, stack, case)
     workers = capped_workers(workers, len(units), backend)
     if backend == "loky" and (workers == 1 or len(units) <= 1):
         yield from _serial(units, overwrite, progress, case)
         return
-    threads = max(1, (os.cpu_count() or 1) // workers)
+    # local workers share this machine's cores; a cluster's keep their own threads
+    # (Dask's: one per worker process), whatever the cores of this machine
+    threads = max(1, (os.cpu_count() or 1) // workers) if address is None else None
     from joblib import Parallel, delayed
 
     lines = _lines if progress else None
@@ -322,17 +324,15 @@ def check_backend(backend: str, address: str | None) -> None:
     """ValueError naming the argument unless ``backend`` can run the jobs: its
     package is installed and, for Dask, the scheduler at ``address`` answers
     within ``CONNECT_SECONDS``. Meant to run before anything is created."""
-    _check_name(backend)
+    check_backend_name(backend)
     if backend == "loky":
         if address is not None:
-            raise ValueError("address: only --backend dask or ray use an address")
+            raise ValueError("address: only --backend dask uses an address")
         return
-    _cluster_package(backend)
-    if backend == "dask" and address is not None:
-        from dask.distributed import Client
-
+    dd = _distributed()
+    if address is not None:
         try:
-            with Client(address, timeout=CONNECT_SECONDS):
+            with dd.Client(address, timeout=CONNECT_SECONDS):
                 pass
         except (OSError, TimeoutError, ValueError) as err:
             raise ValueError(
@@ -341,47 +341,28 @@ def check_backend(backend: str, address: str | None) -> None:
             ) from None
 
 
-def _check_name(backend: str) -> None:
-    if backend not in BACKENDS:
-        raise ValueError(
-            f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}"
-        )
-
-
-def _cluster_package(backend: str):
-    """``dask.distributed`` or ``ray``, or a ValueError saying how to install it."""
-    name = "dask.distributed" if backend == "dask" else "ray"
+def _distributed():
+    """``dask.distributed``, or a ValueError saying how to install it."""
     try:
-        return importlib.import_module(name)
+        return importlib.import_module("dask.distributed")
     except ImportError:
         raise ValueError(
-            f"backend: {backend!r} needs {name} (pip install deepxde-lnn[cluster])"
+            "backend: 'dask' needs dask.distributed (pip install deepxde-lnn[cluster])"
         ) from None
 
 
 @contextlib.contextmanager
 def _engine(backend: str, address: str | None):
-    """joblib's backend for the duration of the jobs (Dask/Ray optional)."""
+    """joblib's backend for the duration of the jobs (Dask optional)."""
     from joblib import parallel_config
 
     if backend == "loky":
         with parallel_config(backend="loky"):
             yield
         return
-    if backend == "dask":
-        dd = _cluster_package("dask")
-        cluster = (
-            None if address else dd.LocalCluster(processes=True, threads_per_worker=1)
-        )
-        with dd.Client(address or cluster) as client, parallel_config(backend="dask"):
-            yield client
-        if cluster is not None:
-            cluster.close()
-        return
-    ray = _cluster_package("ray")
-    from ray.util.joblib import register_ray
-
-    ray.init(address=address, ignore_reinit_error=True)
-    register_ray()
-    with parallel_config(backend="ray"):
-        yield
+    dd = _distributed()
+    cluster = None if address else dd.LocalCluster(processes=True, threads_per_worker=1)
+    with dd.Client(address or cluster) as client, parallel_config(backend="dask"):
+        yield client
+    if cluster is not None:
+        cluster.close()
