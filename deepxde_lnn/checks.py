@@ -32,7 +32,9 @@ __all__ = [
 SEED_MAX = 2**32 - 1  # numpy and DeepXDE seeds are 32-bit
 
 _INT = re.compile(r"[0-9]+")
-_CASE_NAME = re.compile(r"[A-Za-z0-9_-]+")
+# the record reader's rule (runs.names.NAME) narrowed to folder-safe names: a
+# letter or digit first (never an option-like "-x"), at most 100 characters
+_CASE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
@@ -131,12 +133,14 @@ def check_bool(value, name: str) -> bool:
 
 
 def check_name(value, name: str) -> None:
-    """ValueError naming ``name`` unless ``value`` is a non-empty name of letters,
-    digits, ``_`` and ``-`` (a case's name: safe as a folder name and in a record)."""
+    """ValueError naming ``name`` unless ``value`` is a name of letters, digits,
+    ``_`` and ``-``, beginning with a letter or digit, at most 100 characters (a
+    case's name: safe as a folder name and in a record, which reads it back by
+    the same rule)."""
     if not isinstance(value, str) or not _CASE_NAME.fullmatch(value):
         raise ValueError(
-            f"{name} must be a non-empty name of letters, digits, '_' and '-'; "
-            f"got {value!r}"
+            f"{name} must be a name of letters, digits, '_' and '-' beginning with a "
+            f"letter or digit (at most 100); got {value!r}"
         )
 
 

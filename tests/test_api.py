@@ -164,7 +164,7 @@ def _raises():
         ),
         (dict(nets={}), r"^nets must be a non-empty dict"),
         (dict(nets={"a/b": EX.NETS["fnn"]}), r"^nets: a network's name must be"),
-        (dict(name="../up"), r"^name must be a non-empty name"),
+        (dict(name="../up"), r"^name must be a name"),
         (dict(iteration=5), r"^iteration: unknown option of compare\(\)"),
         (dict(optimizer="sgd"), r"^optimizer: unknown option of compare\(\)"),
         (dict(profile="paper"), r"^profile must be one of custom"),
@@ -253,7 +253,7 @@ def test_case_file_from_python_accepts_a_path_a_name_or_a_case(tmp_path):
     [
         (
             CASE_FILE.read_text().replace('name="poisson_1d"', 'name="../evil"'),
-            "case name must be a non-empty name of letters",
+            "case name must be a name of letters",
         ),
         ("X = 1\n", "does not declare CASE = Case(...)"),
         ("import no_such_module\n", "failed: ModuleNotFoundError"),

@@ -37,8 +37,10 @@ from deepxde_lnn.problems import relativistic as rel  # noqa: E402
 EXACT_TORCH = {
     "drift_decay": lambda x: 6 * torch.exp(-3 * x[:, 0:1] - 2 * x[:, 1:2]),
     "laplace": lambda x: x[:, 1:2] * 1.0,
-    "heat": lambda x: 0.2830188679245283 / 4 * (1 - (x**2).sum(1, keepdim=True))
-    + 0.2830188679245283 / (2 * 0.04716981132075472),
+    "heat": lambda x: (
+        0.2830188679245283 / 4 * (1 - (x**2).sum(1, keepdim=True))
+        + 0.2830188679245283 / (2 * 0.04716981132075472)
+    ),
     "beam": lambda x: x[:, 0:1] ** 2 * torch.exp(-x[:, 1:2]),
     "rel_b": rel.exact_state_b,
     "rel_c": rel.exact_state_c,

@@ -239,7 +239,7 @@ class _Wide(dde.nn.NN):
         self.layer = torch.nn.Linear(1, 3)
 
     def forward(self, x):
-        return self.layer(x)
+        return torch.tanh(self.layer(x))
 
 
 def _solved(net):
@@ -365,3 +365,72 @@ def test_interval_bounds_keep_their_side_of_one():
     assert bound_text(1.0012) == "1.001"
     assert bound_text(0.99996) == "0.99996"
     assert bound_text(0.479) == "0.479" and bound_text(1.0) == "1"
+
+
+def _exits(net):
+    raise SystemExit(3)
+
+
+def test_sys_exit_in_train_is_an_error_not_the_callers_exit(tmp_path):
+    """(issue 43, item 13)"""
+    with pytest.raises(ValueError, match="^train raised SystemExit: 3"):
+        deepxde_lnn.compare(train=_exits, nets=FNN, seeds=[0], out=tmp_path / "o")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_case_file_that_exits_is_an_error(tmp_path):
+    path = tmp_path / "exits.py"
+    path.write_text("raise SystemExit(0)\n")
+    with pytest.raises(ValueError, match="^case: .*exits.py failed: SystemExit"):
+        deepxde_lnn.compare(str(path), seeds=[0], out=tmp_path / "o")
+
+
+def _vector(net):
+    c = dde.Variable(np.array([2.0, 3.0]))  # one variable, two unknowns
+    data = dde.data.PDE(
+        dde.geometry.Interval(0, 1), lambda x, u: dde.grad.hessian(u, x) + c[0] + c[1],
+        [], 8, 2, solution=lambda x: x * (1 - x), num_test=5,
+    )  # fmt: skip
+    model = dde.Model(data, net)
+    model.compile("adam", lr=1e-2, external_trainable_variables=c)
+    model.train(iterations=3, verbose=0)
+    return model
+
+
+def test_a_vector_unknown_is_one_unknown_per_entry(tmp_path):
+    """(issue 43, item 11)"""
+    result = deepxde_lnn.compare(
+        train=_vector, nets=FNN, true_values={"a": 1.0, "b": 1.0}, seeds=[0],
+        out=tmp_path / "o", **QUIET,
+    )  # fmt: skip
+    rec = result.runs[0].record
+    assert set(rec["variables"]) == {"a", "b"}
+    assert rec["variables"]["a"]["final"] != rec["variables"]["b"]["final"]
+    assert np.loadtxt(result.runs[0].out / "variables.csv", delimiter=",",
+                      skiprows=1, ndmin=2).shape[1] == 3  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["-C", "ü", "=HYPERLINK(1)"])
+def test_a_name_that_reaches_a_record_is_checked_before_training(tmp_path, name):
+    """(issue 43, item 6) the reader's rule, before anything trains."""
+    with pytest.raises(ValueError, match="true_values: a variable's name must be"):
+        deepxde_lnn.compare(
+            train=_vector, nets=FNN, true_values={name: 1.0, "b": 1.0}, seeds=[0],
+            out=tmp_path / "o", **QUIET,
+        )  # fmt: skip
+    with pytest.raises(ValueError, match="fields: a name must be"):
+        deepxde_lnn.compare(
+            train=_solved, nets=FNN, fields=[name], seeds=[0], out=tmp_path / "o",
+            **QUIET,
+        )  # fmt: skip
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("name", ["-u", "ü", "=HYPERLINK(1)", "Avg"])
+def test_a_case_files_field_names_are_checked_when_it_is_declared(name):
+    import dataclasses
+
+    from helpers import tiny_case
+
+    with pytest.raises(ValueError, match="fields"):
+        dataclasses.replace(tiny_case(), fields=(name,))

@@ -107,8 +107,18 @@ def test_nan_loss_stops_and_keeps_last_good_checkpoint(tmp_path):
         (["ablate", "laplace", "--margin", "x"], "margin"),
         (["compare", "laplace", "--max-seeds", "9"], "max-seeds"),
         (["compare", "laplace", "--until-decided", "--methods", "lnn"], "methods"),
-        (["compare", "laplace", "--until-decided", "--seeds", "1,2,3",
-          "--max-seeds", "2"], "max-seeds"),  # fmt: skip
+        (
+            [
+                "compare",
+                "laplace",
+                "--until-decided",
+                "--seeds",
+                "1,2,3",
+                "--max-seeds",
+                "2",
+            ],
+            "max-seeds",
+        ),  # fmt: skip
     ],
 )
 def test_cli_errors_exit_2_and_write_nothing(

@@ -24,6 +24,7 @@ import deepxde as dde
 
 from deepxde_lnn.analysis.figures import load_loss
 from deepxde_lnn.analysis.summaries import write_summary
+from deepxde_lnn.checks import check_name
 from deepxde_lnn.config import RunConfig
 from deepxde_lnn.problems.case import load_file
 from deepxde_lnn.runs import atomic
@@ -284,13 +285,18 @@ def _records(tmp_path: Path, case: str) -> Path:
     return root
 
 
-def test_summary_csv_quotes_a_name_a_spreadsheet_would_run(tmp_path):
-    root = _records(tmp_path, "-A1-A2")  # a valid case name
+def test_summary_csv_holds_no_name_a_spreadsheet_would_run(tmp_path):
+    """A name beginning like a formula (``-A1-A2``) is no case name: refused
+    where a case is declared and in a record read back (one rule), so no such
+    cell reaches summary.csv; its numbers read back as written."""
+    with pytest.raises(ValueError, match="^case name must be a name"):
+        check_name("-A1-A2", "case name")
+    with pytest.raises(FolderError, match="case must be a name"):
+        write_summary(_records(tmp_path / "bad", "-A1-A2"))
+    root = _records(tmp_path, "A1-A2")
     summary = write_summary(root)
-    assert summary.rows[0]["case"] == "-A1-A2"  # the API's rows keep the name
     rows = list(csv.DictReader(io.StringIO((root / "summary.csv").read_text())))
-    assert {r["case"] for r in rows} == {"'-A1-A2"}
-    assert {read_cell(r["case"]) for r in rows} == {"-A1-A2"}
+    assert {r["case"] for r in rows} == {"A1-A2"}
     got = {(r["method"], r["field"], r["metric"]): float(r["mean"]) for r in rows}
     for row in summary.rows:  # numbers read back as written
         assert got[row["method"], row["field"], row["metric"]] == row["mean"]

@@ -70,6 +70,14 @@ class Case:
 
     def __post_init__(self):
         check_name(self.name, "case name")  # it names folders and records
+        for what in ("fields", "inputs"):  # they name records' columns: checked now
+            names = getattr(self, what)
+            for n in names:
+                check_name(n, f"{self.name}: {what}: a name")
+            if len(set(names)) != len(names) or "Avg" in names:
+                raise ValueError(
+                    f"{self.name}: {what} must be distinct names other than 'Avg'"
+                )
         if not isinstance(self.profiles, Mapping) or not self.profiles:
             raise ValueError(f"{self.name}: profiles must be a non-empty mapping")
         for key, prof in self.profiles.items():
@@ -220,7 +228,7 @@ def load_file(path: str | Path) -> Case:
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as err:
+    except (Exception, SystemExit) as err:  # sys.exit() in a case file too
         raise ValueError(f"case: {path} failed: {type(err).__name__}: {err}") from err
     finally:
         sys.modules.pop(module_name, None)

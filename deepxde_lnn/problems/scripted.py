@@ -116,7 +116,9 @@ class ScriptedProblem:
         # DeepXDE's float type where the problem is made (a script sets it at its
         # top): the runs in worker processes train with it too
         self.dtype = dde.config.default_float()
-        self.probe = _agreed({key: probe(self, key) for key in self.nets})
+        self.probe = _agreed(
+            {key: probe(self, key) for key in self.nets}, self.reference is None
+        )
         self.scoring = "solution" if self.probe.solution else "reference"
         if self.reference is None and not self.probe.solution:
             self.scoring = UNKNOWNS
@@ -284,12 +286,15 @@ class Probe:
     """What a dry call of ``train(net)`` told of its model: ``outputs`` per point
     (None where the network does not say and its prediction cannot tell),
     ``inputs`` per scoring point (None for DeepONet's tuple), whether the test data
-    has a ``solution``, the number of unknowns (``variables``)."""
+    has a ``solution``, the number of unknowns (``variables``), and how many values
+    the network and the solution give on the test inputs."""
 
     outputs: int | None
     inputs: int | None
     solution: bool
     variables: int
+    values: int = 0  # the network's values on the test inputs
+    solution_values: int | None = None  # the solution's there
 
 
 class _Stopped(BaseException):
@@ -388,7 +393,7 @@ def _dry_model(problem: ScriptedProblem, key: str):
             returned = problem.train(net)
     except _Stopped as stopped:
         model = stopped.model
-    except Exception as err:
+    except (Exception, SystemExit) as err:  # sys.exit() in train: not the caller's
         raise ValueError(
             f"train raised {type(err).__name__}: {err} (in a dry call with "
             f"nets[{key!r}], before any training; it runs in a temporary folder: "
@@ -425,12 +430,6 @@ def _probed(problem: ScriptedProblem, key: str, model) -> Probe:
     points = x[-1] if isinstance(x, (tuple, list)) else x
     inputs = np.shape(points)[1] if np.ndim(points) == 2 else None
     _check_reference_fits(problem, model, x, pred, where)
-    if solution is not None and problem.reference is None:
-        if np.size(solution) != pred.size:
-            raise ValueError(
-                f"nets[{key!r}]: the network gives {pred.size} values on the test "
-                f"points, the test data's solution {np.size(solution)}"
-            )
     unknowns = sum(int(v.numel()) for v in model.external_trainable_variables)
     if solution is None and problem.reference is None and not problem.true_values:
         raise ValueError(
@@ -445,7 +444,8 @@ def _probed(problem: ScriptedProblem, key: str, model) -> Probe:
             f"in DeepXDE's order; compile(..., external_trainable_variables=...))"
         )
     _first_losses(model, where)
-    return Probe(outputs, inputs, solution is not None, unknowns)
+    size = None if solution is None else int(np.size(solution))
+    return Probe(outputs, inputs, solution is not None, unknowns, int(pred.size), size)
 
 
 def _first_losses(model, where: str) -> None:
@@ -510,13 +510,20 @@ def _check_reference_fits(problem, model, x, pred, where: str) -> None:
         )
 
 
-def _agreed(probes: Mapping[str, Probe]) -> Probe:
+def _agreed(probes: Mapping[str, Probe], by_solution: bool) -> Probe:
     """The networks' common probe; ValueError naming ``nets`` where they differ
-    in their outputs."""
+    in their outputs, or (``by_solution``: scored against the test data's
+    solution) one gives other values than the solution."""
     known = {k: p.outputs for k, p in probes.items() if p.outputs is not None}
     if len(set(known.values())) > 1:
         said = ", ".join(f"{k}: {v}" for k, v in known.items())
         raise ValueError(f"nets: the networks differ in their outputs ({said})")
+    for key, p in probes.items():
+        if by_solution and p.solution_values not in (None, p.values):
+            raise ValueError(
+                f"nets[{key!r}]: the network gives {p.values} values on the test "
+                f"points, the test data's solution {p.solution_values}"
+            )
     first = next(iter(probes.values()))
     return replace(first, outputs=next(iter(known.values()), None))
 

@@ -318,7 +318,7 @@ def _called(func, arg, what: str):
     """``func(arg)``; its exception as a ValueError naming ``what``."""
     try:
         return func(arg)
-    except Exception as err:
+    except (Exception, SystemExit) as err:  # sys.exit() in it ends no caller
         raise ValueError(f"{what} raised {type(err).__name__}: {err}") from err
 
 
