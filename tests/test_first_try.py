@@ -434,3 +434,24 @@ def test_a_case_files_field_names_are_checked_when_it_is_declared(name):
 
     with pytest.raises(ValueError, match="fields"):
         dataclasses.replace(tiny_case(), fields=(name,))
+
+
+@pytest.mark.parametrize(
+    "reference, match",
+    [
+        (lambda x: np.full(len(x), np.nan), "^reference: the values it returns must"),
+        (lambda x: "abc", "^reference: the values it returns must"),
+        ((np.array([[np.nan]]), np.ones((1, 1))), "^reference: X must"),
+        ((np.ones((2, 1)), np.array([object(), 1])), "^reference: Y must"),
+        ((np.zeros((10**7 + 1, 1), np.float32), np.ones(1)), "^reference: X has"),
+        (lambda x: 1 / 0, "^reference raised ZeroDivisionError"),
+    ],
+)
+def test_a_reference_is_checked_before_training(tmp_path, reference, match):
+    """(issue 43, item 7) NaN, strings, objects, too many rows: before training."""
+    with pytest.raises(ValueError, match=match):
+        deepxde_lnn.compare(
+            train=_no_solution, nets=FNN, reference=reference, seeds=[0],
+            out=tmp_path / "o", **QUIET,
+        )  # fmt: skip
+    assert not (tmp_path / "o").exists()

@@ -233,6 +233,12 @@ def _check_reference(reference):
         if isinstance(x, (tuple, list))
         else _finite(x, "reference: X")
     )
+    for a in xs if isinstance(xs, tuple) else (xs,):
+        if len(a) > MAX_POINTS:  # an evaluation grid's cap
+            raise ValueError(
+                f"reference: X has {len(a):,} points; at most {MAX_POINTS:,}, as an "
+                "evaluation grid"
+            )
     return xs, _finite(y, "reference: Y")
 
 
