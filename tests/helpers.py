@@ -43,3 +43,19 @@ def run_cli(argv, capsys):
     except SystemExit as e:  # argparse-level errors
         code = e.code
     return code, capsys.readouterr()
+
+
+def no_solution(net):
+    """A ``train(net)`` whose data has no solution: -u'' = 1 on [0, 1], two
+    Adam steps (its exact u is x (1 - x) / 2)."""
+    data = dde.data.PDE(
+        dde.geometry.Interval(0, 1),
+        lambda x, u: dde.grad.hessian(u, x) + 1,
+        [],
+        num_domain=8,
+        num_test=5,
+    )
+    model = dde.Model(data, net)
+    model.compile("adam", lr=1e-3)
+    model.train(iterations=2, verbose=0)
+    return model

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers import no_solution
 
 import deepxde_lnn
 
@@ -190,23 +191,9 @@ def test_a_network_class_of_ones_own_float64_and_checkpoints(tmp_path, float64):
 # --- found before training, nothing written --------------------------------------
 
 
-def _no_solution(net):
-    data = dde.data.PDE(
-        dde.geometry.Interval(0, 1),
-        lambda x, u: dde.grad.hessian(u, x) + 1,
-        [],
-        num_domain=8,
-        num_test=5,
-    )
-    model = dde.Model(data, net)
-    model.compile("adam", lr=1e-3)
-    model.train(iterations=2, verbose=0)
-    return model
-
-
 def _float64_inside(net):
     dde.config.set_default_float("float64")
-    return _no_solution(net)
+    return no_solution(net)
 
 
 def _float64_data(net):
@@ -259,7 +246,7 @@ FNN = {"fnn": lambda: dde.nn.FNN([1, 4, 1], "tanh", "Glorot uniform")}
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(train=_no_solution), "^reference: .* or true_values= to judge the unknowns"),
+        (dict(train=no_solution), "^reference: .* or true_values= to judge the unknowns"),
         (dict(train=_float64_inside), "^train: the function sets DeepXDE's float type"),
         (dict(train=_float64_data), r"^train: the first training step .*astype"),
         (dict(train=_empty_condition), "^train: the first training losses .* nan"),
@@ -451,7 +438,7 @@ def test_a_reference_is_checked_before_training(tmp_path, reference, match):
     """(issue 43, item 7) NaN, strings, objects, too many rows: before training."""
     with pytest.raises(ValueError, match=match):
         deepxde_lnn.compare(
-            train=_no_solution, nets=FNN, reference=reference, seeds=[0],
+            train=no_solution, nets=FNN, reference=reference, seeds=[0],
             out=tmp_path / "o", **QUIET,
         )  # fmt: skip
     assert not (tmp_path / "o").exists()

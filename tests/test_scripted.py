@@ -220,18 +220,7 @@ def test_best_is_refused_where_the_runner_trains(tmp_path):
 
 
 def test_operator_data_without_solution_needs_a_reference(tmp_path):
-    def no_solution(net):
-        data = dde.data.PDE(
-            dde.geometry.Interval(0, 1),
-            lambda x, u: dde.grad.hessian(u, x) + 1,
-            [],
-            num_domain=8,
-            num_test=5,
-        )
-        model = dde.Model(data, net)
-        model.compile("adam", lr=1e-3)
-        model.train(iterations=2, verbose=0)
-        return model
+    from helpers import no_solution
 
     nets = {"fnn": lambda: dde.nn.FNN([1, 4, 1], "tanh", "Glorot uniform")}
     with pytest.raises(ValueError, match="^reference: the model's test data"):
