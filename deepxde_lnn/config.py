@@ -6,8 +6,10 @@ help text and (for the command line) its text parser: :class:`Training` (what a
 run is: steps, lr, schedule, float type, budget, L-BFGS; and how it computes),
 :class:`Execution` (reuse, workers, stacking, output) and :class:`Verdicts` (the
 equivalence margin). The Python API's keywords, the command line's flags
-(:func:`deepxde_lnn.options.add_options`), the case scripts' flags and a record's
-identity (:meth:`RunConfig.identity`) are all derived from these fields, so a new
+(:func:`deepxde_lnn.options.add_options`), the case scripts' flags (those the
+scripts honour, ``script=True``), a record's identity (:meth:`RunConfig.identity`,
+which decides reuse and which runs a table pools) and the type check of a record
+read back (:func:`record_problem`) are all derived from these fields, so a new
 option is its field, the line that uses it and its test.
 
 One run is a :class:`RunConfig`: a case, a method, a seed and the training
@@ -34,7 +36,7 @@ from .checks import (
     parse_number,
 )
 from .runs.folder import record_decay
-from .runs.names import DTYPES, FINGERPRINT, is_fingerprint
+from .runs.names import DTYPES, FINGERPRINT, NAME, is_fingerprint
 
 __all__ = [
     "Training",
@@ -50,6 +52,7 @@ __all__ = [
     "TIME_CAP",
     "option_fields",
     "split_options",
+    "record_problem",
     "stackable_protocol",
     "check_weights_fit",
     "check_backend_name",
@@ -80,13 +83,17 @@ def option(
     omit=_KEEP,
     from_profile: bool = False,
     cli: bool = True,
+    script: bool = False,
 ):
     """A field that is an option. ``check(value, name)`` validates a given value
-    (``None`` means "the default" and is not checked); ``parse(text)`` reads
-    the command line's text (None: a switch for a bool); ``identity``: part of
-    a run's identity (what makes two runs the same run); ``omit``: a value left
-    out of the identity (records written before the option existed);
-    ``from_profile``: ``None`` takes the profile's value; ``cli``: has a flag."""
+    (``None`` means "the default" and is not checked), and the value a run
+    record holds (:func:`record_problem`); ``parse(text)`` reads the command
+    line's text (None: a switch for a bool); ``identity``: part of a run's
+    identity (what makes two runs the same run); ``omit``: a value left out of
+    the identity (records written before the option existed); ``from_profile``:
+    ``None`` takes the profile's value; ``cli``: has a flag; ``script``: a
+    training option that the case scripts (:mod:`deepxde_lnn.example`, DeepXDE's
+    own loop) honour; the others are refused there, never ignored."""
     meta = dict(
         help=help,
         check=check,
@@ -96,6 +103,7 @@ def option(
         omit=omit,
         from_profile=from_profile,
         cli=cli,
+        script=script,
     )
     return dataclasses.field(default=default, metadata=meta)
 
@@ -140,11 +148,12 @@ def _name(value, name):
 
 def _check_decay(value, name) -> tuple:
     """``(name, *numbers)``, DeepXDE's format (e.g. ``("inverse time", 1000,
-    0.5)``), or the command line's text of it (``"inverse time,1000,0.5"``)."""
+    0.5)``), or the command line's text of it (``"inverse time,1000,0.5"``); the
+    schedule's name is a name (:data:`~.runs.names.NAME`)."""
     if isinstance(value, str):
         value = _parse_decay(value, name)
     ok = isinstance(value, (tuple, list)) and value and isinstance(value[0], str)
-    if not ok or not all(is_number(v) for v in value[1:]):
+    if not ok or not NAME.fullmatch(value[0]) or not all(map(is_number, value[1:])):
         raise ValueError(
             f"{name} must be DeepXDE's (name, numbers...), e.g. ('inverse time', "
             f"1000, 0.5), or None; got {value!r}"
@@ -199,12 +208,14 @@ class Training:
         check=_positive,
         parse=_parsed(_parse_positive, "lr"),
         from_profile=True,
+        script=True,
     )
     iterations: int | None = option(
         None,
         "Adam steps (default: the profile's; a cap with a time budget)",
         check=_int_at_least(1),
         parse=_parsed(_parse_int(1), "iterations"),
+        script=True,
     )
     profile: str | None = option(
         None,
@@ -212,6 +223,7 @@ class Training:
         "settled-paper; default quick, plain DeepXDE: custom)",
         check=_name,
         parse=str,
+        script=True,
     )
     dtype: str | None = option(
         None,
@@ -219,6 +231,7 @@ class Training:
         check=_choice(DTYPES),
         parse=_parsed(lambda t, n: _choice(DTYPES)(t, n), "dtype"),
         from_profile=True,
+        script=True,
     )
     checkpoint_every: int = option(
         1000,
@@ -243,6 +256,7 @@ class Training:
         parse=_parsed(_parse_int(0), "lbfgs"),
         omit=0,
         from_profile=True,
+        script=True,
     )
     decay: tuple | None = option(
         None,
@@ -253,6 +267,7 @@ class Training:
         parse=_parsed(_parse_decay, "decay"),
         omit=None,
         from_profile=True,
+        script=True,
     )
     loss_weights: tuple | None = option(
         None,
@@ -261,6 +276,7 @@ class Training:
         check=_check_weights,
         parse=_parsed(_parse_weights, "loss_weights"),
         omit=None,
+        script=True,
     )
     score: str = option(
         "final",
@@ -271,6 +287,7 @@ class Training:
         parse=str,
         choices=SCORES,
         omit="final",
+        script=True,
     )
     compile_jets: bool = option(
         False,
@@ -280,6 +297,7 @@ class Training:
         "(docs/running.md, Compiled jets)",
         check=_bool,
         identity=False,
+        script=True,
     )
     cuda_graph: bool = option(
         False,
@@ -289,6 +307,7 @@ class Training:
         "graphs)",
         check=_bool,
         identity=False,
+        script=True,
     )
 
     def __post_init__(self):
@@ -489,8 +508,13 @@ class RunConfig(Training):
         ``metrics.json``, which holds its identity at the top level, or a
         checkpoint's configuration); a record written before ``decay`` names its
         schedule in its optimizer's text. Two runs are the same run when these
-        are equal, whatever else their records hold."""
-        return _identity({**record, "decay": record_decay(record)})
+        are equal, whatever else their records hold. ``ValueError`` naming the
+        option whose value does not check (:func:`record_problem`)."""
+        values = {**record, "decay": record_decay(record)}
+        why = record_problem(values)
+        if why:
+            raise ValueError(why)
+        return _identity(values)
 
     @property
     def total_steps(self) -> int:
@@ -509,6 +533,27 @@ def _identity(values: Mapping) -> dict:
         if meta["identity"] and not omitted:
             out[f.name] = list(value) if isinstance(value, tuple) else value
     return out
+
+
+def record_problem(record: Mapping) -> str | None:
+    """What is wrong with the training options that a run record (or a
+    checkpoint's configuration) holds, each value checked by its field's own
+    rule, or None. ``None`` passes: the option at its default (or, for the steps
+    and lr of a training function's run, not the package's). A record holds an
+    option's value as the check gives it (a list where it gives a tuple), never
+    the command line's text of it."""
+    for name, f in option_fields(Training).items():
+        value = record.get(name)
+        if value is None:
+            continue
+        try:
+            checked = f.metadata["check"](value, name)
+        except (ValueError, TypeError) as err:
+            text = str(err)
+            return text if len(text) <= 200 else text[:199] + "…"
+        if isinstance(checked, tuple) and not isinstance(value, (list, tuple)):
+            return f"{name} must be a list, not {type(value).__name__}"
+    return None
 
 
 def _check_lbfgs(lbfgs: int, method: str, seconds, case) -> None:

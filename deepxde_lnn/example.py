@@ -5,11 +5,13 @@ A case file ends with ``deepxde_lnn.main(CASE)`` under ``if __name__ ==
 --iterations 2000`` trains with DeepXDE's own ``Model.compile``/``Model.train``
 (its loss table included) and then prints the errors on the case's evaluation
 grid. The flags mean what they mean in
-``deepxde-lnn run``: ``--method``, ``--profile``, ``--iterations``, ``--seed``,
-``--lr``, ``--dtype``, ``--lbfgs``, ``--compile-jets``; defaults come from the profile (``quick``
-unless asked). With L-BFGS (the ``accurate`` profile) a script continues the
-DeepXDE way, ``model.compile("L-BFGS"); model.train()`` (DeepXDE's own loop, whose
-iteration cap ``parse_args`` sets).
+``deepxde-lnn run``: ``--method``, ``--seed`` and the training options that a
+script honours (``script=True`` in :mod:`deepxde_lnn.config`: ``--profile``,
+``--iterations``, ``--lr``, ``--decay``, ``--loss-weights``, ``--dtype``,
+``--lbfgs``, ...; the others are refused, never ignored); defaults come from the
+profile (``quick`` unless asked). With L-BFGS (the ``accurate`` profile) a script
+continues the DeepXDE way, ``model.compile("L-BFGS"); model.train()`` (DeepXDE's
+own loop, whose iteration cap ``parse_args`` sets).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 import deepxde as dde
 import numpy as np
 
-from .config import RunConfig, Training
+from .config import RunConfig, Training, option_fields
 from .options import Parser, add_options, chosen_options, parse_seed
 from .problems.build import build_data, build_net
 from .problems.case import Case, Profile
@@ -33,9 +35,12 @@ from .training.graphed import GraphedStep
 
 __all__ = ["ExampleArgs", "main", "parse_args", "print_errors"]
 
-# a script trains with DeepXDE's own loop, which has no time budget and no
-# checkpoints: these flags are refused (argparse's "unrecognized arguments")
-SCRIPT_REFUSES = ("seconds", "checkpoint_every")
+# a script trains with DeepXDE's own loop: the training options it does not
+# honour (no time budget, no checkpoints, ...) are refused (argparse's
+# "unrecognized arguments"), as the options declare (``script``)
+SCRIPT_REFUSES = tuple(
+    name for name, f in option_fields(Training).items() if not f.metadata["script"]
+)
 
 
 @dataclass(frozen=True)
@@ -72,14 +77,22 @@ def main(case: Case, argv=None) -> dict:
     case = registry.as_script(case, sys.argv[0])  # a paper case: its protocols
     args = parse_args(case, argv)  # --method --profile --iterations --seed --lr ...
     model = dde.Model(args.data(case), args.net(case))
-    model.compile("adam", lr=args.lr, decay=args.decay)
+    model.compile(
+        "adam", lr=args.lr, decay=args.decay, loss_weights=_weights(args.loss_weights)
+    )
     if args.cuda_graph:
         GraphedStep(model).install()
     model.train(iterations=args.iterations, display_every=args.profile.display_every)
     if args.lbfgs:
-        model.compile("L-BFGS", loss_weights=unit_loss_weights(model))
+        weights = unit_loss_weights(model, args.loss_weights)
+        model.compile("L-BFGS", loss_weights=weights)
         model.train(display_every=args.profile.display_every)
     return print_errors(case, model)
+
+
+def _weights(weights: tuple | None) -> list | None:
+    """``loss_weights`` as DeepXDE's ``Model.compile`` takes them."""
+    return None if weights is None else list(weights)
 
 
 def parse_args(case: Case, argv=None) -> ExampleArgs:
@@ -115,14 +128,16 @@ def _lbfgs_cap(maxiter: int) -> None:
     o["fun_per_step"] = o["maxfun"] * o["iter_per_step"] // maxiter
 
 
-def unit_loss_weights(model: "dde.Model") -> list[float]:
-    """Loss weights ``1/L`` for every term, ``L`` the model's last total training
-    loss, so that L-BFGS starts at loss 1 (its printed losses are then relative).
+def unit_loss_weights(model: "dde.Model", weights=None) -> list[float]:
+    """Loss weights ``w/L`` for every term (``w``: its weight in ``weights``, else
+    1), ``L`` the model's last total training loss (weighted as the terms are),
+    so that L-BFGS starts at loss 1 (its printed losses are then relative).
     torch's L-BFGS drops curvature pairs with ``y.s <= 1e-10``, an absolute
     threshold that freezes its memory at PINN losses of ~1e-7; the scaled loss
     has the same minimiser (docs/protocol.md)."""
     losses = np.asarray(model.train_state.loss_train, dtype=np.float64)
-    return [unit_scale(float(losses.sum()))] * len(losses)
+    scale = unit_scale(float(losses.sum()))
+    return [scale * w for w in (weights or [1.0] * len(losses))]
 
 
 def print_errors(case: Case, model: "dde.Model") -> dict:

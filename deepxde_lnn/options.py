@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from .checks import SEED_MAX, parse_int, parse_number, unique
-from .config import OPTION_CLASSES, option_fields
+from .config import OPTION_CLASSES, Training, option_fields
 
 __all__ = [
     "Parser",
@@ -149,6 +149,11 @@ def chosen_options(args: argparse.Namespace, *classes) -> dict:
 def options_markdown() -> str:
     """``docs/options.md``: every option with its flag, keyword, default and help,
     as the fields of :mod:`deepxde_lnn.config` declare them."""
+    refused = [
+        f"`--{name.replace('_', '-')}`"
+        for name, f in option_fields(Training).items()
+        if not f.metadata["script"]
+    ]
     out = [
         "# Options",
         "",
@@ -156,7 +161,8 @@ def options_markdown() -> str:
         "docs/options.md` (`make docs`); a test keeps it current. Each option is a",
         "keyword of the Python API (`deepxde_lnn.compare(..., lr=1e-3)`) and a flag of",
         "the command line; the training options are also flags of the case scripts",
-        "(but `--seconds` and `--checkpoint-every`). `None` means the profile's value.",
+        f"(but {', '.join(refused)}: they refuse them). `None` means the "
+        "profile's value.",
     ]
     for cls in OPTION_CLASSES:
         out += ["", f"## {cls.__name__}", "", cls.__doc__.strip(), ""]

@@ -25,7 +25,7 @@ from test_untrusted import _artifacts, _record, _refused, _write, deadline
 from deepxde_lnn import cli, fem
 from deepxde_lnn.analysis.figures import load_fields, load_loss
 from deepxde_lnn.analysis.summaries import write_summary
-from deepxde_lnn.config import RunConfig
+from deepxde_lnn.config import RunConfig, record_problem
 from deepxde_lnn.fem import InvalidReferenceError
 from deepxde_lnn.runs import records
 from deepxde_lnn.runs.checkpoint import (
@@ -316,7 +316,7 @@ def test_walks_are_bounded_and_follow_no_link(tmp_path):
     deepest = root.joinpath(*["d"] * (records.MAX_DEPTH - 1))
     _write(deepest, _record(seed=3), name="b")  # MAX_DEPTH folders deep
     _write(deepest, _record(seed=4), name="d/b")  # one more
-    seeds = [r["seed"] for r in records.load_runs(root, "report")]
+    seeds = [r["seed"] for r in records.load_runs(root, "report", options=record_problem)]
     assert sorted(seeds) == [2, 3]  # not through the link, not deeper
     # a folder of the user's files holding a link to a result folder is not ours
     mine = tmp_path / "mine"

@@ -8,6 +8,7 @@ import pytest
 
 from deepxde_lnn.analysis.summaries import build_summary, sweep_table
 from deepxde_lnn.analysis.table import method_order, rows
+from deepxde_lnn.config import record_problem
 from deepxde_lnn.experiments.ablation import table as ablation_table
 from deepxde_lnn.problems.methods import METHODS
 from deepxde_lnn.runs.records import load_runs
@@ -69,7 +70,7 @@ def _lines(text: str, start: str) -> list[list[str]]:
 def test_the_registry_orders_every_table(folders):
     assert ORDER == sorted(ERRORS, key=method_order)
     assert [m for m in ORDER if m in METHODS] == [m for m in METHODS if m in ERRORS]
-    runs = load_runs(folders / "ab" / "steps")
+    runs = load_runs(folders / "ab" / "steps", options=record_problem)
     assert [r.method for r in rows(runs, "phi")] == ORDER
     text = build_summary(runs).markdown
     assert text.startswith("# laplace: " + " vs ".join(ORDER) + "\n")
@@ -98,7 +99,7 @@ def test_summary_shows_the_robust_companions_beside_each_verdict(folders):
     with its interval and the failed seeds, the same numbers as the report's."""
     from deepxde_lnn.analysis.stats import p_below
 
-    runs = load_runs(folders / "ab" / "steps")
+    runs = load_runs(folders / "ab" / "steps", options=record_problem)
     summary = build_summary(runs)
     pinn = dict(enumerate(ERRORS["pinn"], start=1))
     lnn = p_below(dict(enumerate(ERRORS["lnn"], start=1)), pinn)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config import record_problem
 from ..runs import atomic as aio
 from ..runs.csvtext import read_cell
 from ..runs.errors import FolderError
@@ -142,7 +143,8 @@ def run_figures(run: str | Path) -> list[Path]:
     """Write ``fields.png`` (2-D inputs) and ``loss.png`` into a run folder."""
     plt = plt_module()
     run = Path(run)
-    meta = check(read_record(run / "metrics.json"), run / "metrics.json", "run")
+    path = run / "metrics.json"
+    meta = check(read_record(path), path, "run", options=record_problem)
     written = []
     f = load_fields(run)
     names = [str(n) for n in f["fields"]]

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import RunConfig
+from ..config import RunConfig, record_problem
 from ..problems.metrics import METRICS, summary_field
 from ..runs import atomic as aio
 from ..runs.csvtext import formula_safe
@@ -43,6 +43,7 @@ from .table import (
     companions,
     judged,
     method_order,
+    option_text,
     rows,
     value,
 )
@@ -160,7 +161,7 @@ def write_summary(
     only their records are summarised, the others below ``root`` are named as
     excluded (None: every record)."""
     root = Path(root)
-    runs, excluded = load_runs(root), []
+    runs, excluded = load_runs(root, options=record_problem), []
     if asked is not None:
         runs, excluded = asked_runs(runs, asked)
     if not runs:
@@ -297,18 +298,7 @@ def _another(have: dict, asked: dict) -> tuple[str, str]:
         return ("problem", "the registered case" if problem is None else problem[:19])
     keys = dict.fromkeys([*asked, *have])
     differ = [k for k in _configuration(keys) if have.get(k) != asked.get(k)]
-    return ("config", ", ".join(f"{k} {_text(have.get(k))}" for k in differ))
-
-
-def _text(value) -> str:
-    """A record's option value in a sentence."""
-    if value is None:
-        return "none"
-    if isinstance(value, list):
-        return "(" + ", ".join(map(_text, value)) + ")"
-    if isinstance(value, float):
-        return lr_text(value)
-    return escape(value)
+    return ("config", ", ".join(f"{k} {option_text(have.get(k))}" for k in differ))
 
 
 _WHY = {
@@ -335,7 +325,7 @@ def _excluded(why: dict) -> list[str]:
             names = sorted(why[kind], key=method_order if kind == "method" else None)
             group = [r for rs in why[kind].values() for r in rs]
             some = f"a {what}" if len(names) == 1 else f"{what}s"
-            shown = ", ".join(_text(n) for n in names)
+            shown = ", ".join(option_text(n) for n in names)
             out.append(f"{runs(group)} of {some} not asked for ({shown})")
     if "copy" in why:
         out.append(f"{runs(why['copy'][''])} copying a run asked for")
@@ -561,7 +551,7 @@ def sweep_table(
     verdict against ``baseline`` at the same lr (where the sweep ran it; each
     learning rate's verdicts are one family)."""
     root = Path(root)
-    runs = load_runs(root)
+    runs = load_runs(root, options=record_problem)
     if not runs:
         raise ValueError(f"no finished runs below {root}")
     key = summary_field(list(runs[0]["metrics"]))

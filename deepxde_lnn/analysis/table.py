@@ -6,9 +6,11 @@ Every table the package writes is built from these rows: a compare's
 report with its headline (:mod:`deepxde_lnn.analysis.summaries`,
 :mod:`deepxde_lnn.experiments.ablation`, :mod:`deepxde_lnn.study.reproduction`).
 
-* :class:`Group` is a training configuration (profile, steps, lr, float type,
-  budget, L-BFGS, schedule; the problem, for a user's problem named like a
-  registered case): runs of different groups are never pooled;
+* :class:`Group` is a training configuration: a run's identity without its case,
+  method and seed (:meth:`deepxde_lnn.config.RunConfig.identity_of`, so every
+  option that shapes a result, and the problem for a user's problem named like
+  a registered case), with its budget: runs of different groups are never
+  pooled;
 * :func:`rows` gives one :class:`Row` per method for one field (or metric set)
   of one group's runs, in the registry's method order (:func:`method_order`):
   seeds, parameters, s/step, ``mean ± std`` (and median, min, max) of every
@@ -26,13 +28,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import NamedTuple
 
 import numpy as np
 
+from ..config import RunConfig
 from ..problems.methods import COMPARED, METHODS
 from ..problems.metrics import METRICS
-from ..runs.folder import record_decay
+from ..runs.names import lr_text
 from ..runs.records import escape, metric_sets
 from .stats import (
     FAILURE_FACTOR,
@@ -52,6 +54,8 @@ __all__ = [
     "BASELINE",
     "MATCHED",
     "Group",
+    "RUN_KEYS",
+    "option_text",
     "Row",
     "method_order",
     "stats",
@@ -103,38 +107,92 @@ def geomean(values: Iterable[float]) -> float:
     return float(np.exp(np.mean(np.log(list(values)))))
 
 
-class Group(NamedTuple):
-    """One training configuration; runs of different groups are never pooled."""
+#: the keys of an identity that name a run within its configuration
+RUN_KEYS = ("case", "method", "seed")
+# the options a label names in its own words, and the order groups sort in (the
+# others follow, by name: :attr:`Group.others`)
+_NAMED = ("profile", "iterations", "lr", "dtype", "seconds", "lbfgs", "decay")
 
-    profile: str
-    iterations: int
-    lr: float
-    dtype: str
-    budget: str
-    seconds: float | None = None  # the time budget per run, if any
-    lbfgs: int = 0  # L-BFGS iterations (at most) after the Adam steps
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    """One training configuration: a run's identity
+    (:meth:`~deepxde_lnn.config.RunConfig.identity_of`: the problem and every
+    option that shapes the result) without its case, method and seed, with how
+    the run counted its budget and how L-BFGS saw the loss (older records); runs
+    of different groups are never pooled."""
+
+    options: tuple[tuple[str, object], ...]  # the identity's (key, value), in order
+    budget: str = "steps"
     lbfgs_loss: str = ""  # "scaled" (to 1 at the switch) or "raw" (older records)
-    decay: str = ""  # Adam's learning-rate schedule ("": constant)
-    problem: str = ""  # a problem of the user's own: its fingerprint ("": none)
 
     @classmethod
-    def of(cls, record: dict) -> Group:
-        decay = record_decay(record)
+    def of(cls, record: Mapping) -> Group:
+        """The group of the run that wrote ``record``."""
+        identity = RunConfig.identity_of(record)
         return cls(
-            record["profile"],
-            record["iterations"],
-            float(record["lr"]),
-            record["dtype"],
+            tuple((k, _frozen(v)) for k, v in identity.items() if k not in RUN_KEYS),
             record.get("budget", "steps"),
-            record.get("seconds"),
-            int(record.get("lbfgs", 0)),
             _lbfgs_loss(record),
-            "" if decay is None else ", ".join(map(str, decay)),
-            record.get("problem", ""),
+        )
+
+    def get(self, key: str, default=None):
+        """The value of the identity's ``key`` (``default`` where it is left out:
+        an option at its default)."""
+        return dict(self.options).get(key, default)
+
+    @property
+    def profile(self) -> str:
+        return self.get("profile")
+
+    @property
+    def iterations(self) -> int | None:
+        return self.get("iterations")
+
+    @property
+    def lr(self) -> float | None:
+        return self.get("lr")
+
+    @property
+    def dtype(self) -> str:
+        return self.get("dtype")
+
+    @property
+    def seconds(self) -> float | None:
+        """The time budget per run, if any."""
+        return self.get("seconds")
+
+    @property
+    def lbfgs(self) -> int:
+        """L-BFGS iterations (at most) after the Adam steps."""
+        return self.get("lbfgs", 0)
+
+    @property
+    def decay(self) -> str:
+        """Adam's learning-rate schedule ("": constant)."""
+        decay = self.get("decay")
+        return "" if decay is None else ", ".join(map(str, decay))
+
+    @property
+    def problem(self) -> str:
+        """A problem of the user's own: its fingerprint ("": none)."""
+        return self.get("problem", "")
+
+    @property
+    def others(self) -> tuple[tuple[str, object], ...]:
+        """The identity's options that the label does not name in its own words
+        (e.g. ``loss_weights``, ``score``), by name."""
+        return tuple(
+            sorted((k, v) for k, v in self.options if k not in (*_NAMED, "problem"))
         )
 
     def _lr(self) -> str:
-        return f"lr {self.lr:g}" + (f" with decay ({self.decay})" if self.decay else "")
+        lr = f"lr {lr_text(None)}" if self.lr is None else f"lr {self.lr:g}"
+        return lr + (f" with decay ({escape(self.decay)})" if self.decay else "")
+
+    def _others(self) -> str:
+        """The other options, in words: ``, loss_weights (1, 100), score best``."""
+        return "".join(f", {escape(k)} {option_text(v)}" for k, v in self.others)
 
     def label(self) -> str:
         profile, dtype, budget = map(escape, (self.profile, self.dtype, self.budget))
@@ -146,7 +204,7 @@ class Group(NamedTuple):
             steps = f"{self.seconds:.4g} s per run (at most {self.iterations} steps)"
         return (
             f"profile `{profile}`, {steps}, {self._lr()}, "
-            f"{dtype}, budget `{budget}`" + self._problem()
+            f"{dtype}, budget `{budget}`" + self._others() + self._problem()
         )
 
     def _problem(self) -> str:
@@ -157,15 +215,46 @@ class Group(NamedTuple):
         """A few words naming the group in the headline table."""
         profile = escape(self.profile) + self._problem()
         if self.seconds is not None:
-            return f"{profile}, {self.seconds:.4g} s per run"
+            return f"{profile}, {self.seconds:.4g} s per run" + self._others()
         if self.lbfgs:
-            return f"{profile}, {self.iterations} Adam + ≤ {self.lbfgs} L-BFGS"
-        return f"{profile}, {self.iterations} steps, {self._lr()}"
+            adam = f"{self.iterations} Adam + ≤ {self.lbfgs} L-BFGS"
+            return f"{profile}, {adam}" + self._others()
+        return f"{profile}, {self.iterations} steps, {self._lr()}" + self._others()
 
     def sort_key(self) -> tuple:
         """The group's place in a report; a step budget (no ``seconds``) sorts
-        before time budgets, so groups with and without seconds compare."""
-        return (*self[:5], self.seconds is not None, self.seconds or 0.0, *self[6:])
+        before time budgets, so groups with and without seconds compare; the
+        options named by no word of the label sort last, by their text."""
+        return (
+            self.profile,
+            self.iterations,
+            self.lr,
+            self.dtype,
+            self.budget,
+            self.seconds is not None,
+            self.seconds or 0.0,
+            self.lbfgs,
+            self.lbfgs_loss,
+            self.decay,
+            self.problem,
+            tuple((k, option_text(v)) for k, v in self.others),
+        )
+
+
+def _frozen(value):
+    """An identity's value, hashable (its lists as tuples)."""
+    return tuple(map(_frozen, value)) if isinstance(value, list) else value
+
+
+def option_text(value) -> str:
+    """A record's option value in a sentence (escaped)."""
+    if value is None:
+        return "none"
+    if isinstance(value, (list, tuple)):
+        return "(" + ", ".join(map(option_text, value)) + ")"
+    if isinstance(value, float):
+        return lr_text(value)
+    return escape(value)
 
 
 def _lbfgs_loss(record: dict) -> str:
@@ -177,8 +266,9 @@ def _lbfgs_loss(record: dict) -> str:
 
 def prepare(runs: Iterable[dict]) -> tuple[list[dict], list[tuple[dict, dict]]]:
     """Records with their metric sets (``"sets"``) and configuration
-    (``"group"``), one per (case, group, method, seed): the first one given is
-    kept; later ones come back as ``(duplicate, kept)`` pairs."""
+    (``"group"``), one per run (case, group, method, seed: the run's identity):
+    the first one given is kept; later ones come back as ``(duplicate, kept)``
+    pairs."""
     kept, first, dropped = [], {}, []
     for rec in runs:
         r = {**rec, "sets": metric_sets(rec), "group": Group.of(rec)}

@@ -34,6 +34,7 @@ from ..analysis.table import (
     method_order,
     rows,
 )
+from ..config import record_problem
 from ..problems.case import Case
 from ..runs.records import escape, load_runs
 
@@ -61,7 +62,7 @@ def variants(case: Case) -> list[str]:
 def _column(root: Path, case: Case, field: str, margin: float) -> dict[str, tuple]:
     """One budget's column: per method, its :class:`~deepxde_lnn.analysis.table.Row` and
     its verdict cell (one family: Holm over the column)."""
-    runs = load_runs(root) if root.exists() else []
+    runs = load_runs(root, options=record_problem) if root.exists() else []
     if runs:
         one_case(runs, case.name)
     table = rows(runs, field, BASELINE, margin, looks_of(root))

@@ -312,9 +312,10 @@ class RunFolder:
         checked record whose artifacts were all pruned (committed records) counts
         as finished: its metrics are in the record. ``held(record)`` is the
         identity of the run that wrote a record
-        (:meth:`deepxde_lnn.config.RunConfig.identity_of`): the two must be equal,
-        so a record holding more (another problem of the same name, loss weights)
-        is another run too.
+        (:meth:`deepxde_lnn.config.RunConfig.identity_of`, a ``ValueError`` for
+        option values that do not check: the run is trained again): the two must
+        be equal, so a record holding more (another problem of the same name, loss
+        weights) is another run too.
 
         Raises ``FolderError`` naming ``metrics.json`` and why when it exists but is
         unreadable, incomplete or from another configuration.
@@ -327,7 +328,10 @@ class RunFolder:
             raise FolderError(
                 f"{self.metrics}: incomplete record, missing {', '.join(missing)}"
             )
-        have = held(record)
+        try:
+            have = held(record)
+        except ValueError:  # an option's value does not check
+            return None
         differ = [k for k in {**identity, **have} if have.get(k) != identity.get(k)]
         if "problem" in differ:
             raise FolderError(

@@ -25,7 +25,10 @@ data, checked once, rendered escaped.
   :func:`~deepxde_lnn.checks.check_name`), so no name can reach a path or the
   markup, and the float type is one of :data:`~.names.DTYPES`; a reader that
   knows registries (:class:`Known`: cases and their fields, profiles, methods)
-  holds the names to them too. Numbers must be finite, metrics >= 0.
+  holds the names to them too. Numbers must be finite, metrics >= 0. The
+  values of the run's options are checked by the options' own rules, passed in
+  (``options``: :func:`deepxde_lnn.config.record_problem`; this layer sits below
+  the options').
 * :func:`load_runs` every record below a folder, each checked (a ``FolderError``
   naming the file otherwise); :func:`run_problem` a finished run's folder (a
   ``"run"`` record and the artifacts summaries read).
@@ -289,16 +292,13 @@ def _text(v) -> bool:
 
 
 BUDGETS = ("steps", "time", "script")  # the same steps, seconds; the function's
-# key -> (test, what it must be); absent keys are checked by ``problem``
+# key -> (test, what it must be), the keys a run writes beside its options (which
+# their own fields check: ``options`` of :func:`problem`); absent keys are
+# checked by ``problem``
 _TYPES = {
     "seed": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
     "problem": (is_fingerprint, "sha256: and 64 hex digits"),
-    # None: set by the user's own training function (profile script)
-    "iterations": (lambda v: v is None or is_integer(v) and v > 0, "an integer > 0"),
-    "lr": (lambda v: v is None or is_number(v) and v > 0, "a finite number > 0"),
     "budget": (lambda v: v in BUDGETS, " or ".join(map(repr, BUDGETS))),
-    "seconds": (lambda v: v is None or is_number(v) and v > 0, "a finite number > 0"),
-    "lbfgs": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
     "lbfgs_loss_scale": (lambda v: v is None or is_number(v), "a finite number"),
     "parameters": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
     "seconds_per_iteration": (lambda v: is_number(v) and v >= 0, "a number >= 0"),
@@ -306,16 +306,6 @@ _TYPES = {
     "steps": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
     "grid_points": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
     "stacked_runs": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
-    "decay": (
-        lambda v: (
-            v is None
-            or isinstance(v, list)
-            and bool(v)
-            and _name(v[0])
-            and all(map(is_number, v[1:]))
-        ),
-        "null or a list [name, numbers...]",
-    ),
     "device": (_name, "a device name"),
     "device_name": (_text, f"a string of at most {MAX_TEXT} characters"),
     "versions": (
@@ -355,11 +345,22 @@ class Known:
     own_networks: Sequence[str]
 
 
+#: what is wrong with the options a record holds, or None
+#: (:func:`deepxde_lnn.config.record_problem`: each option's own check, declared
+#: with the option in a layer above this one)
+OptionCheck = Callable[[Mapping], "str | None"]
+
+
 def problem(
-    record: dict, need: str = "report", known: Known | None = None
+    record: dict,
+    need: str = "report",
+    known: Known | None = None,
+    options: OptionCheck | None = None,
 ) -> str | None:
     """What is wrong with ``record`` for readers of kind ``need`` (see the
-    module), or None; ``known``: the registries its names are held to."""
+    module), or None; ``known``: the registries its names are held to;
+    ``options``: the check of its option values (None: not checked here, as
+    when only telling a record of this package from other files)."""
     missing = [k for k in NEEDS[need] if k not in record]
     if missing:
         return f"missing {', '.join(missing)}"
@@ -373,6 +374,7 @@ def problem(
             ),
             None,
         )
+        or (options(record) if options is not None else None)
         or _metrics_problem(record, known)
     )
 
@@ -475,24 +477,31 @@ def check(
     path: str | os.PathLike,
     need: str = "report",
     known: Known | None = None,
+    *,
+    options: OptionCheck,
 ) -> dict:
-    """``record`` if it passes :func:`problem`; ``FolderError`` naming ``path``."""
-    why = problem(record, need, known)
+    """``record`` if it passes :func:`problem` (its option values by
+    ``options``); ``FolderError`` naming ``path``."""
+    why = problem(record, need, known, options)
     if why:
         raise FolderError(f"{path}: malformed record ({why})")
     return record
 
 
 def load_runs(
-    root: str | os.PathLike, need: str = "run", known: Known | None = None
+    root: str | os.PathLike,
+    need: str = "run",
+    known: Known | None = None,
+    *,
+    options: OptionCheck,
 ) -> list[dict]:
     """Every record (``metrics.json``) below ``root`` (:func:`find`: at most
     :data:`MAX_DEPTH` folders deep, links to folders not followed), checked for
-    ``need`` (names held to ``known``), with its folder as ``"_dir"``; sorted
-    by path."""
+    ``need`` (names held to ``known``, option values by ``options``), with its
+    folder as ``"_dir"``; sorted by path."""
     runs = []
     for path in find(root, "metrics.json"):
-        rec = check(read_record(path), path, need, known)
+        rec = check(read_record(path), path, need, known, options=options)
         runs.append({**rec, "_dir": str(path.parent)})
     return runs
 

@@ -41,6 +41,7 @@ from ..analysis.table import (
     prepare,
     rows,
 )
+from ..config import record_problem
 from ..problems.methods import METHODS
 from ..problems.metrics import summary_field
 from ..runs import atomic as aio
@@ -91,7 +92,8 @@ def load(roots: Sequence[str | Path]) -> list[dict]:
         if not root.is_dir():
             what = "not a folder" if root.exists() else "no such folder"
             raise FolderError(f"{root}: {what}")
-        found = load_runs(root, "report", catalog.known())  # checked
+        known = catalog.known()
+        found = load_runs(root, "report", known, options=record_problem)  # checked
         if not found:
             raise FolderError(f"{root}: no finished runs (metrics.json) below it")
         for rec in found:
@@ -148,7 +150,8 @@ def _paper_protocol(case: str) -> Group | None:
     if case not in catalog.available():
         return None
     p = catalog.info(case).profile("paper")
-    return Group("paper", p.iterations, float(p.lr), "float32", "steps")
+    run = {"profile": "paper", "iterations": p.iterations, "lr": float(p.lr)}
+    return Group.of({**run, "dtype": "float32", "budget": "steps"})
 
 
 def _paper_of(case: str, group: Group) -> dict | None:

@@ -169,7 +169,12 @@ def resume_state(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: boo
         )
     state = load_checkpoint(folder.checkpoint)
     saved = state.get("config", {}) if isinstance(state, dict) else {}
-    want, have = cfg.identity(), RunConfig.identity_of(saved)
+    try:
+        want, have = cfg.identity(), RunConfig.identity_of(saved)
+    except ValueError as err:  # an option's value in it does not check
+        raise FolderError(
+            f"--resume: {folder.checkpoint} holds a malformed configuration ({err})"
+        ) from None
     differ = [k for k in {**want, **have} if have.get(k) != want.get(k)]
     if differ:
         detail = ", ".join(f"{k}: {have.get(k)!r} vs {want.get(k)!r}" for k in differ)
