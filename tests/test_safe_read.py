@@ -238,6 +238,8 @@ def _set(*keys, value):
         (_set("scheduler", "last_epoch", value="x"), "scheduler.last_epoch"),
         (_set("scheduler", "base_lrs", value=[{"a": 1}]), "scheduler.base_lrs"),
         (_set("data", value={"weights": "x"}), "'weights'"),
+        (_set("stack_sizes", value=[[0, 0]]), "stack_sizes must hold"),
+        (_set("stack_sizes", value=[[0, 1], [10**6, 2]]), "stack_sizes must end"),
     ],
 )
 def test_malformed_checkpoint_entries_are_one_checkpoint_error(
@@ -316,7 +318,8 @@ def test_walks_are_bounded_and_follow_no_link(tmp_path):
     deepest = root.joinpath(*["d"] * (records.MAX_DEPTH - 1))
     _write(deepest, _record(seed=3), name="b")  # MAX_DEPTH folders deep
     _write(deepest, _record(seed=4), name="d/b")  # one more
-    seeds = [r["seed"] for r in records.load_runs(root, "report", options=record_problem)]
+    found = records.load_runs(root, "report", options=record_problem)
+    seeds = [r["seed"] for r in found]
     assert sorted(seeds) == [2, 3]  # not through the link, not deeper
     # a folder of the user's files holding a link to a result folder is not ours
     mine = tmp_path / "mine"

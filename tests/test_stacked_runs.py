@@ -10,8 +10,10 @@ import pytest
 import torch
 from helpers import tiny_case
 
+import deepxde_lnn
 from deepxde_lnn.config import RunConfig
 from deepxde_lnn.runs.checkpoint import load_checkpoint
+from deepxde_lnn.training import runner
 from deepxde_lnn.training.runner import run, run_stacked
 
 SEEDS = (3, 4, 5)
@@ -51,7 +53,9 @@ def test_batch_equals_separate_runs(separate, tmp_path):
         assert rec["stacked_runs"] == 3 and rec["seed"] == ref["seed"]
         for m in ("RMSE", "MaxErr"):
             _close(rec["metrics"]["phi"][m], ref["metrics"]["phi"][m])
-        assert set(rec) - {"stacked_runs", "stack_wall_seconds"} == set(ref) - {"_dir"}
+        stacked = {"stacked_runs", "stack_wall_seconds", "stack_sizes"}
+        assert set(rec) - stacked == set(ref) - {"_dir"}
+        assert rec["stack_sizes"] == [[0, 3]]
         _close(_loss(out), _loss(ref["_dir"]))
         assert not (out / "checkpoint.pt").exists()
 
@@ -95,6 +99,8 @@ def test_one_diverging_run_does_not_stop_the_others(separate, tmp_path):
         _close(_loss(outs[k]), _loss(separate[k]["_dir"]))
         rec = json.loads((outs[k] / "metrics.json").read_text())
         _close(rec["metrics"]["phi"]["RMSE"], separate[k]["metrics"]["phi"]["RMSE"])
+        # the others went on as a stack of 2 after the step run 1 was taken out at
+        assert rec["stack_sizes"] == [[0, 3], [20, 2]]
 
 
 def test_interrupted_batch_resumes_exactly(separate, tmp_path):
@@ -136,3 +142,97 @@ def test_batch_with_a_schedule_resumes_and_equals_separate_runs(separate, tmp_pa
         assert o.record["optimizer"] == ref["optimizer"]
         _close(o.record["metrics"]["phi"]["RMSE"], ref["metrics"]["phi"]["RMSE"])
         _close(_loss(out), _loss(tmp_path / f"s{ref['seed']}"))
+
+
+class _Killed(BaseException):
+    """The process dies here (as by SIGKILL: nothing more is written)."""
+
+
+def _die_after_writing(monkeypatch, n: int) -> None:
+    """The process dies once the runner has written ``n`` runs' results."""
+    real, written = runner.write_run, []
+
+    def write_run(*args):
+        real(*args)
+        written.append(args)
+        if len(written) == n:
+            raise _Killed
+
+    monkeypatch.setattr(runner, "write_run", write_run)
+
+
+def _float32_cfgs(seeds=(1, 2)):
+    return [
+        RunConfig("laplace", "pinn", seed=s, iterations=30, checkpoint_every=10)
+        for s in seeds
+    ]
+
+
+def test_a_stack_cut_while_writing_its_runs_resumes_as_that_stack(
+    tmp_path, monkeypatch
+):
+    """Issue 43: a stack killed after writing its first run resumed the others
+    alone from their last checkpoint, and alone they round otherwise than in a
+    stack (float32): their loss.csv left the uninterrupted run's there. The
+    finished run rides along (trained again, not written), so they are equal."""
+    case, cfgs = tiny_case(), _float32_cfgs()
+    ref = [tmp_path / f"r{c.seed}" for c in cfgs]
+    run_stacked(cfgs, ref, case=case)
+    outs = [tmp_path / f"o{c.seed}" for c in cfgs]
+    with monkeypatch.context() as m:
+        _die_after_writing(m, 1)
+        with pytest.raises(_Killed):
+            run_stacked(cfgs, outs, case=case)
+    assert not (outs[1] / "metrics.json").exists()
+    first = (outs[0] / "metrics.json").read_bytes()
+    res = run_stacked(cfgs, outs, case=case)
+    for a, b in zip(ref, outs):
+        assert (b / "loss.csv").read_bytes() == (a / "loss.csv").read_bytes()
+        assert not (b / "checkpoint.pt").exists()
+    assert [o.status for o in res] == ["done", "done"]
+    assert (outs[0] / "metrics.json").read_bytes() == first  # not written again
+    rec = json.loads((outs[1] / "metrics.json").read_text())
+    assert rec["resumed"] and rec["stacked_runs"] == 2
+    assert rec["stack_sizes"] == [[0, 2]]  # as the run that was not cut
+    want = json.loads((ref[1] / "metrics.json").read_text())
+    assert rec["metrics"] == want["metrics"]
+
+
+def test_a_run_resumed_out_of_its_stack_says_so(tmp_path, monkeypatch):
+    """Where the stack cannot be formed again (here: the unfinished seed resumed
+    alone), the run's steps after its checkpoint round as a single run's: its
+    record says which steps trained in which stack (``stack_sizes``)."""
+    case, cfgs = tiny_case(), _float32_cfgs()
+    ref = [tmp_path / f"r{c.seed}" for c in cfgs]
+    whole = run_stacked(cfgs, ref, case=case)
+    assert [o.record["stack_sizes"] for o in whole] == [[[0, 2]]] * 2
+    outs = [tmp_path / f"o{c.seed}" for c in cfgs]
+    with monkeypatch.context() as m:
+        _die_after_writing(m, 1)
+        with pytest.raises(_Killed):
+            run_stacked(cfgs, outs, case=case)
+    alone = run(cfgs[1], outs[1], case=case, resume=True)
+    assert alone["stack_sizes"] == [[0, 2], [20, 1]]
+    assert "stacked_runs" not in alone
+    got, want = _loss(outs[1]), _loss(ref[1])
+    assert (got[:20] == want[:20]).all() and not (got[20:] == want[20:]).all()
+    assert "stack_sizes" not in run(cfgs[0], tmp_path / "single", case=case)
+
+
+def test_a_compare_cut_while_writing_a_stack_resumes_it_whole(tmp_path, monkeypatch):
+    """The same through ``compare``: its rerun reuses the finished seed, which
+    still goes to the stack of the unfinished one to ride along."""
+    kw = dict(methods=["pinn"], seeds=[1, 2], iterations=30, checkpoint_every=10)
+    kw.update(stack="on", workers=1, progress=False, verbose=False)
+    deepxde_lnn.compare(tiny_case(), out=tmp_path / "ref", **kw)
+    with monkeypatch.context() as m:
+        _die_after_writing(m, 1)
+        with pytest.raises(_Killed):
+            deepxde_lnn.compare(tiny_case(), out=tmp_path / "cut", **kw)
+    res = deepxde_lnn.compare(tiny_case(), out=tmp_path / "cut", **kw)
+    for seed in (1, 2):
+        run = f"pinn/seed-{seed}"
+        want = (tmp_path / "ref" / run / "loss.csv").read_bytes()
+        assert (tmp_path / "cut" / run / "loss.csv").read_bytes() == want
+        assert not (tmp_path / "cut" / run / "checkpoint.pt").exists()
+    assert sorted((r.seed, r.status) for r in res.runs) == [(1, "reused"), (2, "done")]

@@ -354,6 +354,12 @@ def test_deeply_nested_record_is_refused(tmp_path, capsys):
         ("seed", "1" * 40, "an integer of 40 digits"),
         ("lbfgs", "-3", "lbfgs must be an integer >= 0"),
         ("seconds", '"10"', "seconds must be a finite number > 0"),
+        # every option a record holds, by the option's own check (issue 43)
+        ("loss_weights", '"1,2"', "loss_weights must be a list, not str"),
+        ("loss_weights", "[1, -2]", "loss_weights must be a finite number >= 0"),
+        ("score", '"worst"', "score must be one of final, best"),
+        ("decay", '["<b>x</b>", 1]', "decay must be DeepXDE's (name, numbers...)"),
+        ("stack_sizes", "[[5, 0]]", "stack_sizes must be a list of [step, runs]"),
     ],
 )
 def test_non_finite_or_mistyped_numbers_are_refused(

@@ -88,9 +88,13 @@ def print_record(o: Options, rec: dict, out) -> None:
 
 def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
     """Run (config, folder) jobs, ``workers`` at a time: finished ones (same
-    configuration) are reused, unfinished ones (a checkpoint) resumed. Every
-    folder is checked first, so a bad one stops the command before any training."""
-    todo, results = [], []
+    configuration) are reused, unfinished ones (a checkpoint) resumed. A finished
+    run that still holds a checkpoint is a member of a stack cut short while it
+    wrote its runs: it goes with the others, to ride along in their stack
+    (:func:`deepxde_lnn.training.runner.run_stacked`), and is reported reused.
+    Every folder is checked first, so a bad one stops the command before any
+    training."""
+    todo, results, spare = [], [], set()
     for cfg, out in jobs:
         folder = RunFolder(out)
         folder.prepare()  # ours and writable, before anything is read or trained
@@ -99,8 +103,10 @@ def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
             if o.execution.overwrite
             else folder.finished(cfg.identity(), RunConfig.identity_of)
         )
-        if record is not None and not missing_figures(out, case):  # else redrawn
-            say(o, f"{cfg.method} seed {cfg.seed}{lr_label(cfg.lr)}: done, reused")
+        if record is not None and folder.has_checkpoint():
+            spare.add(folder.path)
+        elif record is not None and not missing_figures(out, case):  # else redrawn
+            _reused(o, cfg)
             results.append(
                 RunResult(cfg.method, cfg.seed, cfg.lr, folder.path, "reused", record)
             )
@@ -121,7 +127,10 @@ def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
     stopped = []
     start = time.perf_counter()
     for n, oc in enumerate(outcomes, start=1):  # as they finish
-        if oc.status == "done":
+        status = "reused" if oc.status == "done" and oc.out in spare else oc.status
+        if status == "reused":
+            _reused(o, oc.config)
+        elif status == "done":
             print_record(o, oc.record, oc.out)
             say(o, remaining_time(n, len(todo), time.perf_counter() - start))
         else:
@@ -133,12 +142,16 @@ def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
         cfg = oc.config
         results.append(
             RunResult(
-                cfg.method, cfg.seed, cfg.lr, oc.out, oc.status, oc.record, oc.message
+                cfg.method, cfg.seed, cfg.lr, oc.out, status, oc.record, oc.message
             )
         )
     if stopped:
         raise RunInterrupted(f"{len(stopped)} run(s) interrupted; rerun to resume")
     return results
+
+
+def _reused(o: Options, cfg: RunConfig) -> None:
+    say(o, f"{cfg.method} seed {cfg.seed}{lr_label(cfg.lr)}: done, reused")
 
 
 def remaining_time(done: int, total: int, seconds: float) -> str:

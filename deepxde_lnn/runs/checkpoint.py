@@ -39,7 +39,7 @@ import torch
 from ..checks import is_integer, is_number
 from .atomic import atomic_write_bytes
 from .errors import FolderError
-from .records import MAX_CHECKPOINT_BYTES, read_bytes
+from .records import MAX_CHECKPOINT_BYTES, read_bytes, stack_sizes_problem
 
 __all__ = [
     "CheckpointError",
@@ -114,7 +114,12 @@ def load_checkpoint(path: str | Path) -> dict:
 _RESTART = "delete it to restart the run from scratch"
 _KINDS = {"config": dict, "net": dict, "opt": dict, "rng": dict, "loss": torch.Tensor}
 _RNG_KEYS = ("sampling", "torch", "cuda", "numpy", "python")
-_OPTIONAL = {"phase": (str, type(None)), "scheduler": (dict, type(None)), "data": dict}
+_OPTIONAL = {
+    "phase": (str, type(None)),
+    "scheduler": (dict, type(None)),
+    "data": dict,
+    "stack_sizes": list,  # older checkpoints have none
+}
 
 
 def _malformed(path, problem: str) -> CheckpointError:
@@ -157,6 +162,7 @@ def check_payload(state, path: str | Path = "") -> dict:
         raise _malformed(path, "the loss table holds non-finite values")
     problem = (
         _rng_problem(state["rng"])
+        or stack_sizes_problem(state.get("stack_sizes", []), step)
         or _opt_problem(opt)
         or _scheduler_problem(state.get("scheduler"), step)
         or _plain_problem(state.get("data", {}), "data")

@@ -69,6 +69,7 @@ __all__ = [
     "find",
     "read_record",
     "read_budget",
+    "stack_sizes_problem",
     "Known",
     "problem",
     "check",
@@ -130,6 +131,25 @@ def read_bytes(path: str | os.PathLike, limit: int, prefix: bool = False) -> byt
     if len(data) != size:  # written meanwhile, or /proc's size 0
         raise _unsafe(path, "changed while it was read")
     return data
+
+
+def stack_sizes_problem(sizes, last: int | None = None) -> str | None:
+    """What keeps ``sizes`` (a run's ``stack_sizes``: ``[step, K]`` pairs, after
+    each step the run trained in a stack of K runs; none after ``last``) from
+    being one, or None."""
+    pairs = isinstance(sizes, list) and all(
+        isinstance(p, list) and len(p) == 2 and all(map(is_integer, p)) for p in sizes
+    )
+    if not pairs:
+        return "stack_sizes must be a list of [step, runs] pairs of integers"
+    steps = [s for s, _ in sizes]
+    if any(s < 0 for s in steps) or any(k < 1 for _, k in sizes):
+        return "stack_sizes must hold steps >= 0 and runs >= 1"
+    if steps != sorted(steps):
+        return "stack_sizes must hold rising steps"
+    if last is not None and steps and steps[-1] > last:
+        return f"stack_sizes must end by the step {last}"
+    return None
 
 
 def _no_constant(name: str):
@@ -306,6 +326,10 @@ _TYPES = {
     "steps": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
     "grid_points": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
     "stacked_runs": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
+    "stack_sizes": (
+        lambda v: stack_sizes_problem(v) is None,
+        "a list of [step, runs] pairs, steps rising",
+    ),
     "device": (_name, "a device name"),
     "device_name": (_text, f"a string of at most {MAX_TEXT} characters"),
     "versions": (

@@ -19,8 +19,9 @@ __all__ = ["write_loss", "write_run"]
 
 
 def write_run(r: Run, case: Problem, record: dict) -> None:
-    """Artifacts first, ``metrics.json`` last (it marks the run finished), then
-    the checkpoint goes."""
+    """Artifacts first, ``metrics.json`` last (it marks the run finished); the
+    checkpoint stays until every run trained with it is written (the runner's
+    ``_finish``)."""
     f, folder = r.fields, r.folder
     write_loss(folder.path / "loss.csv", r.prior_rows, r.data.names)
     atomic.save_npz(
@@ -38,7 +39,6 @@ def write_run(r: Run, case: Problem, record: dict) -> None:
     torch.save(r.net.state_dict(), buf)
     atomic.atomic_write_bytes(folder.path / "model.pt", buf.getvalue())
     atomic.write_json(folder.metrics, record)
-    folder.checkpoint.unlink(missing_ok=True)
 
 
 def write_loss(path: Path, table: np.ndarray, names) -> None:

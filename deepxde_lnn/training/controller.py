@@ -40,8 +40,8 @@ class Signals:
 
 class Controller(dde.callbacks.Callback):
     """Logs every step's per-term losses of each run (moved to host every
-    ``FLUSH`` steps), takes a run with a non-finite loss out (``drop(positions)``,
-    while others remain; training stops when none does), checkpoints every
+    ``FLUSH`` steps), takes a run with a non-finite loss out (``drop(positions,
+    step)``, while others remain; training stops when none does), checkpoints every
     ``checkpoint_every`` steps through ``save(step, tables, seconds)``, stops with
     a checkpoint when a signal arrived, stops when a time ``budget`` (training
     seconds) is spent, and reports progress (a tqdm bar, or a line every
@@ -144,7 +144,7 @@ class Controller(dde.callbacks.Callback):
         if len(bad) == len(self.live):
             self.model.stop_training = True
         elif bad:
-            self.drop(bad)
+            self.drop(bad, self.step)
         last = [losses[-1, p].sum() for p in range(len(self.live)) if p not in bad]
         self.live = [r for p, r in enumerate(self.live) if p not in bad]
         if self.bar is not None and last:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import deepxde as dde
 import numpy as np
@@ -24,10 +24,12 @@ __all__ = [
     "Run",
     "build",
     "check_checkpoints",
+    "checkpoint_state",
     "kept_float",
     "quiet_float",
     "restore",
     "resume_state",
+    "stacked_from",
 ]
 
 
@@ -44,6 +46,9 @@ class Run:
     prior_seconds: float = 0.0
     diverged_at: int | None = None
     fields: dict | None = None  # evaluation grid, exact and predicted values
+    # [step, K] pairs: after each step, the run trained in a stack of K runs (1:
+    # alone); the stack's size decides how its steps round (:func:`stacked_from`)
+    stack_sizes: list = field(default_factory=list)
 
 
 @dataclass
@@ -136,6 +141,7 @@ def restore(job: Job, states: list[dict]) -> None:
         job.net.load_state_dict(states[0]["net"])
     for r, state in zip(job.runs, states):
         r.data.rng.bit_generator.state = set_rng_state(state["rng"])
+        r.stack_sizes = [list(p) for p in state.get("stack_sizes", [])]
         r.prior_seconds = float(state["seconds"])
         r.prior_rows = state["loss"].numpy()
         r.data.load_state_dict(state.get("data", {}))
@@ -148,15 +154,23 @@ def restore(job: Job, states: list[dict]) -> None:
     }
 
 
+def stacked_from(run: Run, step: int, k: int) -> None:
+    """Note in ``run.stack_sizes`` that after ``step`` it trains in a stack of
+    ``k`` runs (nothing new where the size stays: a stack resumed whole, as it
+    was, trains as the run that was never cut)."""
+    if not run.stack_sizes or run.stack_sizes[-1][1] != k:
+        run.stack_sizes.append([int(step), int(k)])
+
+
 def resume_state(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: bool):
-    """``(finished record, None)`` to reuse, ``(None, checkpoint state)`` to
-    continue, or ``(None, None)`` to start afresh (always with ``overwrite``)."""
+    """``(finished record, None)`` to reuse (its checkpoint, if a stack left one,
+    is the caller's), ``(None, checkpoint state)`` to continue, or ``(None,
+    None)`` to start afresh (always with ``overwrite``)."""
     if overwrite:
         folder.clear()
         return None, None
     record = folder.finished(cfg.identity(), RunConfig.identity_of)
     if record is not None:
-        folder.checkpoint.unlink(missing_ok=True)  # stale: the run did finish
         return record, None
     if not folder.has_checkpoint():
         if resume:
@@ -167,6 +181,12 @@ def resume_state(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: boo
             f"out: {folder.path} holds an unfinished run's checkpoint; pass "
             "--resume to continue it or choose another folder"
         )
+    return None, checkpoint_state(folder, cfg)
+
+
+def checkpoint_state(folder: RunFolder, cfg: RunConfig) -> dict:
+    """The checkpoint in ``folder``, made by the run ``cfg``; ``CheckpointError``
+    (unreadable) or ``FolderError`` (another configuration) naming it."""
     state = load_checkpoint(folder.checkpoint)
     saved = state.get("config", {}) if isinstance(state, dict) else {}
     try:
@@ -182,4 +202,4 @@ def resume_state(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: boo
             f"--resume: {folder.checkpoint} was made with another configuration "
             f"({detail}; checkpoint vs asked)"
         )
-    return None, state
+    return state

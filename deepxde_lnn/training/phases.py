@@ -23,7 +23,7 @@ from ..runs.checkpoint import (
 from .accurate import LBFGSConverged, make_lbfgs
 from .controller import Controller
 from .graphed import GraphedStep, plain_adam_state, plain_scheduler_state
-from .job import Job, Run, check_checkpoints, restore
+from .job import Job, Run, check_checkpoints, restore, stacked_from
 from .stacking import select_adam_, split_adam_state, stack_adam_states
 
 __all__ = [
@@ -158,6 +158,8 @@ def train(job: Job, signals, progress, callbacks) -> Controller:
     controller (every phase's rows and seconds are folded into the runs'
     ``prior_rows``/``prior_seconds``)."""
     todo = [(p, end) for p, end in phases(job.cfg) if end > job.start]
+    for i in job.live:
+        stacked_from(job.runs[i], job.start, len(job.live))
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     for k, (phase, end) in enumerate(todo):
@@ -221,17 +223,21 @@ def _saver(job: Job):
                 "loss": torch.from_numpy(loss_table(r, tables[i])),
                 "seconds": r.prior_seconds + seconds / len(job.runs),
                 "data": r.data.state_dict(),  # e.g. RBA's multipliers
+                "stack_sizes": r.stack_sizes,
             }
             save_checkpoint(r.folder.checkpoint, payload)
 
     return save
 
 
-def _drop(job: Job, positions: list[int]) -> None:
+def _drop(job: Job, positions: list[int], step: int) -> None:
     """Take the runs at stack ``positions`` (diverged) out of the stacked model,
-    its data and its Adam state; the others go on unchanged."""
+    its data and its Adam state after ``step``; the others go on unchanged, in
+    a smaller stack."""
     keep = [p for p in range(len(job.live)) if p not in positions]
     job.live = [job.live[p] for p in keep]
+    for i in job.live:
+        stacked_from(job.runs[i], step, len(job.live))
     job.net.select_(keep)
     job.data.select_(keep)
     select_adam_(job.model.opt, job.net, keep)
@@ -251,7 +257,7 @@ def _train_phase(job, signals, progress, callbacks, end) -> Controller:
         budget=None if cfg.seconds is None else cfg.seconds - prior,
         shown_total=cfg.total_steps,
         runs=job.live,
-        drop=lambda positions: _drop(job, positions),
+        drop=lambda positions, step: _drop(job, positions, step),
     )
     converged = LBFGSConverged() if job.phase == "lbfgs" else None
     # DeepXDE evaluates the losses in training mode before the first step and

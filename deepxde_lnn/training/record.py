@@ -69,6 +69,8 @@ def evaluate(job: Job, r: Run) -> dict:
     if job.stacked:
         record["stacked_runs"] = len(job.runs)
         record["stack_wall_seconds"] = job.wall_seconds
+    if any(k > 1 for _, k in r.stack_sizes):  # which steps trained in which stack
+        record["stack_sizes"] = r.stack_sizes
     return record
 
 

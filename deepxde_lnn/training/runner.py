@@ -33,12 +33,13 @@ import numpy as np
 from ..config import RunConfig, stackable_protocol
 from ..problems.problem import Problem
 from ..problems.scripted import ScriptedProblem
-from ..runs.folder import RunFolder
+from ..runs.checkpoint import CheckpointError
+from ..runs.folder import FolderError, RunFolder
 from ..runs.names import lr_label
 from . import phases
 from .artifacts import write_loss, write_run
 from .controller import Controller, Progress, Signals
-from .job import Job, build, kept_float, resume_state
+from .job import Job, build, checkpoint_state, kept_float, resume_state
 from .outcome import Outcome, RunInterrupted, TrainingDiverged
 from .record import evaluate, predict
 from .scripted import run_scripted
@@ -123,15 +124,18 @@ def run_stacked(
 ) -> list[Outcome]:
     """Train the runs ``configs`` of ``case`` (equal but for the seed) into
     ``outs`` as one stacked model; outcomes in order. Finished runs are reused;
-    unfinished ones resume from their checkpoints when all stand at the same step
-    (otherwise they run one by one). ``progress(label) -> Progress``.
+    unfinished ones resume from their checkpoints, those at one step together,
+    with the finished runs that left a checkpoint at that step riding along, so
+    that a stack cut short resumes as the stack it was (:func:`_stacks`).
+    ``progress(label) -> Progress``.
 
     Each run keeps its own initialisation, point draws and Adam state, so its
     folder is what :func:`run` writes (tested), with ``stacked_runs`` (K) and
     ``stack_wall_seconds`` added to ``metrics.json``; ``train_seconds`` is the
     stack's training time divided by K (the cost per run). Checkpoints are the
     single-run format, one per folder. A diverging run leaves the stack and keeps
-    its last good checkpoint; the others go on."""
+    its last good checkpoint; the others go on. Each record's ``stack_sizes``
+    says which steps trained in a stack of how many runs."""
     return _run_many(configs, outs, None, overwrite, progress, case, callbacks, on_done)
 
 
@@ -199,10 +203,10 @@ def _check_stackable(case: Problem, cfgs: list[RunConfig]) -> None:
 def _train_folders(
     case, cfgs, folders, resume, overwrite, progress, signals, callbacks, on_done
 ) -> list[Outcome]:
-    """Reuse finished runs, then train the rest (together where their
-    checkpoints stand at one step, else one by one)."""
+    """Reuse finished runs, then train the rest, those whose checkpoints stand at
+    one step together (:func:`_stacks`)."""
     outcomes: dict[int, Outcome] = {}
-    todo, states = [], []
+    states: dict[int, dict | None] = {}
     for i, (cfg, f) in enumerate(zip(cfgs, folders)):
         want = f.has_checkpoint() if resume is None else resume
         done, state = resume_state(f, cfg, want, overwrite)
@@ -210,21 +214,64 @@ def _train_folders(
             if on_done is not None:
                 on_done(f.path)
             outcomes[i] = Outcome(cfg, f.path, "done", done)
-        else:
-            todo.append(i)
-            states.append(state)
-    steps = {0 if s is None else int(s["step"]) for s in states}
-    groups = [todo] if len(steps) <= 1 else [[i] for i in todo]
-    for group in filter(None, groups):  # checkpoints at different steps: one by one
+        states[i] = state
+    for group, riding in _stacks(cfgs, folders, states, outcomes):
         job = build(case, [cfgs[i] for i in group], [folders[i] for i in group])
-        phases.start(job, [states[todo.index(i)] for i in group])
+        phases.start(job, [states[i] for i in group])
         label = _label(job)
         with signals.deferred():
             shown = progress(label) if progress else None
             ctl = phases.train(job, signals, shown, callbacks)
-            results = _finish(job, ctl, on_done)
-        outcomes.update(zip(group, results))
+            results = _finish(job, ctl, on_done, riding)
+        outcomes.update((i, o) for i, o in zip(group, results) if o is not None)
+    for i, f in enumerate(folders):  # a finished run's spare checkpoint (a stack's)
+        if outcomes[i].status == "done" and states[i] is None:
+            f.checkpoint.unlink(missing_ok=True)
     return [outcomes[i] for i in range(len(cfgs))]
+
+
+def _stacks(cfgs, folders, states, finished) -> list[tuple[list[int], set[int]]]:
+    """The jobs that train the unfinished runs: ``(runs, riding)``, the runs in
+    the order given and the positions of those that ride along.
+
+    The unfinished runs whose checkpoints stand at one step train together (all
+    of them from their start, as a stack does). A stack cut short while it wrote
+    its runs' results left every member's checkpoint (:func:`_finish` deletes
+    them once all are written): a finished member holding a checkpoint at that
+    step rides along, trained again but not written, so that the others resume
+    in the stack that trained them and their steps are those of the run that was
+    not cut (its shape, K, decides the rounding)."""
+    todo = [i for i in states if i not in finished]
+    by_step: dict[int, list[int]] = {}
+    for i in todo:
+        by_step.setdefault(_step(states[i]), []).append(i)
+    out = []
+    for step, group in by_step.items():
+        riders = []
+        if step and len(cfgs) > 1:
+            for i in finished:
+                state = _rider(folders[i], cfgs[i], step)
+                if state is not None:
+                    states[i] = state
+                    riders.append(i)
+        members = sorted(group + riders)
+        out.append((members, {members.index(i) for i in riders}))
+    return out
+
+
+def _step(state: dict | None) -> int:
+    return 0 if state is None else int(state["step"])
+
+
+def _rider(folder: RunFolder, cfg: RunConfig, step: int) -> dict | None:
+    """The checkpoint at ``step`` a finished run of a stack left, or None."""
+    if not folder.has_checkpoint():
+        return None
+    try:
+        state = checkpoint_state(folder, cfg)
+    except (FolderError, CheckpointError):  # finished: its checkpoint is spare
+        return None
+    return state if _step(state) == step else None
 
 
 def _label(job: Job) -> str:
@@ -233,18 +280,25 @@ def _label(job: Job) -> str:
     return f"{job.cfg.case} {job.cfg.method} {word} {seeds}{lr_label(job.cfg.lr)}"
 
 
-def _finish(job: Job, ctl: Controller, on_done: OnDone | None) -> list[Outcome]:
-    """Each run's outcome: its folder written if it finished, else its loss log
-    and why it stopped (its last good checkpoint is kept)."""
+def _finish(
+    job: Job, ctl: Controller, on_done: OnDone | None, riding: set[int] = frozenset()
+) -> list[Outcome | None]:
+    """Each run's outcome (None for the runs ``riding`` along: finished before,
+    never written again): its folder written if it finished, else its loss log
+    and why it stopped (its last good checkpoint is kept). The checkpoints go
+    once every finished run of the job is written: a process killed in between
+    leaves them all, and the stack resumes whole (:func:`_stacks`)."""
     done = ctl.step >= job.cfg.total_steps or ctl.out_of_time or job.converged
     if job.stacked and job.live:
         for i, state in zip(job.live, job.net.state_dicts()):
             job.runs[i].net.load_state_dict(state)
-    out = []
-    for r in job.runs:
+    out: list[Outcome | None] = []
+    for k, r in enumerate(job.runs):
         path = r.folder.path
         table = r.prior_rows if r.prior_rows is not None else np.zeros((0, 0))
-        if r.diverged_at is not None:
+        if k in riding:
+            out.append(None)
+        elif r.diverged_at is not None:
             write_loss(path / "loss.csv", table, r.data.names)
             msg = (
                 f"non-finite loss at step {r.diverged_at}; stopped. The last good "
@@ -265,4 +319,8 @@ def _finish(job: Job, ctl: Controller, on_done: OnDone | None) -> list[Outcome]:
             if on_done is not None:
                 on_done(path)
             out.append(Outcome(r.cfg, path, "done", record))
+    if done:
+        for r in job.runs:
+            if r.diverged_at is None:
+                r.folder.checkpoint.unlink(missing_ok=True)
     return out
