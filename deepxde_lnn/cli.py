@@ -358,12 +358,23 @@ RECORDS_ONLY = ("report",)
 
 
 def main(argv=None) -> int:
+    _console_never_fails()
     try:
         with sigterm_as_interrupt():  # SIGTERM, like Ctrl-C, exits 130
             return _main(argv)
     except KeyboardInterrupt:  # outside training (start-up, summaries)
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _console_never_fails() -> None:
+    """Print what a narrow console encoding cannot show (``PYTHONIOENCODING=ascii``:
+    the summary's ``±``) as backslash escapes instead of failing the command after
+    its work is done."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 def _main(argv) -> int:
