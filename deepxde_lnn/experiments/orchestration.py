@@ -31,6 +31,7 @@ from ..training.runner import (
 )
 from .jobs import iter_jobs
 from .results import Comparison, RunResult, Verdict
+from .selection import check_seed_count
 
 __all__ = [
     "config",
@@ -89,11 +90,12 @@ def print_record(o: Options, rec: dict, out) -> None:
 def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
     """Run (config, folder) jobs, ``workers`` at a time: finished ones (same
     configuration) are reused, unfinished ones (a checkpoint) resumed. Every
-    folder is checked first, so a bad one stops the command before any training."""
+    folder is checked first, so a bad one stops the command before any training;
+    a run's folder is created when the run starts."""
     todo, results = [], []
     for cfg, out in jobs:
         folder = RunFolder(out)
-        folder.prepare()  # ours and writable, before anything is read or trained
+        folder.check()  # ours and writable, before anything is read or trained
         record = (
             None
             if o.execution.overwrite
@@ -245,6 +247,7 @@ def decide_runs(
     summary over every seed run."""
     if max_seeds is not None:
         check_int(max_seeds, "max_seeds (--max-seeds)", len(seeds))
+        check_seed_count(max_seeds, "max_seeds (--max-seeds)")
     first = baseline if isinstance(baseline, str) else baseline[0]
     if first not in methods:
         raise ValueError(f"methods: until_decided compares with {first}; include it")

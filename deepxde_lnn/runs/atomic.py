@@ -174,6 +174,24 @@ def writable_folder(path: str | os.PathLike) -> Path:
     return path
 
 
+def check_writable(path: str | os.PathLike) -> None:
+    """``FolderError`` naming ``out`` unless ``path`` is a folder files can be
+    written in, or could be created as one (its nearest existing folder above is
+    writable); creates nothing: a command checks every folder before it makes
+    any (:func:`writable_folder`, when a run starts)."""
+    path = Path(os.path.abspath(path))
+    if os.path.lexists(path):
+        if not path.is_dir():
+            raise FolderError(f"out: {path} exists and is not a folder")
+        writable_folder(path)  # its probe file is removed at once
+        return
+    above = next(p for p in path.parents if os.path.lexists(p))
+    if not above.is_dir():
+        raise FolderError(f"out: cannot create {path}: {above} is not a folder")
+    if not os.access(above, os.W_OK | os.X_OK):
+        raise FolderError(f"out: cannot create {path}: {above} is not writable")
+
+
 def remove_orphans(folder: str | os.PathLike, names) -> list[Path]:
     """Delete the temporary files that killed writes of the files ``names`` left in
     ``folder`` (``.NAME.RANDOM.tmp``, regular files); nothing else. Only call it

@@ -27,6 +27,7 @@ __all__ = [
     "kept_float",
     "quiet_float",
     "restore",
+    "nothing_to_resume",
     "resume_state",
 ]
 
@@ -148,6 +149,11 @@ def restore(job: Job, states: list[dict]) -> None:
     }
 
 
+def nothing_to_resume(folder: RunFolder) -> FolderError:
+    """The error of ``--resume`` in a folder without a checkpoint."""
+    return FolderError(f"--resume: no checkpoint in {folder.path}")
+
+
 def resume_state(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: bool):
     """``(finished record, None)`` to reuse, ``(None, checkpoint state)`` to
     continue, or ``(None, None)`` to start afresh (always with ``overwrite``)."""
@@ -160,7 +166,7 @@ def resume_state(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: boo
         return record, None
     if not folder.has_checkpoint():
         if resume:
-            raise FolderError(f"--resume: no checkpoint in {folder.path}")
+            raise nothing_to_resume(folder)
         return None, None
     if not resume:
         raise FolderError(
