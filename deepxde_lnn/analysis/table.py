@@ -344,6 +344,8 @@ def ci_text(ci: RatioCI | None) -> str:
     "—" for no comparison."""
     if ci is None:
         return "—"
+    if ci.undefined:
+        return "undefined (an error of 0)"
     if not math.isfinite(ci.high):
         return f"{ci.ratio:.3g} (no interval)"
     how = "" if ci.paired else ", Welch"
