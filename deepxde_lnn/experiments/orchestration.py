@@ -16,7 +16,7 @@ from ..analysis.summaries import write_summary
 from ..analysis.table import BASELINE
 from ..checks import SEED_MAX, check_int, unique
 from ..config import MARGIN, TIME_CAP, Options, RunConfig
-from ..problems.metrics import summary_field
+from ..problems.metrics import errors_line, summary_field
 from ..problems.problem import Problem, Profile
 from ..runs import atomic
 from ..runs.folder import RunFolder, claim, writing
@@ -79,11 +79,7 @@ def print_record(o: Options, rec: dict, out) -> None:
         f"{rec.get('steps', rec['iterations'])} steps in {rec['train_seconds']:.1f} s "
         f"({rec['seconds_per_iteration'] * 1e3:.1f} ms/step, {rec['parameters']} params)"
     ]
-    for name, m in rec["metrics"].items():
-        lines.append(
-            f"  {name:8s} RMSE {m['RMSE']:.3e}  relL2 {m['relL2']:.3e}  "
-            f"MaxErr {m['MaxErr']:.3e}"
-        )
+    lines += [errors_line(name, m) for name, m in rec["metrics"].items()]
     say(o, "\n".join([*lines, f"  -> {out}"]))
 
 

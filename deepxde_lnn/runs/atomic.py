@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import io
 import json
+import math
 import os
 import re
 import tempfile
@@ -131,7 +132,32 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> Path:
-    return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
+    """``obj`` as strict JSON (the package's one JSON writer): a number that is
+    not finite, which strict JSON has no spelling for and no reader here takes
+    back, is a ValueError naming the file and where it is; nothing written."""
+    where = _not_finite(obj)
+    if where is not None:
+        raise ValueError(
+            f"{path}: {where[0] or 'the value'} is {where[1]!r}, not a finite "
+            "number; strict JSON cannot hold it, so nothing was written"
+        )
+    text = json.dumps(obj, indent=2, sort_keys=False, allow_nan=False)
+    return atomic_write_text(path, text + "\n")
+
+
+def _not_finite(obj, where: str = "") -> tuple[str, float] | None:
+    """The first non-finite number in ``obj`` (nested dicts and lists): its place
+    (``metrics.u.relL2``) and value; None if there is none."""
+    if isinstance(obj, float):
+        return None if math.isfinite(obj) else (where, obj)
+    items = obj.items() if isinstance(obj, dict) else None
+    if isinstance(obj, (list, tuple)):
+        items = enumerate(obj)
+    for key, value in items or ():
+        found = _not_finite(value, f"{where}.{key}" if where else str(key))
+        if found is not None:
+            return found
+    return None
 
 
 def save_npz(path: str | os.PathLike, **arrays: np.ndarray) -> Path:
