@@ -243,7 +243,7 @@ def run(
     out = out_of(out, run_folder("runs", cfg.case, cfg.method, seed_name(cfg.seed)))
     overwrite = o.execution.overwrite
     folder = RunFolder(out)
-    folder.prepare()  # ours and writable, before anything in it is read
+    folder.check()  # ours and writable, before anything in it is read
     done = None if overwrite else folder.finished(cfg.identity(), RunConfig.identity_of)
     label = f"{cfg.case} {cfg.method} seed {cfg.seed}"
     rec = runner.run(

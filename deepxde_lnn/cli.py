@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -358,12 +359,23 @@ RECORDS_ONLY = ("report",)
 
 
 def main(argv=None) -> int:
+    _console_never_fails()
     try:
         with sigterm_as_interrupt():  # SIGTERM, like Ctrl-C, exits 130
             return _main(argv)
     except KeyboardInterrupt:  # outside training (start-up, summaries)
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _console_never_fails() -> None:
+    """Print what a narrow console encoding cannot show (``PYTHONIOENCODING=ascii``:
+    the summary's ``±``) as backslash escapes instead of failing the command after
+    its work is done."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 def _main(argv) -> int:
@@ -387,13 +399,56 @@ def _main(argv) -> int:
 
 
 def _run(args) -> int:
-    """The command's exit status; a ``ValueError`` is one ``error:`` line, 2."""
+    """The command's exit status; a ``ValueError`` is one ``error:`` line, 2, and
+    memory running out one ``error:`` line naming what was not allocated, 1."""
     try:
         _set_threads(args)
         return COMMANDS[args.command](args)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except (MemoryError, RuntimeError) as err:
+        what = out_of_memory(err)
+        if what is None:
+            raise
+        print(
+            f"error: out of memory: {what}; lower the problem's sizes (points, "
+            "grids, widths) or --workers, or free memory",
+            file=sys.stderr,
+        )
+        return 1
+
+
+# PyTorch's messages when an allocation fails: on a CPU and on a CUDA device
+_CPU_ALLOC = re.compile(r"can't allocate memory: you tried to allocate (\d+) bytes")
+_GPU_ALLOC = re.compile(
+    r"out of memory\. Tried to allocate (\d+(?:\.\d+)? [KMGTP]?i?B)"
+)
+
+
+def out_of_memory(err: BaseException) -> str | None:
+    """What could not be allocated, in words, when ``err`` says memory ran out
+    (Python's or NumPy's ``MemoryError``, PyTorch's allocators' errors); else
+    None."""
+    text = str(err).strip()
+    if isinstance(err, MemoryError):
+        return text.splitlines()[0] if text else "Python could not allocate memory"
+    if (found := _CPU_ALLOC.search(text)) is not None:
+        return f"PyTorch could not allocate {_size(int(found[1]))} on the CPU"
+    if (found := _GPU_ALLOC.search(text)) is not None:
+        return f"PyTorch could not allocate {found[1]} on the GPU"
+    return None
+
+
+def _size(n: float) -> str:
+    """A byte count in binary units, e.g. ``50.0 KiB``."""
+    if n < 1024:
+        return f"{n:.0f} bytes"
+    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        n /= 1024
+        if n < 1024 or unit == "PiB":
+            break
+    return f"{n:.1f} {unit}"
 
 
 if __name__ == "__main__":

@@ -146,10 +146,28 @@ def _name(value, name):
     return value
 
 
+# DeepXDE's learning-rate schedules for Adam, by name: their numbers, in order,
+# each named as torch's scheduler names it and held to one of ``_DECAY_RULES``
+# (DeepXDE's "lambda" takes a function, which no record or flag can hold)
+_DECAYS = {
+    "step": (("step_size", "steps"), ("gamma", "factor")),
+    "cosine": (("T_max", "steps"), ("eta_min", "floor")),
+    "inverse time": (("decay_steps", "steps"), ("decay_rate", "rate")),
+    "exponential": (("gamma", "factor"),),
+}
+_DECAY_RULES = {
+    "steps": (lambda v: v >= 1 and float(v).is_integer(), "a whole number >= 1"),
+    "factor": (lambda v: 0 < v <= 1, "in (0, 1]"),
+    "floor": (lambda v: v >= 0, ">= 0"),
+    "rate": (lambda v: v > 0, "> 0"),
+}
+
+
 def _check_decay(value, name) -> tuple:
     """``(name, *numbers)``, DeepXDE's format (e.g. ``("inverse time", 1000,
-    0.5)``), or the command line's text of it (``"inverse time,1000,0.5"``); the
-    schedule's name is a name (:data:`~.runs.names.NAME`)."""
+    0.5)``), or the command line's text of it (``"inverse time,1000,0.5"``):
+    one of :data:`_DECAYS` with its numbers in their ranges, so that no schedule
+    divides by zero, overflows or raises the learning rate."""
     if isinstance(value, str):
         value = _parse_decay(value, name)
     ok = isinstance(value, (tuple, list)) and value and isinstance(value[0], str)
@@ -158,6 +176,22 @@ def _check_decay(value, name) -> tuple:
             f"{name} must be DeepXDE's (name, numbers...), e.g. ('inverse time', "
             f"1000, 0.5), or None; got {value!r}"
         )
+    kind, *numbers = value
+    if kind not in _DECAYS:
+        raise ValueError(
+            f"{name}: {kind!r} is not a schedule here; use "
+            + ", ".join(map(repr, _DECAYS))
+        )
+    args = _DECAYS[kind]
+    if len(numbers) != len(args):
+        raise ValueError(
+            f"{name}: {kind!r} takes {len(args)} number(s) "
+            f"({', '.join(a for a, _ in args)}); got {tuple(value)!r}"
+        )
+    for (arg, rule), v in zip(args, numbers):
+        test, what = _DECAY_RULES[rule]
+        if not test(v):
+            raise ValueError(f"{name}: {arg} of {kind!r} must be {what}; got {v!r}")
     return tuple(value)
 
 
@@ -260,11 +294,12 @@ class Training:
     )
     decay: tuple | None = option(
         None,
-        "Adam's learning-rate schedule in DeepXDE's format: ('inverse time', "
-        "1000, 0.5) in Python, 'inverse time,1000,0.5' on the command line "
+        "Adam's learning-rate schedule in DeepXDE's format, one of "
+        f"{', '.join(_DECAYS)} with its numbers: ('inverse time', 1000, 0.5) in "
+        "Python, 'inverse time,1000,0.5' on the command line "
         "(default: the profile's)",
         check=_check_decay,
-        parse=_parsed(_parse_decay, "decay"),
+        parse=_parsed(_check_decay, "decay"),
         omit=None,
         from_profile=True,
         script=True,

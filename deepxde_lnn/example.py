@@ -28,7 +28,7 @@ from .options import Parser, add_options, chosen_options, parse_seed
 from .problems.build import build_data, build_net
 from .problems.case import Case, Profile
 from .problems.methods import METHODS
-from .problems.metrics import all_fields
+from .problems.metrics import all_fields, errors_line
 from .study import registry
 from .training.accurate import unit_scale
 from .training.graphed import GraphedStep
@@ -148,8 +148,5 @@ def print_errors(case: Case, model: "dde.Model") -> dict:
     metrics = all_fields(pred, case.exact(x), case.fields)
     print(f"Errors on the {len(x)}-point evaluation grid:")
     for name, m in metrics.items():
-        print(
-            f"  {name:8s} RMSE {m['RMSE']:.3e}  relL2 {m['relL2']:.3e}  "
-            f"MaxErr {m['MaxErr']:.3e}"
-        )
+        print(errors_line(name, m))
     return metrics

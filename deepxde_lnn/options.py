@@ -28,10 +28,54 @@ __all__ = [
 
 
 class Parser(argparse.ArgumentParser):
-    """``argparse`` with one-line errors and exit status 2."""
+    """``argparse`` with one-line errors and exit status 2, and options that say
+    what a run is given once and in full: no abbreviation (``--iter`` is not
+    ``--iterations``) and no repeat (``--seeds 1 --seeds 2`` is refused, not
+    read as ``--seeds 2``)."""
+
+    def __init__(self, *args, allow_abbrev: bool = False, **kwargs):
+        super().__init__(*args, allow_abbrev=allow_abbrev, **kwargs)
+        for action, cls in _ONCE.items():
+            self.register("action", action, cls)
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if hasattr(namespace, _GIVEN):
+            delattr(namespace, _GIVEN)
+        return namespace, extras
 
     def error(self, message):
         self.exit(2, f"error: {message}\n")
+
+
+_GIVEN = "_given_options"  # the namespace's record of the options given so far
+
+
+def _once(cls):
+    """``cls`` (an argparse action) that refuses a second use of its option."""
+
+    class Once(cls):
+        def __call__(self, parser, namespace, values, option_string=None):
+            given = getattr(namespace, _GIVEN, None)
+            if given is None:
+                given = set()
+                setattr(namespace, _GIVEN, given)
+            if self.dest in given:
+                raise argparse.ArgumentError(self, "given more than once; give it once")
+            given.add(self.dest)
+            super().__call__(parser, namespace, values, option_string)
+
+    Once.__name__ = f"Once{cls.__name__}"
+    return Once
+
+
+# argparse's actions for a value and for a switch, each given at most once
+_ONCE = {
+    None: _once(argparse._StoreAction),
+    "store": _once(argparse._StoreAction),
+    "store_true": _once(argparse._StoreTrueAction),
+    "store_false": _once(argparse._StoreFalseAction),
+}
 
 
 def _arg(check, *args, **kwargs):

@@ -13,7 +13,7 @@ import pytest
 import torch
 from helpers import run_cli, tiny_case
 
-from deepxde_lnn import LNN, api
+from deepxde_lnn import LNN, api, example
 from deepxde_lnn.config import RunConfig
 from deepxde_lnn.experiments import jobs
 from deepxde_lnn.problems.data import ResampledPDE, Term
@@ -157,6 +157,30 @@ def test_repeated_seeds_and_learning_rates_are_refused(tmp_path, capsys, argv, s
     code, io = _cli([*argv, "--iterations", "2", "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and not (tmp_path / "o").exists()
     _one_error(io, said)
+
+
+# a tiny comparison, whose options each test changes
+_TINY = ["--methods", "pinn", "--workers", "1", "--no-progress"]
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["--seeds", "1", "--seeds", "2"], "argument --seeds: given more than once"),
+        (["--seeds=1", "--seeds", "2"], "argument --seeds: given more than once"),
+        (["--seeds", "1", "--overwrite", "--overwrite"], "--overwrite: given more"),
+        (["--seeds", "1", "--iter", "2"], "unrecognized arguments: --iter 2"),
+        (["--seed", "1", "--iterations", "2"], "unrecognized arguments: --seed 1"),
+    ],
+    ids=["repeated", "repeated-with-equals", "repeated-switch", "abbrev", "abbrev2"],
+)
+def test_an_option_is_given_once_and_in_full(tmp_path, capsys, argv, said):
+    out = tmp_path / "o"
+    code, io = _cli(["compare", "laplace", *_TINY, *argv, "--out", str(out)], capsys)
+    assert code == 2 and not out.exists()
+    _one_error(io, said)
+    with pytest.raises(SystemExit):  # the case scripts' flags too
+        example.parse_args(registry.get("laplace"), ["--iter", "2"])
 
 
 # numbers on the command line: one rule, one message --------------------------------

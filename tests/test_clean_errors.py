@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 import deepxde_lnn
 
@@ -352,3 +353,21 @@ def test_a_killed_worker_is_one_error_line_on_the_command_line(monkeypatch, caps
     monkeypatch.setattr(api, "compare", lost)
     code, printed = run_cli(["compare", "laplace"], capsys)
     one_error(code, printed, "a worker process died", status=1)
+
+
+# issue 43, item 10: memory running out
+@pytest.mark.parametrize(
+    "allocate, said",
+    [
+        (lambda: torch.empty(2**50, dtype=torch.uint8), "allocate 1.0 PiB on the CPU"),
+        (lambda: np.empty(2**50), "Unable to allocate 8.00 PiB for an array"),
+        (lambda: [0] * 2**62, "Python could not allocate memory"),
+    ],
+    ids=["torch", "numpy", "python"],
+)
+def test_memory_running_out_is_one_error_line_naming_what(
+    monkeypatch, capsys, allocate, said
+):
+    monkeypatch.setattr(api, "compare", lambda *args, **kwargs: allocate())
+    code, printed = run_cli(["compare", "laplace"], capsys)
+    one_error(code, printed, "out of memory", said, status=1)

@@ -386,6 +386,16 @@ def test_overwrite_with_resume_is_refused_naming_both(tmp_path, capsys, cut):
     assert _files(out) == before
 
 
+@pytest.mark.parametrize("flags", [["--resume", "--overwrite"], ["--resume"]])
+def test_a_refused_command_creates_no_folder(tmp_path, capsys, flags):
+    # issue 43, item 14: the refused run once left an empty new --out behind
+    out = tmp_path / "new" / "out"
+    argv = [*TINY_RUN, "--iterations", "2", *flags, "--out", str(out)]
+    code, io = _cli(argv, capsys)
+    assert code == 2 and "--resume" in _one_error_line(io)
+    assert list(tmp_path.iterdir()) == []
+
+
 # committed records: a run kept as its metrics.json alone is finished ------------
 
 

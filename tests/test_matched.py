@@ -111,6 +111,10 @@ def test_matched_builds_from_the_current_random_state():
         (([2, 8, 1],), {"layout": "sideways"}, "layout"),
         ((LNN([2, 8, 1], "tanh", "Glorot normal"),), {"layout": "reduced"}, "layout"),
         (([2, 0, 1],), {}, "layer_sizes"),
+        # issue 43, item 16: an overflow, and a layer past the cap
+        (([2, 64, 1],), {"target": 2**70}, r"^target must be .* \[1, 1000000000\]"),
+        (([2, 64, 1],), {"target": 10**12}, r"^target must be .* \[1, 1000000000\]"),
+        (([2, 10**8, 10**8, 1],), {}, "^net: the network to match must have 1 to"),
     ],
 )
 def test_bad_input_names_the_argument(args, kwargs, match):

@@ -151,6 +151,64 @@ def test_bad_liquid_names_the_argument(liquid, branch, match):
     assert str(err.value).startswith("liquid")
 
 
+SIZES = ([6, 12, 8], [1, 10, 8])
+
+
+@pytest.mark.parametrize("cls", [LiquidDeepONet, LiquidDeepONetCartesianProd])
+@pytest.mark.parametrize(
+    "sizes, options, match",
+    [
+        (([], [1, 10, 8]), {}, r"^layer_sizes_branch needs at least input and out"),
+        (SIZES, {"activation": "tanhx"}, r"^activation 'tanhx' is not known"),
+        (
+            SIZES,
+            {"activation": {"branch": "tanh", "trunk": "relux"}},
+            r"^activation\['trunk'\] 'relux' is not known",
+        ),
+        (SIZES, {"num_outputs": 0}, r"^num_outputs must be an integer >= 1; got 0"),
+        (
+            ([6, 12, 8], [1, 10, 6]),
+            {},
+            r"^layer_sizes_branch, layer_sizes_trunk: their last widths must be "
+            r"equal \(one output\); got branch 8, trunk 6",
+        ),
+        (
+            SIZES,
+            {"num_outputs": 3, "multi_output_strategy": "split_both"},
+            r"equal and a multiple of num_outputs \(split_both, num_outputs=3\)",
+        ),
+        (
+            ([6, 12, 6], [1, 10, 6]),
+            {"num_outputs": 2, "multi_output_strategy": "split_branch"},
+            r"branch = num_outputs x trunk \(split_branch, num_outputs=2\)",
+        ),
+        (
+            SIZES,
+            {"num_outputs": 2, "multi_output_strategy": "splat"},
+            r"^multi_output_strategy must be one of independent, split_both",
+        ),
+        (
+            SIZES,
+            {"kernel_initializer": "Glorot xx", "liquid": "trunk"},
+            r"^kernel_initializer 'Glorot xx' is not known to DeepXDE",
+        ),
+        (
+            SIZES,
+            {"kernel_initializer": "torch-default", "liquid": "trunk"},
+            r"^kernel_initializer: 'torch-default' applies to liquid parts only",
+        ),
+    ],
+)
+def test_bad_arguments_are_one_error_naming_them_at_construction(
+    cls, sizes, options, match
+):
+    # issue 43, item 16: an IndexError, a KeyError, an AssertionError, a network
+    # of no parameters, or a failure only at the first forward pass
+    given = {"activation": "tanh", "kernel_initializer": "Glorot normal", **options}
+    with pytest.raises(ValueError, match=match):
+        cls(*sizes, **given)
+
+
 def test_lnn_options_are_checked():
     with pytest.raises(ValueError, match="layout"):
         LiquidDeepONet([6, 12, 8], [1, 10, 8], "tanh", "Glorot normal", layout="x")

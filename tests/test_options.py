@@ -1,9 +1,11 @@
 """One home per option: the command line, the API, the case scripts, the records
 and docs/options.md all derive from the fields of deepxde_lnn.config."""
 
+import re
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 
 import deepxde_lnn
 from deepxde_lnn import cli, example
@@ -81,6 +83,37 @@ def test_the_documented_text_forms_are_python_forms_too():
 def test_each_option_is_checked_by_its_field(cls, kwargs, message):
     with pytest.raises(ValueError, match=message):
         cls(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("inverse time,0,0", "decay_steps of 'inverse time' must be a whole number"),
+        ("cosine,0,0", "T_max of 'cosine' must be a whole number >= 1; got 0.0"),
+        ("step,0,0.5", "step_size of 'step' must be a whole number >= 1; got 0.0"),
+        ("step,10,0", "gamma of 'step' must be in (0, 1]; got 0.0"),
+        ("lambda,1", "decay: 'lambda' is not a schedule here; use 'step', 'cosine'"),
+        ("exponential,1e308", "gamma of 'exponential' must be in (0, 1]; got 1e+308"),
+        ("inverse time,100,-0.5", "decay_rate of 'inverse time' must be > 0"),
+        ("exponential", "decay: 'exponential' takes 1 number(s) (gamma)"),
+    ],
+)
+def test_a_decay_that_cannot_train_is_refused_before_anything(
+    tmp_path, capsys, text, said
+):
+    # issue 43, item 8: these divided by zero, overflowed or raised a TypeError
+    # once run folders existed, or trained with a growing or negative lr
+    out, tiny = tmp_path / "o", dict(methods=["pinn"], seeds=[1], iterations=2)
+    argv = ["compare", "laplace", "--methods", "pinn", "--seeds", "1"]
+    argv += ["--iterations", "2", "--workers", "1", "--decay", text]
+    code, io = run_cli([*argv, "--out", str(out)], capsys)
+    assert code == 2 and io.err.count("\n") == 1 and said in io.err, io.err
+    kind, *numbers = text.split(",")
+    with pytest.raises(ValueError, match=re.escape(said)):
+        deepxde_lnn.compare(
+            "laplace", decay=(kind, *map(float, numbers)), out=out, workers=1, **tiny
+        )
+    assert not out.exists()
 
 
 def test_the_api_refuses_a_non_bool_flag_and_an_unknown_option(tmp_path):

@@ -1,6 +1,7 @@
 """What a person reads: the command line prints nothing of DeepXDE's on import,
 and the summary figure draws every method's |error| on one colour scale."""
 
+import io
 import json
 import os
 import subprocess
@@ -9,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from deepxde_lnn import _backend
+from deepxde_lnn import _backend, cli
 from deepxde_lnn.analysis.summaries import error_norm, summary_figure
 
 BANNER = ("Using backend", "paddle")
@@ -21,6 +22,21 @@ def _python(args, cwd):
     return subprocess.run(
         [sys.executable, *args], capture_output=True, text=True, cwd=cwd, env=env
     )
+
+
+def test_an_ascii_console_gets_escapes_not_an_error(tmp_path, monkeypatch):
+    # PYTHONIOENCODING=ascii: the summary's "±" once failed the finished command
+    console = {n: io.TextIOWrapper(io.BytesIO(), encoding="ascii") for n in "oe"}
+    monkeypatch.setattr(sys, "stdout", console["o"])
+    monkeypatch.setattr(sys, "stderr", console["e"])
+    argv = ["compare", "laplace", "--methods", "pinn", "--seeds", "1"]
+    argv += ["--iterations", "2", "--workers", "1", "--no-progress"]
+    code = cli.main([*argv, "--out", str(tmp_path / "o")])
+    for stream in console.values():
+        stream.flush()
+    printed = console["o"].buffer.getvalue().decode("ascii")
+    assert code == 0, console["e"].buffer.getvalue()[-2000:]
+    assert "\\xb1" in printed and "summary:" in printed
 
 
 @pytest.mark.slow

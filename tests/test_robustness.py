@@ -163,6 +163,43 @@ def test_seeds_beyond_32_bits_are_refused_up_front(tmp_path, capsys):
         RunConfig("laplace", seed=2**32).resolved(registry.get("laplace"))
 
 
+def test_the_seeds_of_a_call_are_capped_before_anything(
+    tmp_path, capsys, monkeypatch
+):
+    # issue 43, item 9: seeds=range(10**5) once made 200,000 folders in a minute
+    def no_training(*a, **k):
+        raise AssertionError("trained before checking the seeds")
+
+    monkeypatch.setattr(phases, "train", no_training)
+    out = tmp_path / "o"
+    argv = ["compare", "laplace", "--methods", "pinn", "--iterations", "2"]
+    argv += ["--workers", "1", "--out", str(out)]
+    code, io = _cli([*argv, "--seeds", ",".join(map(str, range(1001)))], capsys)
+    assert code == 2 and "seeds: at most 1,000 seeds per method; got 1,001" in io.err
+    for seeds in (range(10**5), range(10**100), iter(range(10**6))):
+        with pytest.raises(ValueError, match=r"^seeds: at most 1,000 seeds per"):
+            deepxde_lnn.compare("laplace", seeds=seeds, out=out, iterations=2)
+    code, io = _cli([*argv, "--until-decided", "--max-seeds", "1001"], capsys)
+    assert code == 2 and "max_seeds (--max-seeds): at most 1,000 seeds" in io.err
+    assert not out.exists()
+
+
+def test_a_runs_folder_is_made_when_the_run_starts(tmp_path, monkeypatch):
+    out, made = tmp_path / "o", []
+    train = phases.train
+
+    def seeing(job, *args, **kwargs):
+        made.append(sorted(p.name for p in (out / "pinn").iterdir()))
+        return train(job, *args, **kwargs)
+
+    monkeypatch.setattr(phases, "train", seeing)
+    quiet = dict(workers=1, stack="off", progress=False, verbose=False)
+    deepxde_lnn.compare(
+        tiny_case(), methods=["pinn"], seeds=[1, 2], iterations=2, out=out, **quiet
+    )
+    assert made == [["seed-1"], ["seed-1", "seed-2"]]
+
+
 # 6. a lock per run folder ----------------------------------------------------------
 
 

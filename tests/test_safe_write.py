@@ -9,15 +9,20 @@ except the guards of what held already (marked so).
 """
 
 import csv
+import importlib.util
 import io
 import json
+import math
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 from helpers import TINY, run_cli, tiny_case
+
+import deepxde_lnn
 
 # isort: split
 import deepxde as dde
@@ -27,9 +32,11 @@ from deepxde_lnn.analysis.summaries import write_summary
 from deepxde_lnn.checks import check_name
 from deepxde_lnn.config import RunConfig
 from deepxde_lnn.problems.case import load_file
+from deepxde_lnn.problems.metrics import all_fields, field_metrics
 from deepxde_lnn.runs import atomic
 from deepxde_lnn.runs.csvtext import formula_safe, read_cell
 from deepxde_lnn.runs.folder import FolderError, check_file_ours, check_ours, mark
+from deepxde_lnn.runs.records import read_record
 from deepxde_lnn.study import reproduction
 from deepxde_lnn.study.report import report
 from deepxde_lnn.training.artifacts import write_loss
@@ -51,6 +58,14 @@ def _tree(folder: Path) -> dict:
         else:
             out[rel] = "folder"
     return out
+
+
+def _example(name: str):
+    """A module of docs/examples, loaded from its file."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "docs/examples" / name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _one_error_line(io) -> str:
@@ -336,3 +351,83 @@ def test_a_missing_case_file_is_named_missing(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("x")
     with pytest.raises(ValueError, match="is not a Python file"):
         load_file(tmp_path / "notes.txt")
+
+
+# issue 43, item 5: a record is always one the package reads back ------------------
+
+
+def test_a_metric_that_is_not_a_number_is_null_and_the_rest_stay_finite():
+    rng = np.random.default_rng(0)
+    pred, exact = rng.normal(size=50), rng.normal(size=50)
+    e = pred - exact
+    assert field_metrics(pred, exact) == {  # as before: the plain formulas
+        "RMSE": float(np.sqrt(np.mean(e * e))),
+        "MSE": float(np.mean(e * e)),
+        "MAE": float(np.mean(np.abs(e))),
+        "relL2": float(np.sqrt(np.sum(e * e) / np.sum(exact * exact))),
+        "MaxErr": float(np.max(np.abs(e))),
+    }
+    zero = field_metrics(pred, np.zeros(50))  # a zero truth: no relative error
+    assert zero["relL2"] is None
+    assert zero["RMSE"] == pytest.approx(np.sqrt(np.mean(pred**2)))
+    huge = field_metrics(np.array([2.0]), np.array([1e308]))  # squares overflow
+    assert huge == {
+        "RMSE": pytest.approx(1e308),
+        "MSE": None,
+        "MAE": pytest.approx(1e308),
+        "relL2": pytest.approx(1.0),
+        "MaxErr": pytest.approx(1e308),
+    }
+    both = all_fields(np.ones((4, 2)), np.c_[np.ones(4), np.zeros(4)], ["a", "b"])
+    assert both["Avg"]["relL2"] is None and both["Avg"]["RMSE"] == 0.5
+
+
+def test_json_is_never_written_with_a_number_strict_json_has_not(tmp_path):
+    path = tmp_path / "metrics.json"
+    for bad in (math.inf, -math.inf, math.nan):
+        record = {"case": "x", "metrics": {"u": {"RMSE": 1.0, "relL2": bad}}}
+        with pytest.raises(ValueError, match=r"metrics\.json: metrics\.u\.relL2 is"):
+            atomic.write_json(path, record)
+        assert list(tmp_path.iterdir()) == []
+    atomic.write_json(path, {"metrics": {"u": {"relL2": None}}, "list": [1.5]})
+    assert read_record(path)["metrics"]["u"]["relL2"] is None
+
+
+def test_a_zero_truth_is_recorded_read_back_and_summarised(tmp_path, capsys):
+    case = replace(tiny_case(), exact=lambda x: np.zeros((len(x), 1)))
+    out, quiet = tmp_path / "o", dict(workers=1, progress=False)
+    kw = dict(methods=["pinn", "lnn"], seeds=[1, 2], iterations=3, out=out)
+    first = deepxde_lnn.compare(case, **kw, **quiet)  # once stuck: "Infinity"
+    record = read_record(out / "pinn" / "seed-1" / "metrics.json")
+    assert record["metrics"]["phi"]["relL2"] is None
+    again = deepxde_lnn.compare(case, **kw, **quiet)  # read back and reused
+    assert {r.status for r in again.runs} == {"reused"}
+    assert "relL2 —" in capsys.readouterr().out  # each run's line
+    row = next(r for r in first.summary if r["metric"] == "relL2")
+    assert row["mean"] is None and row["n"] == 0
+    table = (out / "summary.md").read_text()
+    assert "| pinn | 2 |" in table and " | — | " in table and "nan" not in table
+    assert "relL2 — RMSE" in repr(again.runs[0])
+
+
+def test_a_true_value_of_zero_is_recorded_and_read_back(tmp_path):
+    def train(net):
+        c = dde.Variable(2.0)
+        inverse = _example("diffusion_inverse.py")
+        data = inverse.diffusion_data(c, points=16, sides=6, start=4, seen=5, test=30)
+        model = dde.Model(data, net)
+        model.compile("adam", lr=1e-2, external_trainable_variables=c)
+        model.train(iterations=3, display_every=1, verbose=0)
+        return model
+
+    nets = {"fnn": lambda: dde.nn.FNN([2, 8, 1], "tanh", "Glorot uniform")}
+    out = tmp_path / "o"
+    for truth in (0.0, 1e308):
+        kw = dict(train=train, nets=nets, seeds=[1], true_values={"C": truth})
+        deepxde_lnn.compare(**kw, out=out / str(truth), progress=False)
+        record = read_record(out / str(truth) / "fnn" / "seed-1" / "metrics.json")
+        error = record["variables"]["C"]["relative_error"]
+        assert error is None if truth == 0 else error == pytest.approx(1.0)
+        assert record["extra_metrics"]["C"]["MSE" if truth else "relL2"] is None
+        again = deepxde_lnn.compare(**kw, out=out / str(truth), progress=False)
+        assert again.runs[0].status == "reused"

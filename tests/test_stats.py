@@ -9,6 +9,7 @@ from scipy import stats
 
 from deepxde_lnn.analysis.sequential import Design, until_decided
 from deepxde_lnn.analysis.stats import _p_below_of, failures, holm, p_below, ratio_ci
+from deepxde_lnn.analysis.table import ci_text
 
 SEEDS = range(100, 200)
 
@@ -58,6 +59,28 @@ def test_one_seed_is_undecided_and_says_why():
     assert ci.verdict == "undecided" and ci.seeds_needed is None
     assert ci.verdict_text() == "undecided (one seed: no spread yet)"
     assert "no significant difference" not in ci.describe("lnn", "pinn")
+
+
+def test_an_error_of_zero_makes_the_ratio_undefined_not_nan():
+    # issue 43, item 16: an RMSE of 0 printed "CI nan–nan ... one seed: no
+    # spread yet" at n = 2
+    for a, b, zero in (
+        ({1: 0.0, 2: 1e-3}, {1: 1e-3, 2: 2e-3}, "lnn on 1 of 2 seeds"),
+        ({1: 1e-3}, {1: 0.0, 2: 0.0}, "pinn on 2 of 2 seeds"),
+    ):
+        ci = ratio_ci(a, b)
+        text = ci.describe("lnn", "pinn")
+        assert "nan" not in text and "one seed" not in text, text
+        assert f"ratio undefined: an error of 0 ({zero}) has no logarithm" in text
+        assert ci.undefined and ci.verdict == "undecided"
+        assert ci.verdict_text() == "undecided (ratio undefined: an error of 0)"
+        assert ci_text(ci) == "undefined (an error of 0)"
+        assert holm([ci]) == ["undecided"]
+    for bad in (-1e-3, math.nan, math.inf):
+        with pytest.raises(ValueError, match="^a: the error of seed 2 must"):
+            ratio_ci({1: 1e-3, 2: bad}, {1: 1e-3, 2: 1e-3})
+    with pytest.raises(ValueError, match="^b: the error of seed 1 must"):
+        ratio_ci({1: 1e-3}, {1: -1.0})
 
 
 @pytest.mark.parametrize("mean, sd", [(0.1, 0.7), (0.6, 0.8), (-0.3, 1.5)])

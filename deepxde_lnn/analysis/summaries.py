@@ -45,6 +45,7 @@ from .table import (
     method_order,
     option_text,
     rows,
+    spread_text,
     value,
 )
 
@@ -332,6 +333,10 @@ def _excluded(why: dict) -> list[str]:
     return out
 
 
+# a metric no run of a row holds as a number (a zero truth's relL2)
+_NO_STATS = dict.fromkeys(("mean", "std", "median", "min", "max"), None) | {"n": 0}
+
+
 def _csv_row(case: str, row: Row, metric: str, paper_seed: int | None) -> dict:
     """One line of ``summary.csv``: ``row``'s statistics of ``metric``, the run of
     the paper's seed and the paper's number; on the RMSE line the robust
@@ -344,7 +349,7 @@ def _csv_row(case: str, row: Row, metric: str, paper_seed: int | None) -> dict:
         "method": row.method,
         "field": row.field,
         "metric": metric,
-        **row.stats[metric],
+        **row.stats.get(metric, _NO_STATS),
         "seeds": " ".join(str(s) for s in row.seeds),
         "paper_seed_run": (value(seed_run[0], row.field, metric) if seed_run else None),
         "paper": row.paper.get(metric),
@@ -426,7 +431,7 @@ def _markdown(runs, rows, methods, fields, paper_seed, verdicts, excluded=()) ->
         head = "| method | seeds | " + " | ".join(METRICS) + " | train s |"
         lines += [head, "|" + "---|" * (len(METRICS) + 3)]
         for m in methods:
-            cells = [_pm(get[(m, fld, k)]) for k in (*METRICS, "train_seconds")]
+            cells = [spread_text(get[(m, fld, k)]) for k in (*METRICS, "train_seconds")]
             lines.append(
                 f"| {escape(m)} | {get[(m, fld, 'RMSE')]['n']} | "
                 + " | ".join(cells)
@@ -573,7 +578,7 @@ def sweep_table(
         texts = judged([row.ci for row in table])
         for row, verdict in zip(table, texts):
             cells = [
-                _pm(row.stats[k])
+                spread_text(row.stats.get(k))
                 for k in ("J", "RMSE", "relL2", "MaxErr", "train_seconds")
             ]
             cells += [ci_text(row.ci), verdict]
@@ -586,10 +591,6 @@ def sweep_table(
     aio.atomic_write_text(root / "sweep.md", text)
     sweep_figure(root, tables, key)
     return text
-
-
-def _pm(s: dict) -> str:
-    return f"{s['mean']:.3e} ± {s['std']:.1e}"
 
 
 def sweep_figure(root: Path, tables: dict[float, list[Row]], key: str) -> Path:

@@ -65,6 +65,7 @@ __all__ = [
     "prepare",
     "judged",
     "ci_text",
+    "spread_text",
     "p_below_text",
     "failures_text",
     "companions",
@@ -434,10 +435,20 @@ def ci_text(ci: RatioCI | None) -> str:
     "—" for no comparison."""
     if ci is None:
         return "—"
+    if ci.undefined:
+        return "undefined (an error of 0)"
     if not math.isfinite(ci.high):
         return f"{ci.ratio:.3g} (no interval)"
     how = "" if ci.paired else ", Welch"
     return f"{ci.ratio:.3g} ({bound_text(ci.low)}–{bound_text(ci.high)}{how})"
+
+
+def spread_text(stats: Mapping | None) -> str:
+    """A metric over seeds in a table cell, ``mean ± std``; "—" where no run
+    holds it as a number (:data:`~deepxde_lnn.runs.names.NULLABLE_METRICS`)."""
+    if not stats or stats.get("mean") is None:
+        return "—"
+    return f"{stats['mean']:.3e} ± {stats['std']:.1e}"
 
 
 def p_below_text(below: PBelow | None) -> str:

@@ -16,7 +16,7 @@ from ..analysis.summaries import write_summary
 from ..analysis.table import BASELINE
 from ..checks import SEED_MAX, check_int, unique
 from ..config import MARGIN, TIME_CAP, Options, RunConfig
-from ..problems.metrics import summary_field
+from ..problems.metrics import errors_line, summary_field
 from ..problems.problem import Problem, Profile
 from ..runs import atomic
 from ..runs.folder import RunFolder, claim, writing
@@ -31,6 +31,7 @@ from ..training.runner import (
 )
 from .jobs import iter_jobs
 from .results import Comparison, RunResult, Verdict
+from .selection import check_seed_count
 
 __all__ = [
     "config",
@@ -78,11 +79,7 @@ def print_record(o: Options, rec: dict, out) -> None:
         f"{rec.get('steps', rec['iterations'])} steps in {rec['train_seconds']:.1f} s "
         f"({rec['seconds_per_iteration'] * 1e3:.1f} ms/step, {rec['parameters']} params)"
     ]
-    for name, m in rec["metrics"].items():
-        lines.append(
-            f"  {name:8s} RMSE {m['RMSE']:.3e}  relL2 {m['relL2']:.3e}  "
-            f"MaxErr {m['MaxErr']:.3e}"
-        )
+    lines += [errors_line(name, m) for name, m in rec["metrics"].items()]
     say(o, "\n".join([*lines, f"  -> {out}"]))
 
 
@@ -93,11 +90,11 @@ def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
     wrote its runs: it goes with the others, to ride along in their stack
     (:func:`deepxde_lnn.training.runner.run_stacked`), and is reported reused.
     Every folder is checked first, so a bad one stops the command before any
-    training."""
+    training; a run's folder is created when the run starts."""
     todo, results, spare = [], [], set()
     for cfg, out in jobs:
         folder = RunFolder(out)
-        folder.prepare()  # ours and writable, before anything is read or trained
+        folder.check()  # ours and writable, before anything is read or trained
         record = (
             None
             if o.execution.overwrite
@@ -258,6 +255,7 @@ def decide_runs(
     summary over every seed run."""
     if max_seeds is not None:
         check_int(max_seeds, "max_seeds (--max-seeds)", len(seeds))
+        check_seed_count(max_seeds, "max_seeds (--max-seeds)")
     first = baseline if isinstance(baseline, str) else baseline[0]
     if first not in methods:
         raise ValueError(f"methods: until_decided compares with {first}; include it")

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..analysis.stats import RatioCI
+from ..problems.metrics import metric_text
 from ..runs.names import lr_label
 
 __all__ = ["RunResult", "Verdict", "Comparison", "Sweep", "Ablation"]
@@ -35,7 +36,7 @@ class RunResult:
 
     def __repr__(self) -> str:
         errors = ", ".join(
-            f"{f} relL2 {m['relL2']:.3e} RMSE {m['RMSE']:.3e}"
+            f"{f} relL2 {metric_text(m['relL2'])} RMSE {metric_text(m['RMSE'])}"
             for f, m in self.metrics.items()
         )
         return (

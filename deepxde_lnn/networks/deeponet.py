@@ -30,12 +30,31 @@ from collections.abc import Sequence
 
 from deepxde.nn.pytorch.deeponet import DeepONet, DeepONetCartesianProd
 
-from .nn import LNN
+from ..checks import check_choice, check_int
+from .nn import (
+    LNN,
+    TORCH_DEFAULT,
+    _check_layer_sizes,
+    _get_activation,
+    _get_initializer,
+)
 
 __all__ = ["LIQUID_PARTS", "LiquidDeepONet", "LiquidDeepONetCartesianProd"]
 
 #: The parts of a DeepONet that can be liquid.
 LIQUID_PARTS = ("branch", "trunk")
+#: DeepXDE's ways to give several outputs, with what each asks of the branch's and
+#: the trunk's last widths ``b`` and ``t`` for ``n`` outputs (None: one output)
+STRATEGIES = {
+    None: (lambda b, t, n: b == t, "equal"),
+    "independent": (lambda b, t, n: b == t, "equal"),
+    "split_both": (
+        lambda b, t, n: b == t and t % n == 0,
+        "equal and a multiple of num_outputs",
+    ),
+    "split_branch": (lambda b, t, n: b == n * t, "branch = num_outputs x trunk"),
+    "split_trunk": (lambda b, t, n: t == n * b, "trunk = num_outputs x branch"),
+}
 
 
 def _check_liquid(liquid) -> tuple[str, ...]:
@@ -54,6 +73,62 @@ def _check_liquid(liquid) -> tuple[str, ...]:
             f"liquid: unknown part(s) {unknown!r}; the parts are {LIQUID_PARTS}"
         )
     return tuple(p for p in LIQUID_PARTS if p in parts)
+
+
+def _own_branch(layer_sizes_branch) -> bool:
+    """Whether the branch is a network of the user's, ``(dim, f)`` (DeepXDE's
+    test: its second entry is callable)."""
+    return (
+        isinstance(layer_sizes_branch, Sequence)
+        and len(layer_sizes_branch) >= 2
+        and callable(layer_sizes_branch[1])
+    )
+
+
+def _check_parts(branch, trunk, activation, initializer, n, strategy, liquid):
+    """DeepXDE's DeepONet arguments, each a ValueError naming it where it cannot
+    build or run (DeepXDE itself raises an IndexError, a KeyError or an
+    AssertionError, builds a network of no parameters for no output, or fails
+    only at the first forward pass on widths that do not fit)."""
+    own = _own_branch(branch)
+    if own and "branch" in liquid:
+        raise ValueError(
+            "liquid: the branch is a network of your own (layer_sizes_branch[1] "
+            "is callable) and is used as it is; leave 'branch' out of liquid"
+        )
+    b = None if own else _check_layer_sizes(branch, "layer_sizes_branch")[-1]
+    t = _check_layer_sizes(trunk, "layer_sizes_trunk")[-1]
+    if isinstance(activation, dict):
+        if set(activation) != set(LIQUID_PARTS):
+            raise ValueError(
+                f"activation: a dict names the branch's and the trunk's, "
+                f"{{'branch': ..., 'trunk': ...}}; got keys {list(activation)}"
+            )
+        for part, a in activation.items():
+            _get_activation(a, f"activation[{part!r}]")
+    else:
+        _get_activation(activation)
+    _get_initializer(initializer)
+    plain = [p for p in LIQUID_PARTS if p not in liquid and not (own and p == "branch")]
+    if initializer == TORCH_DEFAULT and plain:
+        raise ValueError(
+            f"kernel_initializer: {TORCH_DEFAULT!r} applies to liquid parts only; "
+            f"DeepXDE's FNN ({' and '.join(plain)}) needs a DeepXDE initializer"
+        )
+    n = check_int(n, "num_outputs", 1)
+    if strategy is not None:
+        check_choice(strategy, "multi_output_strategy", [s for s in STRATEGIES if s])
+    if n == 1:  # DeepXDE refuses a strategy with one output itself
+        strategy = None
+    elif strategy is None:  # DeepXDE's default for several outputs
+        strategy = "independent"
+    fits, need = STRATEGIES[strategy]
+    if b is not None and not fits(b, t, n):
+        how = f"{strategy}, num_outputs={n}" if strategy else "one output"
+        raise ValueError(
+            f"layer_sizes_branch, layer_sizes_trunk: their last widths must be "
+            f"{need} ({how}); got branch {b}, trunk {t}"
+        )
 
 
 class _Liquid:
@@ -77,11 +152,15 @@ class _Liquid:
     ):
         # set before DeepXDE's constructor, which calls the builders below
         self.liquid = _check_liquid(liquid)
-        if "branch" in self.liquid and callable(layer_sizes_branch[1]):
-            raise ValueError(
-                "liquid: the branch is a network of your own (layer_sizes_branch[1] "
-                "is callable) and is used as it is; leave 'branch' out of liquid"
-            )
+        _check_parts(
+            layer_sizes_branch,
+            layer_sizes_trunk,
+            activation,
+            kernel_initializer,
+            num_outputs,
+            multi_output_strategy,
+            self.liquid,
+        )
         self.lnn_options = dict(
             alpha_init=alpha_init, layout=layout, block_activation=block_activation
         )

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 import torch
 
 from ..checks import check_int
+from .limits import MAX_PARAMETERS
 from .nn import LNN, MLP, TORCH_DEFAULT, _check_layer_sizes
 
 __all__ = ["count_built", "layer_sizes_of", "matched", "matched_sizes", "trainable"]
@@ -74,13 +75,16 @@ def matched_sizes(
             its trainable parameters are the target; or layer sizes
             ``[d_in, w_1, ..., w_L, d_out]``: the target is the count of
             ``LNN(layer_sizes, activation, ..., **lnn_options)``.
-        target: the parameter count to match instead.
+        target: the parameter count to match instead (at most
+            :data:`~.limits.MAX_PARAMETERS`).
         activation: the MLP's (and that LNN's) activation; it only counts when
             trainable (``"LAAF-n NAME"``).
         lnn_options: ``alpha_init``, ``layout``, ``block_activation`` of that LNN.
 
     A network without hidden layers is its own match: ``[d_in, d_out]``.
     """
+    if target is not None:  # more is a typo (and overflows the width search)
+        target = check_int(target, "target", 1, MAX_PARAMETERS)
     if isinstance(net, torch.nn.Module):
         if lnn_options:
             raise ValueError(
@@ -91,11 +95,17 @@ def matched_sizes(
         target = trainable(net) if target is None else target
     else:
         sizes = _check_layer_sizes(net)
-        if target is None:
+        # the weights alone, counted before anything is built
+        if target is None and _weights(sizes) <= MAX_PARAMETERS:
             target = count_built(
                 lambda: LNN(sizes, activation, TORCH_DEFAULT, **lnn_options)
             )
-    target = check_int(target, "target", 1)
+    if target is None or not 1 <= target <= MAX_PARAMETERS:
+        got = "more" if target is None else f"{target:,}"
+        raise ValueError(
+            f"net: the network to match must have 1 to {MAX_PARAMETERS:,} "
+            f"trainable parameters; that of layer sizes {sizes} has {got}"
+        )
     depth = len(sizes) - 2
     if depth == 0:
         return list(sizes)
@@ -118,6 +128,12 @@ def matched_sizes(
             lo = mid + 1
     near = range(max(lo - 1, 1), lo + 1)
     return shape(min(near, key=lambda w: (abs(count(w) - target), w)))
+
+
+def _weights(sizes: Sequence[int]) -> int:
+    """The weights of the fully connected network of ``sizes`` (a lower bound of
+    any count of its parameters), as exact integers."""
+    return sum(a * b for a, b in zip(sizes, sizes[1:]))
 
 
 def matched(

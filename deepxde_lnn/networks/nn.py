@@ -324,16 +324,18 @@ def _check_size(n, name: str) -> int:
     return check_int(n, name, 1)
 
 
-def _check_layer_sizes(layer_sizes) -> list[int]:
+def _check_layer_sizes(layer_sizes, name: str = "layer_sizes") -> list[int]:
+    """``layer_sizes`` as a list of integers >= 1, input and output at least; a
+    ValueError naming ``name`` otherwise."""
     if isinstance(layer_sizes, np.ndarray) and layer_sizes.ndim == 1:
         layer_sizes = layer_sizes.tolist()  # as FNN accepts it
     if isinstance(layer_sizes, (str, bytes)) or not isinstance(layer_sizes, Sequence):
-        raise ValueError(f"layer_sizes must be a list of integers, got {layer_sizes!r}")
+        raise ValueError(f"{name} must be a list of integers, got {layer_sizes!r}")
     if len(layer_sizes) < 2:
         raise ValueError(
-            f"layer_sizes needs at least input and output sizes, got {layer_sizes!r}"
+            f"{name} needs at least input and output sizes, got {layer_sizes!r}"
         )
-    return [_check_size(n, f"layer_sizes[{i}]") for i, n in enumerate(layer_sizes)]
+    return [_check_size(n, f"{name}[{i}]") for i, n in enumerate(layer_sizes)]
 
 
 def _check_alpha(alpha_init) -> float:

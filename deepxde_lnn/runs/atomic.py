@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import io
 import json
+import math
 import os
 import re
 import tempfile
@@ -131,7 +132,32 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> Path:
-    return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
+    """``obj`` as strict JSON (the package's one JSON writer): a number that is
+    not finite, which strict JSON has no spelling for and no reader here takes
+    back, is a ValueError naming the file and where it is; nothing written."""
+    where = _not_finite(obj)
+    if where is not None:
+        raise ValueError(
+            f"{path}: {where[0] or 'the value'} is {where[1]!r}, not a finite "
+            "number; strict JSON cannot hold it, so nothing was written"
+        )
+    text = json.dumps(obj, indent=2, sort_keys=False, allow_nan=False)
+    return atomic_write_text(path, text + "\n")
+
+
+def _not_finite(obj, where: str = "") -> tuple[str, float] | None:
+    """The first non-finite number in ``obj`` (nested dicts and lists): its place
+    (``metrics.u.relL2``) and value; None if there is none."""
+    if isinstance(obj, float):
+        return None if math.isfinite(obj) else (where, obj)
+    items = obj.items() if isinstance(obj, dict) else None
+    if isinstance(obj, (list, tuple)):
+        items = enumerate(obj)
+    for key, value in items or ():
+        found = _not_finite(value, f"{where}.{key}" if where else str(key))
+        if found is not None:
+            return found
+    return None
 
 
 def save_npz(path: str | os.PathLike, **arrays: np.ndarray) -> Path:
@@ -172,6 +198,24 @@ def writable_folder(path: str | os.PathLike) -> Path:
     except OSError as err:
         raise FolderError(f"out: cannot write in {path} ({err.strerror})") from None
     return path
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """``FolderError`` naming ``out`` unless ``path`` is a folder files can be
+    written in, or could be created as one (its nearest existing folder above is
+    writable); creates nothing: a command checks every folder before it makes
+    any (:func:`writable_folder`, when a run starts)."""
+    path = Path(os.path.abspath(path))
+    if os.path.lexists(path):
+        if not path.is_dir():
+            raise FolderError(f"out: {path} exists and is not a folder")
+        writable_folder(path)  # its probe file is removed at once
+        return
+    above = next(p for p in path.parents if os.path.lexists(p))
+    if not above.is_dir():
+        raise FolderError(f"out: cannot create {path}: {above} is not a folder")
+    if not os.access(above, os.W_OK | os.X_OK):
+        raise FolderError(f"out: cannot create {path}: {above} is not writable")
 
 
 def remove_orphans(folder: str | os.PathLike, names) -> list[Path]:

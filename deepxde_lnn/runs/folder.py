@@ -16,8 +16,10 @@ deletes only files it writes itself (``RUN_FILES`` and their temporary files):
 * :func:`claim` and :meth:`RunFolder.locked` pin their folder
   (:func:`deepxde_lnn.runs.atomic.pinned`): a file is written there only while
   the path still leads to the folder that was checked.
-* :meth:`RunFolder.prepare` runs before any training: it checks the folder is ours,
-  creates it and proves it writable with a probe file.
+* :meth:`RunFolder.check` runs before any training, for every run of a command:
+  the folder is ours and can be written or created (nothing is created);
+  :meth:`RunFolder.prepare`, when its run starts, creates it and proves it
+  writable with a probe file.
 * :meth:`RunFolder.locked` holds an exclusive OS lock on ``.lock`` (``filelock``:
   ``fcntl``/``msvcrt``) for the whole run; the OS drops it when the process dies,
   so a killed run never leaves a stale lock. Only while holding it are temporary
@@ -42,6 +44,7 @@ from . import records
 from .atomic import (
     PROBE,
     atomic_write_text,
+    check_writable,
     pinned,
     remove_orphans,
     writable_folder,
@@ -251,6 +254,12 @@ class RunFolder:
         self.path = Path(path)
         self.metrics = self.path / "metrics.json"
         self.checkpoint = self.path / "checkpoint.pt"
+
+    def check(self) -> None:
+        """Check that the folder is ours and can be written in or created, creating
+        nothing (every run of a command is checked before any starts)."""
+        check_ours(self.path)
+        check_writable(self.path)
 
     def prepare(self) -> None:
         """Check that the folder is ours, create it and check that files can be

@@ -32,11 +32,16 @@ __all__ = [
     "lr_name",
     "seed_name",
     "run_folder",
+    "NULLABLE_METRICS",
 ]
 
 DTYPES = ("float32", "float64")  # a run's float types
 #: the error metrics of every field and metric set (:mod:`deepxde_lnn.problems.metrics`)
 METRICS = ("RMSE", "MSE", "MAE", "relL2", "MaxErr")
+#: those a record may hold as null, where they are not a number: relL2 against a
+#: truth that is zero everywhere (undefined), MSE beyond float64's range; the
+#: others are finite for finite values (summaries skip a null, "—" where all are)
+NULLABLE_METRICS = ("MSE", "relL2")
 
 #: a method (``lnn:width=32``, ``lnn:block_activation=LAAF-10 tanh``), field,
 #: metric set, grid or folder name: it starts with a letter or digit (never

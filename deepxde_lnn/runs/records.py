@@ -25,10 +25,10 @@ data, checked once, rendered escaped.
   :func:`~deepxde_lnn.checks.check_name`), so no name can reach a path or the
   markup, and the float type is one of :data:`~.names.DTYPES`; a reader that
   knows registries (:class:`Known`: cases and their fields, profiles, methods)
-  holds the names to them too. Numbers must be finite, metrics >= 0. The
-  values of the run's options are checked by the options' own rules, passed in
-  (``options``: :func:`deepxde_lnn.config.record_problem`; this layer sits below
-  the options').
+  holds the names to them too. Numbers must be finite, metrics >= 0 (or null
+  where :data:`~.names.NULLABLE_METRICS` allows it). The values of the run's
+  options are checked by the options' own rules, passed in (``options``:
+  :func:`deepxde_lnn.config.record_problem`; this layer sits below the options').
 * :func:`load_runs` every record below a folder, each checked (a ``FolderError``
   naming the file otherwise); :func:`run_problem` a finished run's folder (a
   ``"run"`` record and the artifacts summaries read).
@@ -54,7 +54,15 @@ from numpy.lib import format as npy
 
 from ..checks import check_name, is_integer, is_number
 from .errors import FolderError
-from .names import DTYPES, METRICS, NAME, inside, is_fingerprint, set_names
+from .names import (
+    DTYPES,
+    METRICS,
+    NAME,
+    NULLABLE_METRICS,
+    inside,
+    is_fingerprint,
+    set_names,
+)
 
 __all__ = [
     "MAX_JSON_BYTES",
@@ -491,8 +499,11 @@ def _metrics_problem(rec: dict, known: Known | None) -> str | None:
         if not isinstance(values, dict):
             return f"metrics {name!r} must be an object"
         for m in METRICS:
+            if m in values and values[m] is None and m in NULLABLE_METRICS:
+                continue  # not a number there (a zero truth's relL2)
             if not is_number(values.get(m)) or values[m] < 0:
-                return f"metrics {name!r} {m} must be a finite number >= 0"
+                null = " or null" if m in NULLABLE_METRICS else ""
+                return f"metrics {name!r} {m} must be a finite number >= 0{null}"
     return None
 
 

@@ -40,6 +40,7 @@ from ..analysis.table import (
     p_below_text,
     prepare,
     rows,
+    spread_text,
 )
 from ..config import record_problem
 from ..problems.methods import METHODS
@@ -442,10 +443,6 @@ def _num(x: float | None, spec: str) -> str:
     return "—" if x is None else format(x, spec)
 
 
-def _pm(s: dict) -> str:
-    return f"{s['mean']:.3e} ± {s['std']:.1e}"
-
-
 def _cells(row: Row, verdict: str) -> list[str]:
     ci = row.ci
     return [
@@ -454,7 +451,7 @@ def _cells(row: Row, verdict: str) -> list[str]:
         " / ".join(f"{p:,}" for p in row.parameters) or "—",
         _num(row.s_per_step, ".3g")
         + (f" ({escape('/'.join(row.devices))})" if row.devices else ""),
-        _pm(row.stats["RMSE"]),
+        spread_text(row.stats["RMSE"]),
         f"{row.stats['RMSE']['median']:.3e}",
         _num(row.paper.get("RMSE"), ".3e"),
         _num(row.vs_paper, ".3g"),
@@ -462,8 +459,8 @@ def _cells(row: Row, verdict: str) -> list[str]:
         verdict,
         p_below_text(row.below),
         failures_text(row),
-        _pm(row.stats["relL2"]),
-        _pm(row.stats["MaxErr"]),
+        spread_text(row.stats.get("relL2")),
+        spread_text(row.stats["MaxErr"]),
     ]
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "kept_float",
     "quiet_float",
     "restore",
+    "nothing_to_resume",
     "resume_state",
     "stacked_from",
 ]
@@ -162,6 +163,11 @@ def stacked_from(run: Run, step: int, k: int) -> None:
         run.stack_sizes.append([int(step), int(k)])
 
 
+def nothing_to_resume(folder: RunFolder) -> FolderError:
+    """The error of ``--resume`` in a folder without a checkpoint."""
+    return FolderError(f"--resume: no checkpoint in {folder.path}")
+
+
 def resume_state(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: bool):
     """``(finished record, None)`` to reuse (its checkpoint, if a stack left one,
     is the caller's), ``(None, checkpoint state)`` to continue, or ``(None,
@@ -174,7 +180,7 @@ def resume_state(folder: RunFolder, cfg: RunConfig, resume: bool, overwrite: boo
         return record, None
     if not folder.has_checkpoint():
         if resume:
-            raise FolderError(f"--resume: no checkpoint in {folder.path}")
+            raise nothing_to_resume(folder)
         return None, None
     if not resume:
         raise FolderError(

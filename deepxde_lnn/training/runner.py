@@ -39,7 +39,14 @@ from ..runs.names import lr_label
 from . import phases
 from .artifacts import write_loss, write_run
 from .controller import Controller, Progress, Signals
-from .job import Job, build, checkpoint_state, kept_float, resume_state
+from .job import (
+    Job,
+    build,
+    checkpoint_state,
+    kept_float,
+    nothing_to_resume,
+    resume_state,
+)
 from .outcome import Outcome, RunInterrupted, TrainingDiverged
 from .record import evaluate, predict
 from .scripted import run_scripted
@@ -149,6 +156,8 @@ def _run_many(
         _check_stackable(case, cfgs)
     folders = [RunFolder(o) for o in outs]
     for f in folders:
+        if resume and not f.path.exists():  # refused before it is created
+            raise nothing_to_resume(f)
         f.prepare()
     signals = Signals()
     with contextlib.ExitStack() as stack:

@@ -372,8 +372,9 @@ def _variables(case: ScriptedProblem, model) -> dict:
     return out
 
 
-def _relative(value: float, true: float) -> float:
-    return abs(value - true) / abs(true) if true else abs(value)
+def _relative(value: float, true: float) -> float | None:
+    """``|value - true| / |true|``; None for a true value of 0 (undefined)."""
+    return abs(value - true) / abs(true) if true else None
 
 
 def _write(folder, case, model, table, names, trace, record, x, exact, pred, fields):
