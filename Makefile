@@ -28,6 +28,7 @@ docs: $(INSTALLED)
 	$(BIN)/python -m deepxde_lnn.study
 	$(BIN)/python -m deepxde_lnn.options docs/options.md
 	$(BIN)/deepxde-lnn report docs/results --readme README.md
+	$(BIN)/python -m deepxde_lnn.api deepxde_lnn/keywords.py
 
 $(INSTALLED): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -79,7 +79,8 @@ class GatedResidualAttention(NN):
     for ``(2, 8)``. Input and output transforms work as in ``dde.nn.FNN``.
 
     Args:
-        n_in, n_out: input and output dimensions.
+        n_in: the input dimension.
+        n_out: the output dimension.
         width: hidden width ``w``.
         blocks: number of gated blocks.
         bottleneck: width ``b`` of the gate's bottleneck.

@@ -77,9 +77,12 @@ def matched_sizes(
         target: the parameter count to match instead.
         activation: the MLP's (and that LNN's) activation; it only counts when
             trainable (``"LAAF-n NAME"``).
-        lnn_options: ``alpha_init``, ``layout``, ``block_activation`` of that LNN.
+        **lnn_options: ``alpha_init``, ``layout``, ``block_activation`` of that
+            LNN.
 
-    A network without hidden layers is its own match: ``[d_in, d_out]``.
+    Returns:
+        The layer sizes; a network without hidden layers is its own match:
+        ``[d_in, d_out]``.
     """
     if isinstance(net, torch.nn.Module):
         if lnn_options:
@@ -131,7 +134,19 @@ def matched(
 ) -> MLP:
     """The plain :class:`~.nn.MLP` (``dde.nn.FNN``'s signature and forward pass)
     with ``net``'s depth and the parameter count nearest ``net``'s (or
-    ``target``): :func:`matched_sizes`, built with ``activation``,
-    ``kernel_initializer`` and ``regularization``."""
+    ``target``): :func:`matched_sizes`, built.
+
+    Args:
+        net: a built network or layer sizes, as :func:`matched_sizes` takes it.
+        activation: the MLP's activation, as ``dde.nn.FNN``'s.
+        kernel_initializer: the MLP's initializer (or ``"torch-default"``).
+        regularization: as ``dde.nn.FNN``'s.
+        target: the parameter count to match instead of ``net``'s.
+        **lnn_options: with layer sizes, ``alpha_init``, ``layout`` and
+            ``block_activation`` of the LNN whose count is matched.
+
+    Returns:
+        The parameter-matched plain network.
+    """
     sizes = matched_sizes(net, target, activation=activation, **lnn_options)
     return MLP(sizes, activation, kernel_initializer, regularization)

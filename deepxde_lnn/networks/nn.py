@@ -57,11 +57,17 @@ class LiquidBlock(torch.nn.Module):
     """Width-preserving liquid residual block ``h + alpha * sigma(A h + c)``.
 
     ``A, c`` form one ``Linear(width, width)`` with bias; ``alpha`` is a trainable
-    gate initialised to ``alpha_init``: one per channel (``per_channel=True``, the
-    paper's; ``w^2 + 2w`` parameters) or one scalar for the whole block
-    (``per_channel=False``, ReZero's; ``w^2 + w + 1``). ``sigma`` is ``activation``
-    (DeepXDE name or callable), the paper's ``tanh`` by default (plus the parameters
-    of a trainable activation such as ``"LAAF-10 tanh"``).
+    gate: one per channel (the paper's; ``w^2 + 2w`` parameters) or one scalar for
+    the whole block (ReZero's; ``w^2 + w + 1``), plus the parameters of a trainable
+    activation such as ``"LAAF-10 tanh"``.
+
+    Args:
+        width: the feature width ``w`` (input and output).
+        alpha_init: initial value of ``alpha`` (finite).
+        activation: ``sigma``, a DeepXDE activation name or callable (default the
+            paper's ``tanh``).
+        per_channel: one ``alpha`` per channel (``True``, the paper's) or one
+            scalar (``False``, ReZero's).
     """
 
     def __init__(
@@ -191,9 +197,11 @@ class LNN(MLP):
     with ``"reduced"`` the blocks' ``sigma`` is then the only nonlinearity.
 
     Args:
-        layer_sizes, activation, kernel_initializer, regularization: as
-            :class:`MLP` / ``dde.nn.FNN``. The initializer applies to every
-            ``Linear``, those inside the blocks included.
+        layer_sizes: ``[d_in, w_1, ..., w_L, d_out]``, as :class:`MLP`.
+        activation: as :class:`MLP` (``dde.nn.FNN``).
+        kernel_initializer: as :class:`MLP`; it applies to every ``Linear``,
+            those inside the blocks included.
+        regularization: as :class:`MLP` (see the note below).
         alpha_init: initial value of every ``alpha`` channel (finite).
         layout: ``"standard"`` or ``"reduced"``.
         block_activation: ``sigma`` of the blocks: ``"same"`` (default) for the
@@ -274,7 +282,10 @@ class ReZero(MLP):
     per block.
 
     Args:
-        layer_sizes, activation, kernel_initializer, regularization: as :class:`MLP`.
+        layer_sizes: ``[d_in, w_1, ..., w_L, d_out]``, as :class:`MLP`.
+        activation: as :class:`MLP`.
+        kernel_initializer: as :class:`MLP`, for every ``Linear``.
+        regularization: as :class:`MLP`.
         alpha_init: initial value of every ``alpha_i`` (finite; 0 is ReZero's).
         block_activation: ``sigma`` of the blocks, as :class:`LNN`'s.
     """
