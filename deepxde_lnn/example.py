@@ -15,6 +15,7 @@ iteration cap ``parse_args`` sets).
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -64,7 +65,7 @@ class ExampleArgs:
         return build_net(self.config.method, case)
 
 
-def main(case: Case, argv=None) -> dict:
+def main(case: Case, argv: Sequence[str] | None = None) -> dict:
     """Train ``case`` as a DeepXDE example does: ``dde.Model``, Adam, then L-BFGS
     on the loss scaled to 1 where the profile has it; print and return the errors
     on the case's evaluation grid (:func:`print_errors`).

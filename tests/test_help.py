@@ -186,11 +186,15 @@ def _public():
 
 @pytest.mark.parametrize("name", _public())
 def test_every_public_name_documents_each_parameter(name):
-    """One style (Google's ``Args:``), one entry per parameter, in order; a
-    class documents its constructor's."""
+    """One style (Google's ``Args:``), one entry per parameter, in order, each
+    typed; a class documents its constructor's."""
     obj = getattr(deepxde_lnn, name)
     params = _parameters(obj)
     assert _args(obj.__doc__) == params, name
+    # and each typed (but **kwargs), as Sphinx resolves the annotations
+    hints = typing.get_type_hints(obj.__init__ if isinstance(obj, type) else obj)
+    untyped = [p for p in params if not p.startswith("*") and p not in hints]
+    assert untyped == [], name
 
 
 def test_static_analysis_sees_every_lazy_name():

@@ -26,11 +26,11 @@ A trainable activation (``"LAAF-n NAME"``) adds its own parameters.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from deepxde.nn.pytorch.deeponet import DeepONet, DeepONetCartesianProd
 
-from .nn import LNN
+from .nn import LNN, Activation, Initializer, Regularization
 
 __all__ = ["LIQUID_PARTS", "LiquidDeepONet", "LiquidDeepONetCartesianProd"]
 
@@ -62,18 +62,18 @@ class _Liquid:
 
     def __init__(
         self,
-        layer_sizes_branch,
-        layer_sizes_trunk,
-        activation,
-        kernel_initializer,
+        layer_sizes_branch: Sequence[int | Callable],
+        layer_sizes_trunk: Sequence[int],
+        activation: Activation | Mapping[str, Activation],
+        kernel_initializer: Initializer,
         num_outputs: int = 1,
         multi_output_strategy: str | None = None,
-        regularization=None,
+        regularization: Regularization = None,
         *,
-        liquid=LIQUID_PARTS,
+        liquid: str | Sequence[str] = LIQUID_PARTS,
         alpha_init: float = 0.5,
         layout: str = "standard",
-        block_activation="same",
+        block_activation: Activation = "same",
     ):
         # set before DeepXDE's constructor, which calls the builders below
         self.liquid = _check_liquid(liquid)

@@ -22,6 +22,7 @@ from deepxde import config
 from deepxde.nn.pytorch.nn import NN
 
 from ..checks import check_int, check_number
+from .nn import Regularization
 
 __all__ = ["GatedBlock", "GatedResidualAttention"]
 
@@ -103,7 +104,7 @@ class GatedResidualAttention(NN):
         tau: float = 0.55,
         gate_bias: float = -1.8,
         dropout: float = 0.18,
-        regularization=None,
+        regularization: Regularization = None,
     ):
         super().__init__()
         n_in, n_out = check_int(n_in, "n_in", 1), check_int(n_out, "n_out", 1)

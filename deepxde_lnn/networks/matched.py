@@ -22,7 +22,15 @@ from collections.abc import Callable, Sequence
 import torch
 
 from ..checks import check_int
-from .nn import LNN, MLP, TORCH_DEFAULT, _check_layer_sizes
+from .nn import (
+    LNN,
+    MLP,
+    TORCH_DEFAULT,
+    Activation,
+    Initializer,
+    Regularization,
+    _check_layer_sizes,
+)
 
 __all__ = ["count_built", "layer_sizes_of", "matched", "matched_sizes", "trainable"]
 
@@ -62,7 +70,7 @@ def matched_sizes(
     net: torch.nn.Module | Sequence[int],
     target: int | None = None,
     *,
-    activation="tanh",
+    activation: Activation = "tanh",
     **lnn_options,
 ) -> list[int]:
     """The layer sizes ``[d_in, W, ..., W, d_out]`` of the plain :class:`~.nn.MLP`
@@ -125,9 +133,9 @@ def matched_sizes(
 
 def matched(
     net: torch.nn.Module | Sequence[int],
-    activation,
-    kernel_initializer,
-    regularization=None,
+    activation: Activation,
+    kernel_initializer: Initializer,
+    regularization: Regularization = None,
     *,
     target: int | None = None,
     **lnn_options,

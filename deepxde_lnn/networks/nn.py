@@ -24,7 +24,7 @@ says which stages follow each hidden ``Linear`` (:meth:`MLP._layer_stages`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -38,6 +38,9 @@ from ..checks import check_int, check_number
 from .limits import ALPHA_MAX, LAYOUTS, activation_base
 
 __all__ = [
+    "Activation",
+    "Initializer",
+    "Regularization",
     "LiquidBlock",
     "LNN",
     "MLP",
@@ -51,6 +54,14 @@ __all__ = [
 #: initialisation (weights and *biases* ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))), as the
 #: authors' code does. Every other value is a DeepXDE initializer with zero biases.
 TORCH_DEFAULT = "torch-default"
+
+#: A DeepXDE activation: its name (``"tanh"``, ``"LAAF-10 sin"``) or a function.
+Activation = str | Callable[[torch.Tensor], torch.Tensor]
+#: A DeepXDE initializer's name (``"Glorot normal"``) or function, or
+#: :data:`TORCH_DEFAULT`.
+Initializer = str | Callable[[torch.Tensor], object]
+#: DeepXDE's regularization, e.g. ``["l2", 1e-5]`` (``dde.Model`` applies it).
+Regularization = Sequence | None
 
 
 class LiquidBlock(torch.nn.Module):
@@ -74,7 +85,7 @@ class LiquidBlock(torch.nn.Module):
         self,
         width: int,
         alpha_init: float = 0.5,
-        activation="tanh",
+        activation: Activation = "tanh",
         *,
         per_channel: bool = True,
     ):
@@ -131,9 +142,9 @@ class MLP(NN):
     def __init__(
         self,
         layer_sizes: Sequence[int],
-        activation,
-        kernel_initializer,
-        regularization=None,
+        activation: Activation | Sequence[Activation],
+        kernel_initializer: Initializer,
+        regularization: Regularization = None,
     ):
         super().__init__()
         self.layer_sizes = _check_layer_sizes(layer_sizes)
@@ -217,13 +228,13 @@ class LNN(MLP):
     def __init__(
         self,
         layer_sizes: Sequence[int],
-        activation,
-        kernel_initializer,
-        regularization=None,
+        activation: Activation | Sequence[Activation],
+        kernel_initializer: Initializer,
+        regularization: Regularization = None,
         *,
         alpha_init: float = 0.5,
         layout: str = "standard",
-        block_activation="same",
+        block_activation: Activation = "same",
     ):
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
@@ -293,12 +304,12 @@ class ReZero(MLP):
     def __init__(
         self,
         layer_sizes: Sequence[int],
-        activation,
-        kernel_initializer,
-        regularization=None,
+        activation: Activation | Sequence[Activation],
+        kernel_initializer: Initializer,
+        regularization: Regularization = None,
         *,
         alpha_init: float = 0.0,
-        block_activation="same",
+        block_activation: Activation = "same",
     ):
         self.alpha_init = _check_alpha(alpha_init)
         self.block_activation = block_activation
