@@ -122,10 +122,10 @@ PROBLEM_ARGS = {
 
 # what runs are scored against: (X, Y) arrays, or a function Y = f(X)
 Reference = tuple[np.ndarray, np.ndarray] | Callable[[np.ndarray], np.ndarray]
-F = TypeVar("F", bound=Callable)
+_F = TypeVar("_F", bound=Callable)
 
 
-def _api(options: Sequence[str]) -> Callable[[F], F]:
+def _api(options: Sequence[str]) -> Callable[[_F], _F]:
     """A public experiment whose ``**options`` are the option keywords ``options``
     (:data:`RUN_OPTIONS` or :data:`MANY_OPTIONS`), made visible where its readers
     look: its signature (``inspect.signature``, ``help()``, Sphinx) gets one
@@ -135,7 +135,7 @@ def _api(options: Sequence[str]) -> Callable[[F], F]:
     Static analysis sees ``**options: Unpack[...]`` (:mod:`deepxde_lnn.keywords`).
     """
 
-    def wrap(func: F) -> F:
+    def wrap(func: _F) -> _F:
         sig = _signature(func, options)
         func.__signature__ = sig
         func.__annotations__ = {
