@@ -94,19 +94,18 @@ MANY_OPTIONS = tuple(option_fields(Training, Execution, Verdicts))
 # or ``train`` and ``nets``.
 PROBLEM_ARGS = {
     "case": "a registered case name, the path of a case file (``.py``, declaring "
-    "``CASE``; it is executed) or a ``Case``; or, instead, ``data`` and ``nets`` "
-    "or ``train`` and ``nets``.",
-    "data": "a function of no arguments returning a ``dde.data.Data`` with an "
-    "exact solution (``solution=``), with ``nets``; runs are scored on its test "
-    "points ``data.test()``.",
+    "``CASE``; it is executed) or a ``Case``.",
+    "data": "instead of ``case``, with ``nets``: a function of no arguments "
+    "returning a ``dde.data.Data`` with an exact solution (``solution=``); runs are "
+    "scored on its test points ``data.test()``.",
     "nets": "``{name: function of no arguments returning a dde.nn.NN}``, with "
     "``data`` or ``train``; the names are the methods.",
     "name": "with ``data`` or ``train``, the problem's name in records and "
     "folders (default: the function's name).",
-    "train": "your training as a function ``train(net) -> dde.Model`` that builds "
-    "the data and the model, compiles and trains it as your script does and "
-    "returns the model; with ``nets``. The training options are the function's "
-    "(only ``score`` applies).",
+    "train": "instead of ``case``, with ``nets``: your training as a function "
+    "``train(net) -> dde.Model`` that builds the data and the model, compiles and trains it as your script does and "
+    "returns the model. The training options are the function's (only ``score`` "
+    "applies).",
     "reference": "with ``train``, what runs are scored against where the model's "
     "test data has no solution: ``(X, Y)`` or ``Y = f(X)``.",
     "true_values": "with ``train``, the true values of the model's external "
