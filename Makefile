@@ -16,7 +16,8 @@ INSTALLED := $(VENV)/.installed
 help:
 	@echo "make demo   the main job: deepxde-lnn compare laplace (a few minutes on a CPU)"
 	@echo "make test   the test suite (ruff check and the import layers included), on two cores"
-	@echo "make docs   rebuild the case catalog, docs/options.md, docs/REPRODUCTION.md and README.md's generated blocks"
+	@echo "make docs   rebuild the case catalog, docs/options.md, docs/REPRODUCTION.md, README.md's generated blocks,"
+	@echo "            deepxde_lnn/keywords.py and the documentation site (build/docs/docs/index.html)"
 
 demo: $(INSTALLED)
 	$(BIN)/deepxde-lnn compare laplace
@@ -28,6 +29,8 @@ docs: $(INSTALLED)
 	$(BIN)/python -m deepxde_lnn.study
 	$(BIN)/python -m deepxde_lnn.options docs/options.md
 	$(BIN)/deepxde-lnn report docs/results --readme README.md
+	$(BIN)/python -m deepxde_lnn.api deepxde_lnn/keywords.py
+	$(BIN)/python -m sphinx -W --keep-going -q -b html -c docs . build/docs
 
 $(INSTALLED): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)

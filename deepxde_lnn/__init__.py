@@ -20,10 +20,21 @@ package's cases, a case file of your own or a plain DeepXDE problem;
 (:mod:`deepxde_lnn.study.report`, without torch or DeepXDE).
 """
 
+from typing import TYPE_CHECKING
+
 from ._backend import on_import
 from ._version import __version__
 
 on_import()  # DeepXDE's pytorch backend, or a clear error
+
+if TYPE_CHECKING:  # static analysis (IDEs, type checkers) sees the lazy names below
+    from .api import ablate, compare, run, sweep
+    from .example import main
+    from .networks.deeponet import LiquidDeepONet, LiquidDeepONetCartesianProd
+    from .networks.gated import GatedResidualAttention
+    from .networks.matched import matched, matched_sizes
+    from .networks.nn import LNN, MLP, TORCH_DEFAULT, LiquidBlock, ReZero
+    from .study.report import report
 
 __all__ = [
     "LNN",

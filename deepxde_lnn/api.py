@@ -15,7 +15,9 @@ your own (``"my_case.py"``, declaring ``CASE``; it is executed), a
 :class:`~deepxde_lnn.problems.case.Case`, or plain DeepXDE: ``data=`` (a function returning
 a ``dde.data.Data`` with a solution) and ``nets=`` (``{name: function returning a
 network}``), see :mod:`deepxde_lnn.problems.custom`. The options (training, execution,
-verdicts) are the fields of :mod:`deepxde_lnn.config`, given as keywords.
+verdicts) are the fields of :mod:`deepxde_lnn.config`, given as keywords; each
+call's signature and docstring list them with their types, defaults and help
+texts, built from those fields at import (:func:`_api`).
 :func:`sweep` and :func:`ablate` are loops over the comparison of :func:`compare`.
 """
 
@@ -25,9 +27,17 @@ import dataclasses
 import functools
 import inspect
 import os
+import re
+import sys
 import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+from deepxde.data import Data
+from deepxde.model import Model
+from deepxde.nn import NN
 
 from .analysis.figures import draw_missing
 from .analysis.summaries import sweep_table
@@ -40,6 +50,7 @@ from .config import (
     Training,
     Verdicts,
     option_fields,
+    option_types,
 )
 from .experiments.ablation import table, variants
 from .experiments.jobs import check_backend
@@ -55,6 +66,7 @@ from .experiments.orchestration import (
 )
 from .experiments.results import Ablation, Comparison, RunResult, Sweep
 from .experiments.selection import baseline_of, methods_of, out_of, seeds_of
+from .keywords import ManyOptions, RunOptions
 from .problems.case import Case, load_file
 from .problems.custom import DeepXDEProblem
 from .problems.methods import COMPARED
@@ -66,78 +78,147 @@ from .runs.names import lr_name, run_folder, seed_name
 from .study import registry
 from .training import runner
 
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+else:  # PEP 692 before Python 3.11
+    from typing_extensions import Unpack
+
 __all__ = ["run", "compare", "sweep", "ablate", "problem_of"]
 
 # the options of each call, by name (the fields of deepxde_lnn.config)
 RUN_OPTIONS = (*option_fields(Training), "overwrite", "progress", "verbose")
 MANY_OPTIONS = tuple(option_fields(Training, Execution, Verdicts))
 
-_PROBLEM = """
-    Problem (one of):
-        case: a registered case name, the path of a case file (``.py``, declaring
-            ``CASE``; it is executed) or a ``Case``.
-        data: (not for ablate) a function of no arguments returning a
-            ``dde.data.Data`` with an exact solution (``solution=``); runs are
-            scored on its test points ``data.test()``.
-        nets: with ``data``, ``{name: function of no arguments returning a
-            dde.nn.NN}``; the names are the methods.
-        train: (run and compare) your training as a function ``train(net) ->
-            dde.Model`` that builds the data and the model, compiles and trains
-            it as your script does and returns the model; with ``nets``. The
-            training options are the function's (only ``score`` applies).
-        reference: with ``train``, what runs are scored against where the
-            model's test data has no solution: ``(X, Y)`` or ``Y = f(X)``.
-        true_values: with ``train``, the true values of the model's external
-            trainable variables (a list in DeepXDE's order, or ``{name: value}``):
-            each is scored and judged like a field; where the test data has no
-            solution and no ``reference`` is given (observations only), the
-            runs are judged on these unknowns alone.
-        name: with ``data`` or ``train``, the problem's name in records and
-            folders (default: the function's name).
-        fields, inputs: with ``train``, the names of the network's outputs and
-            of its inputs in records, tables and figures (default ``u``, ``u1,
-            u2, ...`` and ``x``, ``x1, x2, ...``).
-"""
+# The arguments that say what the problem is, as the calls' docstrings describe
+# them (each call documents those it takes): ``case``, or ``data`` and ``nets``,
+# or ``train`` and ``nets``.
+PROBLEM_ARGS = {
+    "case": "a registered case name, the path of a case file (``.py``, declaring "
+    "``CASE``; it is executed) or a ``Case``.",
+    "data": "instead of ``case``, with ``nets``: a function of no arguments "
+    "returning a ``dde.data.Data`` with an exact solution (``solution=``); runs are "
+    "scored on its test points ``data.test()``.",
+    "nets": "``{name: function of no arguments returning a dde.nn.NN}``, with "
+    "``data`` or ``train``; the names are the methods.",
+    "name": "with ``data`` or ``train``, the problem's name in records and "
+    "folders (default: the function's name).",
+    "train": "instead of ``case``, with ``nets``: your training as a function "
+    "``train(net) -> dde.Model`` that builds the data and the model, compiles and trains it as your script does and "
+    "returns the model. The training options are the function's (only ``score`` "
+    "applies).",
+    "reference": "with ``train``, what runs are scored against where the model's "
+    "test data has no solution: ``(X, Y)`` or ``Y = f(X)``.",
+    "true_values": "with ``train``, the true values of the model's external "
+    "trainable variables (a list in DeepXDE's order, or ``{name: value}``): each "
+    "is scored and judged like a field; where the test data has no solution and "
+    "no ``reference`` is given (observations only), the runs are judged on these "
+    "unknowns alone.",
+    "fields": "with ``train``, the names of the network's outputs in records, "
+    "tables and figures (default ``u``, or ``u1, u2, ...``).",
+    "inputs": "with ``train``, the names of the network's inputs in records, "
+    "tables and figures (default ``x``, or ``x1, x2, ...``).",
+}
+
+# what runs are scored against: (X, Y) arrays, or a function Y = f(X)
+Reference = tuple[np.ndarray, np.ndarray] | Callable[[np.ndarray], np.ndarray]
+_F = TypeVar("_F", bound=Callable)
 
 
-def _options_doc(names: Sequence[str]) -> str:
-    """The options section of a docstring, from the fields' help texts."""
-    fields = option_fields()
-    lines = ["    Options (keywords; deepxde_lnn.config):"]
-    for name in names:
-        text = f"{name}: {fields[name].metadata['help']}."
-        lines.append(
-            textwrap.fill(text, 84, initial_indent=" " * 8, subsequent_indent=" " * 12)
+def _api(options: Sequence[str]) -> Callable[[_F], _F]:
+    """A public experiment whose ``**options`` are the option keywords ``options``
+    (:data:`RUN_OPTIONS` or :data:`MANY_OPTIONS`), made visible where its readers
+    look: its signature (``inspect.signature``, ``help()``, Sphinx) gets one
+    keyword-only parameter per option, with the field's type and default, and its
+    docstring's ``Args:`` section one entry per parameter, in order: the
+    function's own, else :data:`PROBLEM_ARGS`'s, else the field's help text.
+    Static analysis sees ``**options: Unpack[...]`` (:mod:`deepxde_lnn.keywords`).
+    """
+
+    def wrap(func: _F) -> _F:
+        sig = _signature(func, options)
+        func.__signature__ = sig
+        func.__annotations__ = {
+            **{p.name: p.annotation for p in sig.parameters.values()},
+            "return": sig.return_annotation,
+        }
+        func.__doc__ = _docstring(func.__doc__, sig)
+        return func
+
+    return wrap
+
+
+def _signature(func: Callable, options: Sequence[str]) -> inspect.Signature:
+    """``func``'s signature, its annotations evaluated, with its ``**options``
+    replaced by one keyword-only parameter per option of ``options``."""
+    own = inspect.signature(func, eval_str=True)
+    fields, types = option_fields(), option_types()
+    params = [p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    params += [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=fields[name].default,
+            annotation=types[name],
         )
+        for name in options
+    ]
+    return own.replace(parameters=params)
+
+
+def _docstring(doc: str, sig: inspect.Signature) -> str:
+    """``doc`` (Google style) with its ``Args:`` section made of one entry per
+    parameter of ``sig``; a parameter documented nowhere, or an entry of no
+    parameter, is a TypeError (at import)."""
+    lines = inspect.cleandoc(doc).splitlines()
+    own: dict[str, list[str]] = {}
+    if "Args:" in lines:
+        start = lines.index("Args:")
+        end = start + 1
+        while end < len(lines) and (not lines[end] or lines[end][0] == " "):
+            entry = re.match(r"    (\w+):", lines[end])
+            if entry:
+                own[entry[1]] = []
+            if lines[end]:
+                own[list(own)[-1]].append(lines[end])
+            end += 1
+        del lines[start:end]
+    else:
+        heads = [i for i, line in enumerate(lines) if line in ("Returns:", "Raises:")]
+        start = heads[0] if heads else len(lines)
+    fields = option_fields()
+    entries = []
+    for name in sig.parameters:
+        if name in own:
+            entries += own.pop(name)
+            continue
+        if name in PROBLEM_ARGS:
+            text = PROBLEM_ARGS[name]
+        elif name in fields:
+            text = fields[name].metadata["help"] + "."
+        else:
+            raise TypeError(f"{name}: a parameter without an entry in Args:")
+        entries += textwrap.wrap(
+            f"{name}: {text}",
+            80,
+            initial_indent=" " * 4,
+            subsequent_indent=" " * 8,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+    if own:
+        raise TypeError(f"{', '.join(own)}: documented in Args:, not a parameter")
+    lines[start:start] = ["Args:", *entries] + ([""] if start < len(lines) else [])
     return "\n".join(lines) + "\n"
 
 
-def _api(options: Sequence[str]):
-    """A public experiment taking the option keywords ``options``: they are
-    checked (a ``ValueError`` naming an unknown or bad one, nothing written) and
-    passed as one :class:`~deepxde_lnn.config.Options`; its docstring lists them."""
-
-    def wrap(func):
-        params = [p for p in inspect.signature(func).parameters if p != "o"]
-
-        @functools.wraps(func)
-        def call(*args, **kwargs):
-            given = {k: v for k, v in kwargs.items() if k not in params}
-            o = Options.of(given, f"{func.__name__}()", [*params[1:], *options])
-            check_backend(o.execution.backend, o.execution.address)
-            return func(*args, **{k: kwargs[k] for k in kwargs if k in params}, o=o)
-
-        doc = _PROBLEM + _options_doc(options)
-        call.__doc__ = func.__doc__.replace("    {shared}\n", doc)
-        call.__signature__ = inspect.signature(func).replace(
-            parameters=[
-                p for p in inspect.signature(func).parameters.values() if p.name != "o"
-            ]
-            + [inspect.Parameter("options", inspect.Parameter.VAR_KEYWORD)]
-        )
-        return call
-
-    return wrap
+def _options(given: Mapping[str, object], call: Callable) -> Options:
+    """The option keywords ``given`` to the experiment ``call`` as one
+    :class:`~deepxde_lnn.config.Options`, checked before anything is written: a
+    ``ValueError`` names an unknown or bad one (or an unreachable backend)."""
+    names = list(inspect.signature(call).parameters)[1:]  # after the problem
+    o = Options.of(given, f"{call.__name__}()", names)
+    check_backend(o.execution.backend, o.execution.address)
+    return o
 
 
 def problem_of(
@@ -146,8 +227,8 @@ def problem_of(
     nets: Mapping[str, Callable] | None = None,
     name: str | None = None,
     train: Callable | None = None,
-    reference=None,
-    true_values=None,
+    reference: Reference | None = None,
+    true_values: Sequence[float] | Mapping[str, float] | None = None,
     fields: Sequence[str] | None = None,
     inputs: Sequence[str] | None = None,
 ) -> Problem:
@@ -212,27 +293,37 @@ def run(
     seed: int | None = None,
     out: str | os.PathLike | None = None,
     resume: bool = False,
-    data=None,
-    nets=None,
+    data: Callable[[], Data] | None = None,
+    nets: Mapping[str, Callable[[], NN]] | None = None,
     name: str | None = None,
-    train=None,
-    reference=None,
-    true_values=None,
+    train: Callable[[NN], Model] | None = None,
+    reference: Reference | None = None,
+    true_values: Sequence[float] | Mapping[str, float] | None = None,
     fields: Sequence[str] | None = None,
     inputs: Sequence[str] | None = None,
-    o: Options,
+    **options: Unpack[RunOptions],
 ) -> RunResult:
     """Train one run (``method``, ``seed``) into ``out`` and return it.
 
-    ``method`` defaults to ``lnn`` (plain DeepXDE: the first network), ``seed``
-    to the profile's, ``out`` to ``runs/CASE/METHOD/seed-S``; ``resume=True``
-    continues the checkpoint there. A finished run of the same configuration is
-    returned as it is (status ``reused``).
-    {shared}
-    Raises ``ValueError`` naming the argument (nothing trained),
-    ``RunInterrupted`` (SIGINT/SIGTERM; rerun with ``resume=True``) and
-    ``TrainingDiverged``.
+    A finished run of the same configuration is returned as it is (status
+    ``reused``).
+
+    Args:
+        method: the method (default ``lnn``; plain DeepXDE: the first network).
+        seed: the run's seed (default: the profile's).
+        out: the run's folder (default ``runs/CASE/METHOD/seed-S``).
+        resume: continue the checkpoint in ``out``.
+
+    Returns:
+        The run: its folder, status and record (``metrics.json``).
+
+    Raises:
+        ValueError: a bad argument, named in the message (nothing trained).
+        RunInterrupted: SIGINT or SIGTERM (a checkpoint is saved; rerun with
+            ``resume=True``).
+        TrainingDiverged: a non-finite loss (the last good checkpoint is kept).
     """
+    o = _options(options, run)
     check_bool(resume, "resume")
     problem = problem_of(
         case, data, nets, name, train, reference, true_values, fields, inputs
@@ -264,12 +355,12 @@ def run(
 def compare(
     case: Case | str | os.PathLike | None = None,
     *,
-    data=None,
-    nets=None,
+    data: Callable[[], Data] | None = None,
+    nets: Mapping[str, Callable[[], NN]] | None = None,
     name: str | None = None,
-    train=None,
-    reference=None,
-    true_values=None,
+    train: Callable[[NN], Model] | None = None,
+    reference: Reference | None = None,
+    true_values: Sequence[float] | Mapping[str, float] | None = None,
     fields: Sequence[str] | None = None,
     inputs: Sequence[str] | None = None,
     methods: Sequence[str] | str | None = None,
@@ -279,7 +370,7 @@ def compare(
     until_decided: bool = False,
     max_seeds: int | None = None,
     out: str | os.PathLike | None = None,
-    o: Options,
+    **options: Unpack[ManyOptions],
 ) -> Comparison:
     """Methods × seeds into ``out/METHOD/seed-S``, then ``summary.md``,
     ``summary.csv`` and ``summary.png`` there (the paper's number beside each
@@ -298,14 +389,22 @@ def compare(
         until_decided: add seeds in batches (as many as ``seeds``) to the
             comparisons with ``baseline`` still undecided, up to ``max_seeds``
             (default 15); the error rate is spread over the looks.
+        max_seeds: with ``until_decided``, at most this many seeds per method
+            (default 15).
         out: default ``runs/compare-CASE-PROFILE`` (``-time`` for a time budget).
-    {shared}
-    Raises ``ValueError`` naming the argument (nothing trained; a case whose
-    functions do not fit it too), ``FolderError`` naming a file that cannot be
-    written (a full disk), ``RunInterrupted`` (SIGINT/SIGTERM; rerun to resume)
-    and ``WorkersLost`` (a worker process died; it names the runs cut short, and
-    a rerun goes on).
+
+    Returns:
+        The comparison: its runs, summary table and verdicts.
+
+    Raises:
+        ValueError: a bad argument, named in the message (nothing trained; also
+            a case whose functions do not fit it).
+        FolderError: a file that cannot be written (a full disk), named.
+        RunInterrupted: SIGINT or SIGTERM (rerun to resume).
+        WorkersLost: a worker process died; it names the runs cut short, and a
+            rerun goes on.
     """
+    o = _options(options, compare)
     problem = problem_of(
         case, data, nets, name, train, reference, true_values, fields, inputs
     )
@@ -336,14 +435,14 @@ def sweep(
     case: Case | str | os.PathLike | None = None,
     *,
     lrs: Sequence[float],
-    data=None,
-    nets=None,
+    data: Callable[[], Data] | None = None,
+    nets: Mapping[str, Callable[[], NN]] | None = None,
     name: str | None = None,
     methods: Sequence[str] | str | None = None,
     seeds: Sequence[int] | None = None,
     baseline: str | None = None,
     out: str | os.PathLike | None = None,
-    o: Options,
+    **options: Unpack[ManyOptions],
 ) -> Sweep:
     """Learning-rate sweep: one :func:`compare` per learning rate of ``lrs`` into
     ``out/lr-X`` (``methods`` × ``seeds``, with its summary), then ``sweep.md``
@@ -353,9 +452,17 @@ def sweep(
         lrs: the learning rates (so ``lr`` is not an option here).
         methods: default ``lnn`` (plain DeepXDE: every network).
         seeds: default the profile's seed.
+        baseline: what the other methods are judged against in ``sweep.md``
+            (default ``pinn``; plain DeepXDE: the first network).
         out: default ``runs/sweep-CASE-PROFILE``.
-    {shared}
+
+    Returns:
+        The sweep: one comparison per learning rate and the table.
+
+    Raises:
+        ValueError: a bad argument, named in the message (nothing trained).
     """
+    o = _options(options, sweep)
     if o.training.lr is not None:
         raise ValueError("lr: a sweep takes its learning rates from lrs=, not lr=")
     problem = problem_of(case, data, nets, name)
@@ -387,7 +494,7 @@ def ablate(
     seeds: Sequence[int] | None = None,
     budget: str = "both",
     out: str | os.PathLike | None = None,
-    o: Options,
+    **options: Unpack[ManyOptions],
 ) -> Ablation:
     """LNN/MLP variants of a case, step-matched and time-matched: one
     :func:`compare` per budget into ``out/steps`` and ``out/time``, then the table
@@ -400,8 +507,14 @@ def ablate(
         seeds: default the profile's seed and the next ones.
         budget: "steps", "time" or "both" (default).
         out: default ``runs/ablate-CASE-PROFILE``.
-    {shared}
+
+    Returns:
+        The ablation: one comparison per budget and the table.
+
+    Raises:
+        ValueError: a bad argument, named in the message (nothing trained).
     """
+    o = _options(options, ablate)
     problem = problem_of(case)
     check_choice(budget, "budget", ("steps", "time", "both"))
     seeds = seeds_of(seeds, profile_of(o, problem))
@@ -427,3 +540,48 @@ def _lrs(lrs) -> list[float]:
     for value in lrs:
         check_positive(value, "lrs")
     return unique(lrs, "lrs")
+
+
+# the typed dictionaries of deepxde_lnn.keywords: name, the calls, their options
+KEYWORDS = (
+    ("RunOptions", ":func:`run`", RUN_OPTIONS),
+    ("ManyOptions", ":func:`compare`, :func:`sweep` and :func:`ablate`", MANY_OPTIONS),
+)
+
+
+def keywords_source() -> str:
+    """The text of :mod:`deepxde_lnn.keywords`: one ``TypedDict`` per entry of
+    :data:`KEYWORDS`, a key per option with the field's type and help text, for
+    static analysis (``**options: Unpack[ManyOptions]``), which cannot run the
+    code that builds the signatures."""
+    fields, types = option_fields(), option_types()
+    out = [
+        '"""The option keywords of the Python API as typed dictionaries, for static',
+        "analysis (IDEs, type checkers): :func:`deepxde_lnn.compare`'s",
+        "``**options: Unpack[ManyOptions]``. At run time the API's signatures and",
+        "docstrings are built from the fields of :mod:`deepxde_lnn.config` themselves.",
+        "",
+        "Generated from those fields by ``python -m deepxde_lnn.api",
+        'deepxde_lnn/keywords.py`` (``make docs``); a test keeps it current."""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from typing import TypedDict",
+        "",
+        f"__all__ = {[name for name, _, _ in KEYWORDS]!r}".replace("'", '"'),
+    ]
+    for name, calls, names in KEYWORDS:
+        out += ["", "", f"class {name}(TypedDict, total=False):"]
+        out += [f'    """The option keywords of {calls}."""', ""]
+        for key in names:
+            text = fields[key].metadata["help"] + "."
+            if '"' in text or "\\" in text:
+                raise ValueError(f"{key}: its help text cannot be a docstring")
+            lines = textwrap.wrap(f'"""{text}"""', 84, break_on_hyphens=False)
+            out += [f"    {key}: {inspect.formatannotation(types[key])}"]
+            out += [f"    {line}" for line in lines]
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":  # python -m deepxde_lnn.api deepxde_lnn/keywords.py
+    atomic.atomic_write_text(sys.argv[1], keywords_source())

@@ -1,4 +1,5 @@
-"""``deepxde-lnn`` command line: list, run, compare, sweep, reference, report.
+"""The ``deepxde-lnn`` command line: one subcommand per entry of :data:`COMMANDS`
+(``deepxde-lnn --help`` names them all, from the parser itself).
 
 Bad input prints one ``error:`` line and exits with status 2 before anything is
 written; an interrupted run exits with 130 (checkpoint saved), a diverged one with 1,
@@ -36,7 +37,7 @@ from .training.signals import sigterm_as_interrupt
 def _common(p):
     p.add_argument(
         "case",
-        help="benchmark name (see `deepxde-lnn list`) or a case file of your own "
+        help="benchmark name (see: deepxde-lnn list) or a case file of your own "
         "(path/to/my_case.py, declaring CASE)",
     )
     add_options(p, Training)
@@ -54,7 +55,9 @@ def _parallel(p):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="deepxde-lnn", description=__doc__.splitlines()[0])
+    """The parser of every command; its description names them, as the
+    subparsers do (plain text: ``--help`` is read in a terminal)."""
+    parser = Parser(prog="deepxde-lnn")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     sub.add_parser("list", help="cases, methods, profiles and parameter counts")
     _add_run(sub)
@@ -63,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep(sub)
     _add_reference(sub)
     _add_report(sub)
+    parser.description = (
+        "Liquid residual networks (LNN-PINN) for DeepXDE, from the command line. "
+        "Commands: " + ", ".join(sub.choices) + " (deepxde-lnn COMMAND --help)."
+    )
     return parser
 
 

@@ -20,6 +20,7 @@ depends on the problem.
 from __future__ import annotations
 
 import dataclasses
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 
@@ -51,6 +52,7 @@ __all__ = [
     "MARGIN",
     "TIME_CAP",
     "option_fields",
+    "option_types",
     "split_options",
     "record_problem",
     "stackable_protocol",
@@ -453,6 +455,16 @@ def option_fields(*classes) -> dict[str, dataclasses.Field]:
     out: dict[str, dataclasses.Field] = {}
     for cls in classes or OPTION_CLASSES:
         out.update({f.name: f for f in fields(cls) if "help" in f.metadata})
+    return out
+
+
+def option_types(*classes) -> dict[str, object]:
+    """The types of the option fields of ``classes`` (default: all), by name, in
+    order: their annotations, evaluated (e.g. ``float | None``)."""
+    out: dict[str, object] = {}
+    for cls in classes or OPTION_CLASSES:
+        hints = typing.get_type_hints(cls)
+        out.update({name: hints[name] for name in option_fields(cls)})
     return out
 
 

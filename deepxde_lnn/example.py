@@ -17,6 +17,7 @@ own loop, whose iteration cap ``parse_args`` sets).
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -69,11 +70,19 @@ class ExampleArgs:
         return build_net(self.config.method, case)
 
 
-def main(case: Case, argv=None) -> dict:
-    """Train ``case`` as a DeepXDE example does, with the flags of ``argv``
-    (default: the command line, :func:`parse_args`): ``dde.Model``, Adam, then
-    L-BFGS on the loss scaled to 1 where the profile has it; print and return the
-    errors on the case's evaluation grid (:func:`print_errors`)."""
+def main(case: Case, argv: Sequence[str] | None = None) -> dict:
+    """Train ``case`` as a DeepXDE example does: ``dde.Model``, Adam, then L-BFGS
+    on the loss scaled to 1 where the profile has it; print and return the errors
+    on the case's evaluation grid (:func:`print_errors`).
+
+    Args:
+        case: the case file's ``CASE``.
+        argv: the flags (default: the command line; :func:`parse_args`); a bad
+            value exits with one ``error:`` line.
+
+    Returns:
+        Per field, its errors (RMSE, MSE, MAE, relL2, MaxErr).
+    """
     case = registry.as_script(case, sys.argv[0])  # a paper case: its protocols
     args = parse_args(case, argv)  # --method --profile --iterations --seed --lr ...
     model = dde.Model(args.data(case), args.net(case))

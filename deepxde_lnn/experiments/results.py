@@ -31,7 +31,8 @@ class RunResult:
 
     @property
     def metrics(self) -> dict:
-        """Per field: RMSE, MSE, MAE, relL2, MaxErr (empty unless finished)."""
+        """The errors per field (RMSE, MSE, MAE, relL2, MaxErr), empty unless
+        finished."""
         return {} if self.record is None else self.record["metrics"]
 
     def __repr__(self) -> str:
@@ -63,8 +64,8 @@ class Verdict:
 
     @property
     def verdict(self) -> str:
-        """better, worse, equivalent within ×m, or undecided: the family's
-        (Holm-adjusted) verdict, as ``summary.md`` states it."""
+        """The family's (Holm-adjusted) verdict as ``summary.md`` states it
+        (better, worse, equivalent within ×m, or undecided)."""
         return self.ci.verdict if self.adjusted is None else self.adjusted
 
     @property

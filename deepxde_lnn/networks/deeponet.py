@@ -26,7 +26,7 @@ A trainable activation (``"LAAF-n NAME"``) adds its own parameters.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from deepxde.nn.pytorch.deeponet import DeepONet, DeepONetCartesianProd
 
@@ -34,6 +34,9 @@ from ..checks import check_choice, check_int
 from .nn import (
     LNN,
     TORCH_DEFAULT,
+    Activation,
+    Initializer,
+    Regularization,
     _check_layer_sizes,
     _get_activation,
     _get_initializer,
@@ -137,18 +140,18 @@ class _Liquid:
 
     def __init__(
         self,
-        layer_sizes_branch,
-        layer_sizes_trunk,
-        activation,
-        kernel_initializer,
+        layer_sizes_branch: Sequence[int | Callable],
+        layer_sizes_trunk: Sequence[int],
+        activation: Activation | Mapping[str, Activation],
+        kernel_initializer: Initializer,
         num_outputs: int = 1,
         multi_output_strategy: str | None = None,
-        regularization=None,
+        regularization: Regularization = None,
         *,
-        liquid=LIQUID_PARTS,
+        liquid: str | Sequence[str] = LIQUID_PARTS,
         alpha_init: float = 0.5,
         layout: str = "standard",
-        block_activation="same",
+        block_activation: Activation = "same",
     ):
         # set before DeepXDE's constructor, which calls the builders below
         self.liquid = _check_liquid(liquid)
@@ -195,35 +198,50 @@ class _Liquid:
         )
 
 
-class LiquidDeepONet(_Liquid, DeepONet):
-    """``dde.nn.DeepONet`` with liquid residual networks as branch and/or trunk.
-
-    ``G(v)(x) = sum_k branch(v)_k trunk(x)_k + b`` for paired rows ``(v, x)``
-    (``dde.data.PDEOperator``, ``Triple``); output ``(N, num_outputs)``.
-
+# the arguments of both DeepONets (Google style, the end of their docstrings)
+_ARGS = """
     Args:
-        layer_sizes_branch, layer_sizes_trunk, activation, kernel_initializer,
-            num_outputs, multi_output_strategy, regularization: as DeepXDE's
-            ``DeepONet`` (a callable ``layer_sizes_branch[1]`` is a branch of your
-            own, used as it is).
+        layer_sizes_branch: as DeepXDE's (a callable ``layer_sizes_branch[1]`` is a
+            branch of your own, used as it is).
+        layer_sizes_trunk: as DeepXDE's.
+        activation: as DeepXDE's (one, or ``{"branch": ..., "trunk": ...}``).
+        kernel_initializer: as DeepXDE's; it applies to the liquid parts' blocks
+            too.
+        num_outputs: as DeepXDE's.
+        multi_output_strategy: as DeepXDE's.
+        regularization: as DeepXDE's.
         liquid: the parts built as :class:`~.nn.LNN`: ``("branch", "trunk")``
             (default), ``"branch"``, ``"trunk"`` or ``()`` (DeepXDE's network).
-        alpha_init, layout, block_activation: those LNNs' options
-            (:class:`~.nn.LNN`).
+        alpha_init: those LNNs' ``alpha_init`` (:class:`~.nn.LNN`).
+        layout: those LNNs' ``layout``.
+        block_activation: those LNNs' ``block_activation``.
+"""
 
-    Parameters: ``k (P_branch + P_trunk) + num_outputs``, with ``P_LNN`` for a
-    liquid part and ``P_FNN`` otherwise (:mod:`deepxde_lnn.networks.deeponet`).
-    """
+
+class LiquidDeepONet(_Liquid, DeepONet):
+    __doc__ = (
+        """``dde.nn.DeepONet`` with liquid residual networks as branch and/or trunk.
+
+    ``G(v)(x) = sum_k branch(v)_k trunk(x)_k + b`` for paired rows ``(v, x)``
+    (``dde.data.PDEOperator``, ``Triple``); output ``(N, num_outputs)``. Its
+    trainable parameters number ``k (P_branch + P_trunk) + num_outputs``, with
+    ``P_LNN`` for a liquid part and ``P_FNN`` otherwise
+    (:mod:`deepxde_lnn.networks.deeponet`).
+"""
+        + _ARGS
+    )
 
 
 class LiquidDeepONetCartesianProd(_Liquid, DeepONetCartesianProd):
-    """``dde.nn.DeepONetCartesianProd`` with liquid residual networks as branch
+    __doc__ = (
+        """``dde.nn.DeepONetCartesianProd`` with liquid residual networks as branch
     and/or trunk.
 
     Every function ``v`` (rows of the branch input) at every point ``x`` (rows of
     the trunk input): ``dde.data.PDEOperatorCartesianProd``,
     ``TripleCartesianProd``; output ``(N_functions, N_points)``, with a third axis
-    of ``num_outputs`` when there are several.
-
-    Args and parameters: as :class:`LiquidDeepONet`.
-    """
+    of ``num_outputs`` when there are several. Its trainable parameters number as
+    :class:`LiquidDeepONet`'s.
+"""
+        + _ARGS
+    )

@@ -22,6 +22,7 @@ from deepxde import config
 from deepxde.nn.pytorch.nn import NN
 
 from ..checks import check_int, check_number
+from .nn import Regularization
 
 __all__ = ["GatedBlock", "GatedResidualAttention"]
 
@@ -79,7 +80,8 @@ class GatedResidualAttention(NN):
     for ``(2, 8)``. Input and output transforms work as in ``dde.nn.FNN``.
 
     Args:
-        n_in, n_out: input and output dimensions.
+        n_in: the input dimension.
+        n_out: the output dimension.
         width: hidden width ``w``.
         blocks: number of gated blocks.
         bottleneck: width ``b`` of the gate's bottleneck.
@@ -102,7 +104,7 @@ class GatedResidualAttention(NN):
         tau: float = 0.55,
         gate_bias: float = -1.8,
         dropout: float = 0.18,
-        regularization=None,
+        regularization: Regularization = None,
     ):
         super().__init__()
         n_in, n_out = check_int(n_in, "n_in", 1), check_int(n_out, "n_out", 1)

@@ -23,7 +23,15 @@ import torch
 
 from ..checks import check_int
 from .limits import MAX_PARAMETERS
-from .nn import LNN, MLP, TORCH_DEFAULT, _check_layer_sizes
+from .nn import (
+    LNN,
+    MLP,
+    TORCH_DEFAULT,
+    Activation,
+    Initializer,
+    Regularization,
+    _check_layer_sizes,
+)
 
 __all__ = ["count_built", "layer_sizes_of", "matched", "matched_sizes", "trainable"]
 
@@ -63,7 +71,7 @@ def matched_sizes(
     net: torch.nn.Module | Sequence[int],
     target: int | None = None,
     *,
-    activation="tanh",
+    activation: Activation = "tanh",
     **lnn_options,
 ) -> list[int]:
     """The layer sizes ``[d_in, W, ..., W, d_out]`` of the plain :class:`~.nn.MLP`
@@ -79,9 +87,12 @@ def matched_sizes(
             :data:`~.limits.MAX_PARAMETERS`).
         activation: the MLP's (and that LNN's) activation; it only counts when
             trainable (``"LAAF-n NAME"``).
-        lnn_options: ``alpha_init``, ``layout``, ``block_activation`` of that LNN.
+        **lnn_options: ``alpha_init``, ``layout``, ``block_activation`` of that
+            LNN.
 
-    A network without hidden layers is its own match: ``[d_in, d_out]``.
+    Returns:
+        The layer sizes; a network without hidden layers is its own match:
+        ``[d_in, d_out]``.
     """
     if target is not None:  # more is a typo (and overflows the width search)
         target = check_int(target, "target", 1, MAX_PARAMETERS)
@@ -138,16 +149,28 @@ def _weights(sizes: Sequence[int]) -> int:
 
 def matched(
     net: torch.nn.Module | Sequence[int],
-    activation,
-    kernel_initializer,
-    regularization=None,
+    activation: Activation,
+    kernel_initializer: Initializer,
+    regularization: Regularization = None,
     *,
     target: int | None = None,
     **lnn_options,
 ) -> MLP:
     """The plain :class:`~.nn.MLP` (``dde.nn.FNN``'s signature and forward pass)
     with ``net``'s depth and the parameter count nearest ``net``'s (or
-    ``target``): :func:`matched_sizes`, built with ``activation``,
-    ``kernel_initializer`` and ``regularization``."""
+    ``target``): :func:`matched_sizes`, built.
+
+    Args:
+        net: a built network or layer sizes, as :func:`matched_sizes` takes it.
+        activation: the MLP's activation, as ``dde.nn.FNN``'s.
+        kernel_initializer: the MLP's initializer (or ``"torch-default"``).
+        regularization: as ``dde.nn.FNN``'s.
+        target: the parameter count to match instead of ``net``'s.
+        **lnn_options: with layer sizes, ``alpha_init``, ``layout`` and
+            ``block_activation`` of the LNN whose count is matched.
+
+    Returns:
+        The parameter-matched plain network.
+    """
     sizes = matched_sizes(net, target, activation=activation, **lnn_options)
     return MLP(sizes, activation, kernel_initializer, regularization)

@@ -24,7 +24,7 @@ says which stages follow each hidden ``Linear`` (:meth:`MLP._layer_stages`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -38,6 +38,9 @@ from ..checks import check_int, check_number
 from .limits import ALPHA_MAX, LAYOUTS, activation_base
 
 __all__ = [
+    "Activation",
+    "Initializer",
+    "Regularization",
     "LiquidBlock",
     "LNN",
     "MLP",
@@ -52,23 +55,37 @@ __all__ = [
 #: authors' code does. Every other value is a DeepXDE initializer with zero biases.
 TORCH_DEFAULT = "torch-default"
 
+#: A DeepXDE activation: its name (``"tanh"``, ``"LAAF-10 sin"``) or a function.
+Activation = str | Callable[[torch.Tensor], torch.Tensor]
+#: A DeepXDE initializer's name (``"Glorot normal"``) or function, or
+#: :data:`TORCH_DEFAULT`.
+Initializer = str | Callable[[torch.Tensor], object]
+#: DeepXDE's regularization, e.g. ``["l2", 1e-5]`` (``dde.Model`` applies it).
+Regularization = Sequence | None
+
 
 class LiquidBlock(torch.nn.Module):
     """Width-preserving liquid residual block ``h + alpha * sigma(A h + c)``.
 
     ``A, c`` form one ``Linear(width, width)`` with bias; ``alpha`` is a trainable
-    gate initialised to ``alpha_init``: one per channel (``per_channel=True``, the
-    paper's; ``w^2 + 2w`` parameters) or one scalar for the whole block
-    (``per_channel=False``, ReZero's; ``w^2 + w + 1``). ``sigma`` is ``activation``
-    (DeepXDE name or callable), the paper's ``tanh`` by default (plus the parameters
-    of a trainable activation such as ``"LAAF-10 tanh"``).
+    gate: one per channel (the paper's; ``w^2 + 2w`` parameters) or one scalar for
+    the whole block (ReZero's; ``w^2 + w + 1``), plus the parameters of a trainable
+    activation such as ``"LAAF-10 tanh"``.
+
+    Args:
+        width: the feature width ``w`` (input and output).
+        alpha_init: initial value of ``alpha`` (finite).
+        activation: ``sigma``, a DeepXDE activation name or callable (default the
+            paper's ``tanh``).
+        per_channel: one ``alpha`` per channel (``True``, the paper's) or one
+            scalar (``False``, ReZero's).
     """
 
     def __init__(
         self,
         width: int,
         alpha_init: float = 0.5,
-        activation="tanh",
+        activation: Activation = "tanh",
         *,
         per_channel: bool = True,
     ):
@@ -125,9 +142,9 @@ class MLP(NN):
     def __init__(
         self,
         layer_sizes: Sequence[int],
-        activation,
-        kernel_initializer,
-        regularization=None,
+        activation: Activation | Sequence[Activation],
+        kernel_initializer: Initializer,
+        regularization: Regularization = None,
     ):
         super().__init__()
         self.layer_sizes = _check_layer_sizes(layer_sizes)
@@ -191,9 +208,11 @@ class LNN(MLP):
     with ``"reduced"`` the blocks' ``sigma`` is then the only nonlinearity.
 
     Args:
-        layer_sizes, activation, kernel_initializer, regularization: as
-            :class:`MLP` / ``dde.nn.FNN``. The initializer applies to every
-            ``Linear``, those inside the blocks included.
+        layer_sizes: ``[d_in, w_1, ..., w_L, d_out]``, as :class:`MLP`.
+        activation: as :class:`MLP` (``dde.nn.FNN``).
+        kernel_initializer: as :class:`MLP`; it applies to every ``Linear``,
+            those inside the blocks included.
+        regularization: as :class:`MLP` (see the note below).
         alpha_init: initial value of every ``alpha`` channel (finite).
         layout: ``"standard"`` or ``"reduced"``.
         block_activation: ``sigma`` of the blocks: ``"same"`` (default) for the
@@ -209,13 +228,13 @@ class LNN(MLP):
     def __init__(
         self,
         layer_sizes: Sequence[int],
-        activation,
-        kernel_initializer,
-        regularization=None,
+        activation: Activation | Sequence[Activation],
+        kernel_initializer: Initializer,
+        regularization: Regularization = None,
         *,
         alpha_init: float = 0.5,
         layout: str = "standard",
-        block_activation="same",
+        block_activation: Activation = "same",
     ):
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
@@ -274,7 +293,10 @@ class ReZero(MLP):
     per block.
 
     Args:
-        layer_sizes, activation, kernel_initializer, regularization: as :class:`MLP`.
+        layer_sizes: ``[d_in, w_1, ..., w_L, d_out]``, as :class:`MLP`.
+        activation: as :class:`MLP`.
+        kernel_initializer: as :class:`MLP`, for every ``Linear``.
+        regularization: as :class:`MLP`.
         alpha_init: initial value of every ``alpha_i`` (finite; 0 is ReZero's).
         block_activation: ``sigma`` of the blocks, as :class:`LNN`'s.
     """
@@ -282,12 +304,12 @@ class ReZero(MLP):
     def __init__(
         self,
         layer_sizes: Sequence[int],
-        activation,
-        kernel_initializer,
-        regularization=None,
+        activation: Activation | Sequence[Activation],
+        kernel_initializer: Initializer,
+        regularization: Regularization = None,
         *,
         alpha_init: float = 0.0,
-        block_activation="same",
+        block_activation: Activation = "same",
     ):
         self.alpha_init = _check_alpha(alpha_init)
         self.block_activation = block_activation

@@ -38,13 +38,27 @@ def report(
     readme: str | os.PathLike | None = None,
     margin: float = MARGIN,
 ) -> Report:
-    """The reproduction report of every finished run below ``runs_dirs``: markdown
-    to ``out``, one figure per case in ``out``'s name without ``.md``
-    (:func:`deepxde_lnn.study.reproduction.build_report`; records only, nothing trains).
-    ``readme``: a markdown file whose generated blocks (``<!-- BEGIN generated:
-    NAME -->`` ... ``<!-- END generated: NAME -->``) are rebuilt from the same
-    records (:mod:`deepxde_lnn.study.readme`); checked before anything is written.
-    A file that cannot be written (a full disk) is a ``FolderError`` naming it.
+    """The reproduction report of every finished run below ``runs_dirs``
+    (:func:`deepxde_lnn.study.reproduction.build_report`; records only, nothing
+    trains).
+
+    Args:
+        runs_dirs: the folders searched for finished runs (``metrics.json``).
+        out: the markdown file; one figure per case goes to the folder of its
+            name without ``.md``.
+        readme: a markdown file whose generated blocks (``<!-- BEGIN generated:
+            NAME -->`` ... ``<!-- END generated: NAME -->``) are rebuilt from the
+            same records (:mod:`deepxde_lnn.study.readme`); checked before
+            anything is written.
+        margin: the verdicts' equivalence margin ``m`` (``margin`` of
+            :class:`~deepxde_lnn.config.Verdicts`).
+
+    Returns:
+        The report's file, its figures' folder and the README rewritten.
+
+    Raises:
+        ValueError: a bad argument, named in the message.
+        FolderError: a file that cannot be written (a full disk), named.
     """
     if isinstance(runs_dirs, (str, os.PathLike)):
         runs_dirs = [runs_dirs]

@@ -1,0 +1,115 @@
+"""The option keywords of the Python API as typed dictionaries, for static
+analysis (IDEs, type checkers): :func:`deepxde_lnn.compare`'s
+``**options: Unpack[ManyOptions]``. At run time the API's signatures and
+docstrings are built from the fields of :mod:`deepxde_lnn.config` themselves.
+
+Generated from those fields by ``python -m deepxde_lnn.api
+deepxde_lnn/keywords.py`` (``make docs``); a test keeps it current."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+__all__ = ["RunOptions", "ManyOptions"]
+
+
+class RunOptions(TypedDict, total=False):
+    """The option keywords of :func:`run`."""
+
+    lr: float | None
+    """Adam learning rate (default: the profile's)."""
+    iterations: int | None
+    """Adam steps (default: the profile's; a cap with a time budget)."""
+    profile: str | None
+    """the training protocol (a case's: quick, paper, accurate, settled or
+    settled-paper; default quick, plain DeepXDE: custom)."""
+    dtype: str | None
+    """float32 or float64 (default: the profile's; accurate: float64)."""
+    checkpoint_every: int
+    """steps between checkpoints."""
+    seconds: float | None
+    """wall-clock training budget per run (then iterations is a cap, default 20x the
+    profile's steps)."""
+    lbfgs: int | None
+    """L-BFGS iterations after Adam, at most (default: the profile's; accurate: 3000,
+    others 0)."""
+    decay: tuple | None
+    """Adam's learning-rate schedule in DeepXDE's format: ('inverse time', 1000, 0.5) in
+    Python, 'inverse time,1000,0.5' on the command line (default: the profile's)."""
+    loss_weights: tuple | None
+    """one weight per loss term, as DeepXDE's Model.compile takes them: [1, 10, 10] in
+    Python, '1,10,10' on the command line (default: none)."""
+    score: str
+    """what a run is scored on: the final iterate, or (best) DeepXDE's best model, its
+    predictions at the logged step of lowest training loss (train= only)."""
+    compile_jets: bool
+    """the Taylor-mode derivatives through torch.compile (fused kernels; CUDA graphs on
+    a GPU): the same math, other rounding. Costs a first compile of minutes on a CPU
+    (cached afterwards); buys shorter steps (docs/running.md, Compiled jets)."""
+    cuda_graph: bool
+    """on a GPU, each Adam step (losses, backward, Adam) as one CUDA graph: one launch
+    per step instead of hundreds; the same points and math, other rounding. Elsewhere
+    the same step runs eagerly (docs/running.md, CUDA graphs)."""
+    overwrite: bool
+    """replace finished results of another configuration in the output folder."""
+    progress: bool
+    """progress bars or lines."""
+    verbose: bool
+    """a line per run."""
+
+
+class ManyOptions(TypedDict, total=False):
+    """The option keywords of :func:`compare`, :func:`sweep` and :func:`ablate`."""
+
+    lr: float | None
+    """Adam learning rate (default: the profile's)."""
+    iterations: int | None
+    """Adam steps (default: the profile's; a cap with a time budget)."""
+    profile: str | None
+    """the training protocol (a case's: quick, paper, accurate, settled or
+    settled-paper; default quick, plain DeepXDE: custom)."""
+    dtype: str | None
+    """float32 or float64 (default: the profile's; accurate: float64)."""
+    checkpoint_every: int
+    """steps between checkpoints."""
+    seconds: float | None
+    """wall-clock training budget per run (then iterations is a cap, default 20x the
+    profile's steps)."""
+    lbfgs: int | None
+    """L-BFGS iterations after Adam, at most (default: the profile's; accurate: 3000,
+    others 0)."""
+    decay: tuple | None
+    """Adam's learning-rate schedule in DeepXDE's format: ('inverse time', 1000, 0.5) in
+    Python, 'inverse time,1000,0.5' on the command line (default: the profile's)."""
+    loss_weights: tuple | None
+    """one weight per loss term, as DeepXDE's Model.compile takes them: [1, 10, 10] in
+    Python, '1,10,10' on the command line (default: none)."""
+    score: str
+    """what a run is scored on: the final iterate, or (best) DeepXDE's best model, its
+    predictions at the logged step of lowest training loss (train= only)."""
+    compile_jets: bool
+    """the Taylor-mode derivatives through torch.compile (fused kernels; CUDA graphs on
+    a GPU): the same math, other rounding. Costs a first compile of minutes on a CPU
+    (cached afterwards); buys shorter steps (docs/running.md, Compiled jets)."""
+    cuda_graph: bool
+    """on a GPU, each Adam step (losses, backward, Adam) as one CUDA graph: one launch
+    per step instead of hundreds; the same points and math, other rounding. Elsewhere
+    the same step runs eagerly (docs/running.md, CUDA graphs)."""
+    overwrite: bool
+    """replace finished results of another configuration in the output folder."""
+    workers: int | None
+    """runs at a time (default: as many as cores, at most the runs)."""
+    backend: str
+    """joblib backend: local processes (loky, default) or a Dask cluster (dask)."""
+    address: str | None
+    """the Dask scheduler's address (tcp://HOST:PORT; default: a local cluster)."""
+    stack: str
+    """train the seeds of a method as one stacked model (auto: on a GPU, and on a CPU
+    for small point sets, where it was measured faster)."""
+    progress: bool
+    """progress bars or lines."""
+    verbose: bool
+    """a line per run."""
+    margin: float
+    """equivalence margin m: 'equivalent within xm' when the error ratio's whole 95 %
+    interval lies in [1/m, m] (default 2; docs/verdicts.md)."""
