@@ -200,6 +200,37 @@ def test_the_headline_opens_with_the_settled_rows(runs_dir):
     assert table.splitlines()[2].startswith("| laplace | phi | [4] settled, ")
 
 
+def test_the_report_draws_the_headlines_verdicts(runs_dir, tmp_path):
+    """`_verdicts.png`: one row per headline row, `lnn` / `pinn` on the left and
+    `pinn-matched` / `pinn` on the right, coloured by the table's verdicts."""
+    from matplotlib.colors import to_hex
+
+    from deepxde_lnn.analysis.forest import COLOURS, kind
+
+    out = reproduction.build_report([runs_dir], tmp_path / "R.md")
+    md = out.read_text()
+    assert f"](R/{reproduction.FOREST})" in md
+    assert md.index(reproduction.FOREST) < md.index("| case | field |")
+    png = (tmp_path / "R" / reproduction.FOREST).read_bytes()
+    assert png.startswith(b"\x89PNG") and b"Software" not in png
+    rows = reproduction.headline(reproduction.load([runs_dir]))
+    fig = reproduction.verdicts_figure(rows)
+    left, right = fig.axes
+    labels = [t.get_text() for t in left.get_yticklabels()]
+    assert labels[:2] == [
+        "laplace phi [1] paper, 8000 steps",
+        "beam u [1] paper, 5000 steps",
+    ]
+    for ax, cis in ((left, [h.lnn for h in rows]), (right, [h.matched for h in rows])):
+        points = [line for line in ax.get_lines() if line.get_gid() == "ratio"]
+        drawn = [ci for ci in cis if ci is not None]
+        assert len(points) == len(drawn)
+        assert [to_hex(p.get_markeredgecolor()) for p in points] == [
+            COLOURS[kind(ci.verdict)].lower() for ci in drawn
+        ]
+    assert [ax.get_title() for ax in fig.axes] == ["lnn / pinn", "pinn-matched / pinn"]
+
+
 def test_missing_rows(runs_dir):
     md = _render(runs_dir)
     missing = md.split("\n## Missing\n")[1]
