@@ -32,7 +32,7 @@ QUIET = dict(workers=1, progress=False, verbose=False)
 
 
 def _example():
-    """The README's plain-DeepXDE example, imported as a module."""
+    """docs/usage.md's plain-DeepXDE example, imported as a module."""
     spec = importlib.util.spec_from_file_location("poisson_1d_example", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -313,17 +313,18 @@ def test_no_library_module_imports_the_cli():
     assert offenders == []
 
 
-def _readme_example() -> str:
-    """The README's plain-DeepXDE example: the Python block of its section "Your
-    own problem" that defines ``poisson_1d``."""
-    text = (ROOT / "README.md").read_text().split("## Your own problem", 1)[1]
+def _usage_example() -> str:
+    """docs/usage.md's plain-DeepXDE example: the Python block of its section
+    "Your own problem" that defines ``poisson_1d``."""
+    text = (ROOT / "docs" / "usage.md").read_text()
+    text = text.split("## Your own problem", 1)[1].split("\n## ", 1)[0]
     blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
     return next(b for b in blocks if "def poisson_1d" in b)
 
 
 @pytest.mark.slow
-def test_readme_example_runs_as_written(tmp_path):
-    code = _readme_example()
+def test_the_plain_deepxde_example_runs_as_written(tmp_path):
+    code = _usage_example()
     tiny = code.replace("iterations=2000", "iterations=10")
     tiny = tiny.replace("seeds=[0, 1, 2]", "seeds=[0, 1]")
     assert tiny.count("iterations=10") == tiny.count("seeds=[0, 1]") == 1
@@ -341,7 +342,7 @@ def test_readme_example_runs_as_written(tmp_path):
     assert "u RMSE: lnn/fnn error ratio" in out.stdout
     recs = list((tmp_path / "runs" / "poisson_1d").rglob("metrics.json"))
     assert len(recs) == 4
-    # the README shows the script in docs/examples, which the other tests use
+    # docs/usage.md shows the script in docs/examples, which the other tests use
     script = SCRIPT.read_text()
     for line in ("def poisson_1d():", "SIZES = [1, 50, 50, 50, 1]", "num_test=100"):
         assert line in code and line in script

@@ -177,9 +177,9 @@ def _write_settled(root, case: str, errors: dict) -> None:
 
 
 def test_the_headline_opens_with_the_settled_rows(runs_dir):
-    """With records of the settled profile, the headline (the report's and the
-    README's) opens with one row per case under it, then the other
-    configurations, the paper's protocol among them."""
+    """With records of the settled profile, the report's headline (and its
+    figure) opens with one row per case under it, then the other configurations,
+    the paper's protocol among them."""
     outlier = (1e-3, 1.1e-3, 0.9e-3, 1.2e-3, 1e-3, 0.8e-3, 1e-3, 0.1)
     _write_settled(runs_dir, "beam", {"lnn": [5e-4] * 8, "pinn": outlier})
     _write_settled(runs_dir, "laplace", {"lnn": [1e-3] * 8, "pinn": [1e-3] * 8})
@@ -198,6 +198,61 @@ def test_the_headline_opens_with_the_settled_rows(runs_dir):
     assert same[8] == "0.50 (0.50–0.50)" and same[9] == "0/8; 0/8"
     table = reproduction.headline_table(reproduction.load([runs_dir]))
     assert table.splitlines()[2].startswith("| laplace | phi | [4] settled, ")
+
+
+def test_the_answer_says_what_the_headlines_verdicts_say(runs_dir):
+    """The README's three sentences come from the headline's rows: the settled
+    profile's verdicts per case, Holm's adjustment and the matched control, and
+    how many of the other configurations' verdicts are decided."""
+    outlier = (1e-3, 1.1e-3, 0.9e-3, 1.2e-3, 1e-3, 0.8e-3, 1e-3, 0.1)
+    _write_settled(runs_dir, "beam", {"lnn": [5e-4] * 8, "pinn": outlier})
+    _write_settled(runs_dir, "laplace", {"lnn": [1e-3] * 8, "pinn": [1e-3] * 8})
+    rows = reproduction.headline(reproduction.load([runs_dir]))
+    assert [(h.case, h.settled) for h in rows] == [
+        ("laplace", True), ("beam", True), ("laplace", False), ("beam", False)
+    ]  # fmt: skip
+    assert rows[0].lnn.verdict == "equivalent within ×2"
+    assert rows[1].lnn.verdict == "undecided"
+    assert readme.answer(rows) == (
+        "At the settled profile (8 seeds per method, every seed ending settled), "
+        "the liquid blocks against the same network without them (`lnn` / `pinn`, "
+        "left) are equivalent within ×2 on laplace and undecided on beam. After "
+        "Holm's adjustment over the table's 5 verdicts, each of these stands. At "
+        "the 2 other configurations (profiles paper, 2–3 seeds per method), 1 of the 2 "
+        "`lnn` / `pinn` verdicts is undecided, and the decided one survives Holm's "
+        "adjustment.\n"
+    )
+
+
+def test_the_report_draws_the_headlines_verdicts(runs_dir, tmp_path):
+    """`_verdicts.png`: one row per headline row, `lnn` / `pinn` on the left and
+    `pinn-matched` / `pinn` on the right, coloured by the table's verdicts."""
+    from matplotlib.colors import to_hex
+
+    from deepxde_lnn.analysis.forest import COLOURS, kind
+
+    out = reproduction.build_report([runs_dir], tmp_path / "R.md")
+    md = out.read_text()
+    assert f"](R/{reproduction.FOREST})" in md
+    assert md.index(reproduction.FOREST) < md.index("| case | field |")
+    png = (tmp_path / "R" / reproduction.FOREST).read_bytes()
+    assert png.startswith(b"\x89PNG") and b"Software" not in png
+    rows = reproduction.headline(reproduction.load([runs_dir]))
+    fig = reproduction.verdicts_figure(rows)
+    left, right = fig.axes
+    labels = [t.get_text() for t in left.get_yticklabels()]
+    assert labels[:2] == [
+        "laplace phi [1] paper, 8000 steps",
+        "beam u [1] paper, 5000 steps",
+    ]
+    for ax, cis in ((left, [h.lnn for h in rows]), (right, [h.matched for h in rows])):
+        points = [line for line in ax.get_lines() if line.get_gid() == "ratio"]
+        drawn = [ci for ci in cis if ci is not None]
+        assert len(points) == len(drawn)
+        assert [to_hex(p.get_markeredgecolor()) for p in points] == [
+            COLOURS[kind(ci.verdict)].lower() for ci in drawn
+        ]
+    assert [ax.get_title() for ax in fig.axes] == ["lnn / pinn", "pinn-matched / pinn"]
 
 
 def test_missing_rows(runs_dir):
@@ -420,8 +475,8 @@ stale output
 
 text between
 
-<!-- BEGIN generated: headline -->
-<!-- END generated: headline -->
+<!-- BEGIN generated: answer -->
+<!-- END generated: answer -->
 tail
 """
 
@@ -433,24 +488,28 @@ def test_readme_blocks_are_rebuilt_from_the_records(runs_dir, tmp_path):
     assert "stale output" not in text
     assert text.startswith("# title\n\n<!-- BEGIN generated: main-job (rebuild")
     assert "<!-- END generated: main-job -->\n\ntext between\n\n" in text
-    assert text.endswith("<!-- END generated: headline -->\ntail\n")
+    assert text.endswith("<!-- END generated: answer -->\ntail\n")
     main = text.split("main-job (rebuild: make docs) -->\n")[1].split("<!-- END")[0]
     # what compare prints: its summary, over every seed of the main job
     assert main.startswith("```text\n# laplace: lnn vs pinn\n")
     assert "- phi RMSE: lnn/pinn error ratio 0.5 (95% CI 0.5–0.5, n=8/8" in main
     assert f"{(runs_dir / 'laplace' / 'lnn').as_posix()}/" in main
-    headline = text.split("generated: headline -->\n")[1].split("<!-- END")[0]
-    assert headline == reproduction.headline_table(runs)
-    assert headline.splitlines()[0] == reproduction.HEADLINE_TABLE[0]
-    assert "| laplace | phi | [1] paper, 8000 steps" in headline
+    said = text.split("generated: answer -->\n")[1].split("<!-- END")[0]
+    assert said == readme.answer(reproduction.headline(runs))
+    assert said == (
+        "No case has runs at a settled profile yet. At the 3 other configurations "
+        "(profiles paper and quick, 2–8 seeds per method), 1 of the 3 `lnn` / "
+        "`pinn` verdicts is undecided, and 2 of the 2 decided ones survive Holm's "
+        "adjustment.\n"
+    )
     assert readme.fill(text, readme.blocks(runs)) == text  # a rebuild is stable
 
 
 @pytest.mark.parametrize(
     "text, error",
     [
-        ("no blocks\n", "needs one generated block 'headline' (<!-- BEGIN"),
-        (STALE_README + STALE_README, "needs one generated block 'headline'"),
+        ("no blocks\n", "needs one generated block 'answer' (<!-- BEGIN"),
+        (STALE_README + STALE_README, "needs one generated block 'answer'"),
         (
             STALE_README
             + "<!-- BEGIN generated: other -->\n<!-- END generated: other -->\n",
@@ -460,7 +519,7 @@ def test_readme_blocks_are_rebuilt_from_the_records(runs_dir, tmp_path):
 )
 def test_readme_blocks_are_checked(text, error):
     with pytest.raises(ValueError, match=re.escape(f"readme: X {error}")):
-        readme.fill(text, {"main-job": "a\n", "headline": "b\n"}, name="X")
+        readme.fill(text, {"main-job": "a\n", "answer": "b\n"}, name="X")
 
 
 def test_report_rewrites_the_readme_or_writes_nothing(runs_dir, tmp_path, capsys):
@@ -481,8 +540,7 @@ def test_report_rewrites_the_readme_or_writes_nothing(runs_dir, tmp_path, capsys
 
 
 def test_committed_readme_is_rebuilt_from_the_committed_records(monkeypatch):
-    """README.md's generated blocks (the main job's output, the headline table)
-    are what `deepxde-lnn report docs/results --readme README.md` writes."""
+    """README.md's generated blocks (the main job's output, the answer) are what `deepxde-lnn report docs/results --readme README.md` writes."""
     repo = Path(__file__).resolve().parents[1]
     if not (repo / "docs" / "results").is_dir():
         pytest.skip("docs/results is not beside the tests")

@@ -111,9 +111,7 @@ def test_a_recipe_trains_as_the_same_calls_in_a_plain_script(tmp_path, lbfgs_opt
 
 
 @pytest.mark.slow
-def test_the_readmes_inverse_example_records_and_judges_the_unknown(
-    tmp_path, monkeypatch
-):
+def test_the_inverse_example_records_and_judges_the_unknown(tmp_path, monkeypatch):
     example = _example("diffusion_inverse.py")
     monkeypatch.setattr(example, "ITERATIONS", 30)
     kw = dict(train=example.train, nets=example.NETS, true_values={"C": 1.0})

@@ -8,6 +8,10 @@ One row of panels, drawn from the run folders (never live runs):
   panels share one y-scale;
 * **every seed's error**: one point per seed and method (log scale), the same
   seed joined by a line across methods (paired seeds), the geometric mean marked;
+* the **verdicts**, where the summary states some: one row per verdict (network
+  against baseline on a field), the error ratio and its interval as a forest
+  plot (:mod:`.forest`: log axis, the equivalence band shaded, coloured by
+  verdict, open where Holm's adjustment changes it);
 * the loss histories (geometric mean over seeds, min–max band);
 * for a problem with unknowns (``variables.csv``), each unknown against the step,
   one thin line per seed, its true value dashed.
@@ -17,6 +21,7 @@ Runs kept as their record alone (pruned artifacts) count in the strip only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +29,7 @@ import numpy as np
 from ..problems.metrics import summary_field
 from ..runs.records import is_pruned, metric_sets
 from .figures import error_panel, load_fields, load_loss, load_variables, plt_module
+from .forest import ROW_INCHES, ForestRow, forest, forest_legend
 
 __all__ = ["summary_figure", "error_norm", "worst_seed"]
 
@@ -63,8 +69,9 @@ def worst_seed(runs: list[dict]) -> dict:
     return max(scored, key=lambda r: (_error(r), -r["seed"]))
 
 
-def summary_figure(runs, methods):
-    """The figure of the module's docstring, or None when no run has artifacts."""
+def summary_figure(runs, methods, verdicts: Sequence[ForestRow] = ()):
+    """The figure of the module's docstring, or None when no run has artifacts;
+    ``verdicts``: the summary's, one forest row each (none: no such panel)."""
     plt = plt_module()
     drawn = [r for r in runs if not is_pruned(r["_dir"])]
     shown = [m for m in methods if any(r["method"] == m for r in drawn)]
@@ -76,13 +83,17 @@ def summary_figure(runs, methods):
     traces = _traces(drawn, shown)
     colour = {m: f"C{i % 10}" for i, m in enumerate(methods)}  # one per method
     strip = any(_error(r) is not None for r in runs)
-    ncols = len(maps) + strip + 1 + min(len(traces), MAX_UNKNOWNS)
-    fig, axs = plt.subplots(1, ncols, figsize=(4.2 * ncols, 3.6), squeeze=False)
+    judged = bool(verdicts)
+    ncols = len(maps) + strip + judged + 1 + min(len(traces), MAX_UNKNOWNS)
+    height = max(3.6, ROW_INCHES * (len(verdicts) + 2) + 1.4)
+    fig, axs = plt.subplots(1, ncols, figsize=(4.2 * ncols, height), squeeze=False)
     axs = list(axs[0])
     _maps(fig, axs[: len(maps)], maps, fields, worst)
     axs = axs[len(maps) :]
     if strip:
         _strip(axs.pop(0), runs, methods, colour)
+    if judged:
+        _verdicts(axs.pop(0), verdicts, _key(runs))
     _losses(axs.pop(0), drawn, shown, colour)
     for ax, (name, lines) in zip(axs, list(traces.items())[:MAX_UNKNOWNS]):
         _unknown(ax, name, lines, colour)
@@ -139,6 +150,17 @@ def _strip(ax, runs, methods, colour) -> None:
     key = _key(runs)
     ax.set_ylabel(f"{key} RMSE" if key else "RMSE")
     ax.set_title("every seed (grey: the same seed; bar: geo. mean)", fontsize=9)
+
+
+def _verdicts(ax, verdicts: Sequence[ForestRow], key: str | None) -> None:
+    """The summary's verdicts as a forest plot, with its legend."""
+    forest(
+        ax,
+        verdicts,
+        title="verdicts: error ratio to the baseline",
+        xlabel=f"{key or 'RMSE'} RMSE ratio (geometric mean, 95 % CI)",
+    )
+    ax.legend(handles=forest_legend(verdicts), fontsize=6, loc="best")
 
 
 def _key(runs) -> str | None:

@@ -32,6 +32,7 @@ from ..runs.folder import record_decay
 from ..runs.names import lr_text
 from ..runs.records import escape, load_runs, metric_sets
 from .figures import plt_module
+from .forest import ForestRow
 from .overview import error_norm, summary_figure
 from .sequential import looks_of
 from .stats import LEVEL, MARGIN, RatioCI, holm
@@ -59,6 +60,7 @@ __all__ = [
     "verdict_lines",
     "verdict_rule",
     "summary_figure",
+    "forest_rows",
     "error_norm",
 ]
 
@@ -179,7 +181,7 @@ def write_summary(
     table = aio.atomic_write_text(root / "summary.csv", buf.getvalue())
     text = aio.atomic_write_text(root / "summary.md", out.markdown)
     methods = list(dict.fromkeys(r["method"] for r in out.rows))
-    figure = _summary_figure(root, runs, methods)
+    figure = _summary_figure(root, runs, methods, out.verdicts)
     return replace(out, files=(text, table) + ((figure,) if figure else ()))
 
 
@@ -536,15 +538,32 @@ def _schedule(record: dict) -> str:
     return "" if decay is None else " with decay (" + ", ".join(map(str, decay)) + ")"
 
 
-def _summary_figure(root: Path, runs, methods) -> Path | None:
+def _summary_figure(
+    root: Path, runs, methods, verdicts: Sequence[Judged] = ()
+) -> Path | None:
     """``summary.png``, or None when there is nothing to draw."""
     plt = plt_module()
-    fig = summary_figure(runs, methods)
+    fig = summary_figure(runs, methods, forest_rows(verdicts))
     if fig is None:  # every run pruned to its record: nothing to draw
         return None
     path = aio.save_figure(root / "summary.png", fig, dpi=110)
     plt.close(fig)
     return path
+
+
+def forest_rows(verdicts: Sequence[Judged]) -> list[ForestRow]:
+    """A summary's verdicts as the rows of a forest plot (:mod:`.forest`): one per
+    verdict, ``METHOD / BASELINE: FIELD``; several baselines: one section each."""
+    several = len({v.baseline for v in verdicts}) > 1
+    return [
+        ForestRow(
+            f"{v.method} / {v.baseline}: {v.field}",
+            v.ci,
+            v.adjusted,
+            f"against {v.baseline}" if several else "",
+        )
+        for v in verdicts
+    ]
 
 
 def sweep_table(

@@ -64,6 +64,7 @@ __all__ = [
     "rows",
     "prepare",
     "judged",
+    "judged_text",
     "ci_text",
     "spread_text",
     "p_below_text",
@@ -419,15 +420,16 @@ def judged(cis: Sequence[RatioCI | None]) -> list[str]:
     """Each verdict of one family (a table, or a column), with Holm's adjusted
     verdict where it differs, e.g. ``better (Holm: undecided)``; "—" for no
     comparison."""
-    adjusted = holm(cis, LEVEL)
-    out = []
-    for ci, adj in zip(cis, adjusted):
-        if ci is None:
-            out.append("—")
-            continue
-        raw = ci.verdict_text()
-        out.append(raw if adj == ci.verdict else f"{raw} (Holm: {adj})")
-    return out
+    return [judged_text(ci, adj) for ci, adj in zip(cis, holm(cis, LEVEL))]
+
+
+def judged_text(ci: RatioCI | None, adjusted: str | None) -> str:
+    """One verdict's cell: the interval's verdict, with ``adjusted`` (its family's,
+    after Holm) where it differs; "—" for no comparison."""
+    if ci is None:
+        return "—"
+    raw = ci.verdict_text()
+    return raw if adjusted == ci.verdict else f"{raw} (Holm: {adjusted})"
 
 
 def ci_text(ci: RatioCI | None) -> str:

@@ -9,7 +9,8 @@ the rename, that the folder's path still leads to the folder pinned (the same
 device and inode). A folder swapped for a link, or moved, after its checks gets
 no file: ``FolderError``. What remains is the instant between the last check and
 the rename; closing it would take writing through directory handles
-(``dir_fd``), which the threat does not warrant (README, Guarantees).
+(``dir_fd``), which the threat does not warrant (docs/guarantees.md, "A
+concurrent writer").
 """
 
 from __future__ import annotations

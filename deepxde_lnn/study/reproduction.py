@@ -6,7 +6,8 @@ anywhere can be merged. :func:`load` reads and checks the records
 (:mod:`deepxde_lnn.runs.records`: regular files of bounded size, strict JSON, names
 from the registries), :func:`render` turns them into markdown (pure: the same
 records give the same text; every string from a record escaped), and
-:func:`build_report` writes the markdown and one figure per case, atomically,
+:func:`build_report` writes the markdown, one figure per case and the headline's
+verdicts as a forest plot, atomically,
 only inside the output folder.
 """
 
@@ -17,14 +18,16 @@ import math
 import os
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import quote
 
 import numpy as np
 
 from ..analysis.figures import plt_module
+from ..analysis.forest import CLIP, ForestRow, forest_figure
 from ..analysis.sequential import looks_of
-from ..analysis.stats import MARGIN
+from ..analysis.stats import LEVEL, MARGIN, RatioCI, holm
 from ..analysis.table import (
     BASELINE,
     FAILURE_RULE,
@@ -36,6 +39,7 @@ from ..analysis.table import (
     failures_text,
     geomean,
     judged,
+    judged_text,
     method_order,
     p_below_text,
     prepare,
@@ -59,8 +63,12 @@ __all__ = [
     "prepare",
     "missing",
     "render",
+    "headline",
+    "Headline",
     "headline_table",
     "case_figure",
+    "verdicts_figure",
+    "FOREST",
     "build_report",
     "SIGNATURE",
 ]
@@ -258,7 +266,7 @@ def render(
     kept, dropped = prepare(runs)
     by_case = _by_case(kept)
     lines = _header(roots, kept, by_case, margin)
-    lines += _headline_section(by_case, margin)
+    lines += _headline_section(by_case, margin, figures)
     for case, groups in by_case.items():
         lines += _case_section(case, groups, figures, margin)
     lines += _missing_section(kept)
@@ -301,6 +309,16 @@ HEADLINE = (
     "changes one).",
     "",
 )
+FOREST = "_verdicts.png"  # the headline's figure (no case is named with a "_" first)
+FOREST_NOTE = (
+    "The figure draws this table's verdicts, one row per case and configuration "
+    "in the table's order (the settled profiles first): the RMSE ratio to `pinn` "
+    "as a point and its 95 % interval as a bar, on a logarithmic axis, for `lnn` "
+    "(left) and `pinn-matched` (right). The shaded band is the equivalence margin "
+    "[1/{m}, {m}]; the colour is the interval's verdict; an open point is a verdict "
+    "that Holm's adjustment over the table changes (to the one in brackets below); "
+    "an arrow marks an interval that runs past ×{clip:g} either way."
+)
 HEADLINE_TABLE = (
     "| case | field | configuration | seeds (lnn / pinn) | `lnn` RMSE | `pinn` RMSE "
     "| `lnn` / `pinn` (95 % CI) | verdict | P(`lnn` < `pinn`) (95 % CI) "
@@ -309,38 +327,79 @@ HEADLINE_TABLE = (
 )
 
 
-def _headline_section(by_case: dict, margin: float) -> list[str]:
-    lines, n = _headline_lines(by_case, margin)
-    if not lines:
+def _headline_section(
+    by_case: dict, margin: float, figures: str | None = None
+) -> list[str]:
+    found = _headline(by_case, margin)
+    if not found:
         return []
+    n = sum(ci is not None for h in found for ci in (h.lnn, h.matched))
     head = [h.replace("{n}", str(n)) for h in HEADLINE]
-    return [*head, *HEADLINE_TABLE, *lines, ""]
+    if figures is not None:
+        alt = "lnn / pinn and pinn-matched / pinn per case and configuration"
+        note = FOREST_NOTE.format(m=f"{margin:g}", clip=CLIP)
+        head += [f"![{alt}]({quote(f'{figures}/{FOREST}')})", "", note, ""]
+    return [*head, *HEADLINE_TABLE, *map(_headline_line, found), ""]
 
 
 def headline_table(runs: list[dict], margin: float = MARGIN) -> str:
-    """The report's headline table alone, for records from :func:`load` (the
-    README shows it); empty when no case has both `lnn` and `pinn`."""
-    lines, _ = _headline_lines(_by_case(prepare(runs)[0]), margin)
+    """The report's headline table alone, for records from :func:`load`; empty
+    when no case has both `lnn` and `pinn`."""
+    lines = list(map(_headline_line, headline(runs, margin)))
     return "\n".join([*HEADLINE_TABLE, *lines]) + "\n" if lines else ""
 
 
-def _headline_lines(by_case: dict, margin: float) -> tuple[list[str], int]:
-    """The headline's rows (one family of verdicts: Holm over the table) and the
-    number of verdicts in it."""
+@dataclass(frozen=True)
+class Headline:
+    """One row of the headline: case ``case``'s configuration ``[k]`` (``group``)
+    on its summary ``field``, the comparisons of `lnn` and `pinn-matched` with
+    `pinn` (``lnn``, ``matched``; None: not run) and the verdict of each after
+    Holm's adjustment over the table (``adjusted``), and the row's ``cells`` up to
+    the `lnn` interval followed by its robust companions."""
+
+    case: str
+    field: str
+    k: int
+    group: Group
+    cells: tuple[str, ...]
+    lnn: RatioCI
+    matched: RatioCI | None
+    adjusted: tuple[str | None, str | None] = (None, None)
+
+    @property
+    def settled(self) -> bool:
+        """Whether the row is of a settled profile (the package's answer)."""
+        return self.group.profile in SETTLED
+
+
+def headline(runs: list[dict], margin: float = MARGIN) -> list[Headline]:
+    """The headline's rows for records from :func:`load`, settled profiles first,
+    each with its verdicts after Holm's adjustment over the table."""
+    return _headline(_by_case(prepare(runs)[0]), margin)
+
+
+def _headline(by_case: dict, margin: float) -> list[Headline]:
+    """The headline's rows (one family of verdicts: Holm over the table)."""
     found = [
         (_settled_first(group), _headline_row(case, k, group, runs, margin))
         for case, groups in by_case.items()
         for k, (group, runs) in enumerate(groups.items(), start=1)
     ]
     rows = [row for _, row in sorted(found, key=lambda x: x[0]) if row is not None]
-    cis = [ci for cells, pair in rows for ci in pair]
-    texts = iter(judged(cis))
-    lines = []
-    for cells, (lnn, matched) in rows:
-        t_lnn, t_matched = next(texts), next(texts)
-        cells = [*cells[:7], t_lnn, *cells[7:], ci_text(matched), t_matched]
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines, sum(ci is not None for ci in cis)
+    adjusted = iter(holm([ci for h in rows for ci in (h.lnn, h.matched)], LEVEL))
+    return [replace(h, adjusted=(next(adjusted), next(adjusted))) for h in rows]
+
+
+def _headline_line(h: Headline) -> str:
+    """A headline row as a line of the markdown table."""
+    cells = [
+        *h.cells[:7],
+        judged_text(h.lnn, h.adjusted[0]),
+        *h.cells[7:],
+        ci_text(h.matched),
+        judged_text(h.matched, h.adjusted[1]),
+    ]
+    return "| " + " | ".join(cells) + " |"
 
 
 def _settled_first(group: Group) -> int:
@@ -350,10 +409,11 @@ def _settled_first(group: Group) -> int:
     return SETTLED.index(group.profile) if group.profile in SETTLED else len(SETTLED)
 
 
-def _headline_row(case: str, k: int, group: Group, runs: list[dict], margin: float):
-    """The row's cells up to the `lnn` interval and those of its robust
-    companions, and its two comparisons (`lnn` and `pinn-matched` against
-    `pinn`); None without `lnn` and `pinn`."""
+def _headline_row(
+    case: str, k: int, group: Group, runs: list[dict], margin: float
+) -> Headline | None:
+    """The row of one configuration, before Holm's adjustment; None without
+    `lnn` and `pinn`."""
     field = summary_field(_fields(runs))
     found = {row.method: row for row in _rows(runs, field, None, margin)}
     lnn, pinn = found.get(SUBJECT), found.get(BASELINE)
@@ -363,7 +423,7 @@ def _headline_row(case: str, k: int, group: Group, runs: list[dict], margin: flo
     where = f"[{k}] {group.short()}"
     if group == _paper_protocol(case):
         where += " (the paper's protocol)"
-    cells = [
+    cells = (
         escape(case),
         escape(field),
         where,
@@ -373,8 +433,8 @@ def _headline_row(case: str, k: int, group: Group, runs: list[dict], margin: flo
         ci_text(lnn.ci),
         p_below_text(lnn.below),
         f"{failures_text(lnn)}; {failures_text(pinn)}",
-    ]
-    return cells, (lnn.ci, matched)
+    )
+    return Headline(case, field, k, group, cells, lnn.ci, matched)
 
 
 def _case_section(
@@ -527,6 +587,43 @@ def case_figure(case: str, groups: dict[Group, list[dict]]):
     return fig
 
 
+def verdicts_figure(rows: Sequence[Headline]):
+    """The headline's verdicts as a forest plot (:mod:`deepxde_lnn.analysis.forest`):
+    `lnn` / `pinn` and `pinn-matched` / `pinn`, one row per case and
+    configuration, the settled profiles' rows first."""
+
+    def section(h: Headline) -> str:
+        return "settled profile" if h.settled else "other configurations"
+
+    labels = [f"{h.case} {h.field} [{h.k}] {_tag(h.group)}" for h in rows]
+    columns = {
+        f"{SUBJECT} / {BASELINE}": [
+            ForestRow(label, h.lnn, h.adjusted[0], section(h))
+            for label, h in zip(labels, rows)
+        ],
+        f"{MATCHED} / {BASELINE}": [
+            ForestRow(label, h.matched, h.adjusted[1], section(h))
+            for label, h in zip(labels, rows)
+        ],
+    }
+    return forest_figure(
+        columns,
+        title="RMSE ratio to pinn over seeds, per case and configuration",
+        xlabel="RMSE ratio to pinn (geometric mean, 95 % CI)",
+    )
+
+
+def _tag(group: Group) -> str:
+    """A configuration in a few words, for a figure's row."""
+    if group.seconds is not None:
+        return f"{group.profile}, {group.seconds:.4g} s per run"
+    if group.lbfgs:
+        return f"{group.profile}, Adam + L-BFGS"
+    return f"{group.profile}, {group.iterations} steps" + (
+        ", decay" if group.decay else ""
+    )
+
+
 def _panel_points(case: str, field: str, groups: dict) -> list[tuple]:
     """``(label, errors over seeds, paper value or None)`` per method and group."""
     points = []
@@ -586,7 +683,9 @@ def build_report(
     roots: Sequence[str | Path], out: str | Path, margin: float = MARGIN
 ) -> Path:
     """Write the report of the runs below ``roots`` to ``out`` (markdown) and its
-    figures to ``out``'s name without ``.md`` (``REPRODUCTION/CASE.png``)."""
+    figures to ``out``'s name without ``.md``: one per case
+    (``REPRODUCTION/CASE.png``) and the headline's verdicts (:data:`FOREST`,
+    :func:`verdicts_figure`)."""
     out = Path(out)
     runs = load(roots)  # before anything is written
     figures = _check_out(out)
@@ -595,6 +694,7 @@ def build_report(
     by_case = _by_case(prepare(runs)[0])
     # case names come from the registry; and every path stays in the folder
     paths = {case: inside(figures / f"{case}.png", figures) for case in by_case}
+    found = _headline(by_case, margin)
     # written only while both folders are the ones checked
     # a full disk: one error naming the file (FolderError), no partial file
     with writing(out.parent), aio.pinned(out.parent), aio.pinned(figures):
@@ -602,5 +702,10 @@ def build_report(
             fig = case_figure(case, groups)
             # no Software entry: the file does not change with matplotlib's version
             aio.save_figure(paths[case], fig, dpi=110, metadata={"Software": None})
+            plt.close(fig)
+        if found:
+            fig = verdicts_figure(found)
+            path = inside(figures / FOREST, figures)
+            aio.save_figure(path, fig, dpi=110, metadata={"Software": None})
             plt.close(fig)
         return aio.atomic_write_text(out, text)  # last: the links point to files
