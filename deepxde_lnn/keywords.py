@@ -34,8 +34,9 @@ class RunOptions(TypedDict, total=False):
     """L-BFGS iterations after Adam, at most (default: the profile's; accurate: 3000,
     others 0)."""
     decay: tuple | None
-    """Adam's learning-rate schedule in DeepXDE's format: ('inverse time', 1000, 0.5) in
-    Python, 'inverse time,1000,0.5' on the command line (default: the profile's)."""
+    """Adam's learning-rate schedule in DeepXDE's format, one of step, cosine, inverse
+    time, exponential with its numbers: ('inverse time', 1000, 0.5) in Python, 'inverse
+    time,1000,0.5' on the command line (default: the profile's)."""
     loss_weights: tuple | None
     """one weight per loss term, as DeepXDE's Model.compile takes them: [1, 10, 10] in
     Python, '1,10,10' on the command line (default: none)."""
@@ -79,8 +80,9 @@ class ManyOptions(TypedDict, total=False):
     """L-BFGS iterations after Adam, at most (default: the profile's; accurate: 3000,
     others 0)."""
     decay: tuple | None
-    """Adam's learning-rate schedule in DeepXDE's format: ('inverse time', 1000, 0.5) in
-    Python, 'inverse time,1000,0.5' on the command line (default: the profile's)."""
+    """Adam's learning-rate schedule in DeepXDE's format, one of step, cosine, inverse
+    time, exponential with its numbers: ('inverse time', 1000, 0.5) in Python, 'inverse
+    time,1000,0.5' on the command line (default: the profile's)."""
     loss_weights: tuple | None
     """one weight per loss term, as DeepXDE's Model.compile takes them: [1, 10, 10] in
     Python, '1,10,10' on the command line (default: none)."""
