@@ -22,7 +22,6 @@ import deepxde as dde
 import numpy as np
 import torch
 
-from deepxde_lnn.networks.nn import tanh
 from deepxde_lnn.problems.build import build_net
 from deepxde_lnn.problems.data import ResampledPDE
 from deepxde_lnn.study import registry
@@ -169,23 +168,10 @@ def time_ours(case, method, steps, compile_jets=False):
     return (t[-2] - t[WARMUP - 1]) / (len(t) - 1 - WARMUP)
 
 
-def authors_tanh(net):
-    """``net`` with PyTorch's own ``torch.tanh`` as the authors' scripts have it
-    (``nn.Tanh``), where ours computes tanh as ``2 sigmoid(2x) - 1`` on a CPU
-    (``deepxde_lnn.networks.nn.tanh``); same weights, same function."""
-    for m in net.modules():
-        act = m.__dict__.get("activation")
-        if isinstance(act, list):
-            m.activation = [torch.tanh if a is tanh else a for a in act]
-        elif act is tanh:
-            m.activation = torch.tanh
-    return net
-
-
 def hand_step(case, method):
     """One step of the hand-written loop (the authors' way), as a callable."""
     dde.config.set_random_seed(0)
-    net = authors_tanh(build_net(method, case))
+    net = build_net(method, case)
     dev = next(net.parameters()).device
     counts = {t.name: t.n for t in case.make_terms(case.profile("paper"))}
     opt = torch.optim.Adam(net.parameters(), lr=1e-4)

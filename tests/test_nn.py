@@ -347,7 +347,7 @@ def test_the_tanh_of_the_networks_is_tanh_to_a_few_units_in_the_last_place(dtype
     assert tanh(torch.tensor([float("nan")], dtype=dtype)).isnan().all()
 
 
-def test_networks_built_with_tanh_use_the_fast_tanh():
+def test_networks_built_with_tanh_use_one_tanh():
     from deepxde.backend import tanh as dde_tanh
 
     for act in ("tanh", torch.tanh, dde_tanh):

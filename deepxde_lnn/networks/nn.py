@@ -104,7 +104,8 @@ class LiquidBlock(torch.nn.Module):
         return [self.linear, self.activation]
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
-        return h + self.alpha * _apply_stages(self.stages(), h)
+        # one fused operation (and one autograd node) for h + alpha * branch
+        return torch.addcmul(h, self.alpha, _apply_stages(self.stages(), h))
 
     def extra_repr(self) -> str:
         out = f"width={self.linear.in_features}"
@@ -376,16 +377,14 @@ def _get_activations(activation, n: int) -> list:
 
 
 def tanh(x: torch.Tensor) -> torch.Tensor:
-    """The hidden activation ``tanh``, computed as ``tanh(x) = 2 sigmoid(2x) - 1``
-    on a CPU and as ``torch.tanh`` elsewhere.
+    """The hidden activation ``tanh``: ``torch.tanh``, the function every network
+    here built with ``"tanh"`` (or ``torch.tanh``, DeepXDE's ``tanh``) applies, in
+    its forward and in its jets (the one name the Taylor-mode rules look up).
 
-    Same function, rounded differently: on a CPU ``torch.tanh`` (float32 and float64)
-    takes about three times as long as the identity's three operations
-    (``benchmarks/activations.py``), which stay within a few units in the last place
-    of 1 of it. Every network here built with ``"tanh"`` (or ``torch.tanh``) uses
-    it, in its forward and in its jets."""
-    if x.device.type == "cpu":
-        return 2.0 * torch.sigmoid(2.0 * x) - 1.0
+    ``benchmarks/activations.py`` compares it with ``2 sigmoid(2x) - 1``: which is
+    faster depends on the CPU's math library (on one machine of this project
+    ``torch.tanh`` took three times as long, on the next one a quarter), so the
+    networks use PyTorch's own, as DeepXDE's ``FNN`` and the authors' code do."""
     return torch.tanh(x)
 
 
