@@ -98,13 +98,16 @@ class Clock:
 GRAPH = {"on": False}  # --cuda-graph: every timed model steps through GraphedStep
 
 
-def time_model(case, method, prof, seeds, steps, warmup, derivatives) -> float:
+def time_model(
+    case, method, prof, seeds, steps, warmup, derivatives, compile_jets=False, out=None
+) -> float:
     """s/step of the runs ``seeds`` trained by one ``dde.Model`` (the runner's
-    loop): one run's own data and net, or K seeds stacked."""
+    loop): one run's own data and net, or K seeds stacked. ``out`` (a dict) gets
+    ``first``: the seconds of the first step (a compile included)."""
     datas, nets = [], []
     for seed in seeds:
         dde.config.set_random_seed(seed)
-        data = case.build_data(method, prof, seed)
+        data = case.build_data(method, prof, seed, compile_jets=compile_jets)
         data.derivatives = derivatives
         datas.append(data)
         nets.append(case.build_net(method))
@@ -118,13 +121,17 @@ def time_model(case, method, prof, seeds, steps, warmup, derivatives) -> float:
     # ticks at the start of iterations warmup+1 and warmup+steps+1: the last
     # iteration (with DeepXDE's final evaluation) is not timed
     clock = Clock(warmup + 1, warmup + steps + 1)
+    first = Clock(1, 2)
 
     class Tick(dde.callbacks.Callback):
         def on_batch_begin(self):
             clock.tick()
+            first.tick()
 
     iters = warmup + steps + 1
     model.train(iterations=iters, display_every=iters, callbacks=[Tick()], verbose=0)
+    if out is not None:
+        out["first"] = first.per_step()
     return clock.per_step()
 
 
@@ -150,8 +157,7 @@ def throughput_table(args, case, prof) -> None:
     per_hour = 3600.0 / prof.iterations
     print(f"separate run (dde.Model): {t1:.4f} s/step, {per_hour / t1:.2f} runs/hour")
     print(
-        f"{'K':>4} {'s/step':>9} {'run-steps/s':>12} {'runs/hour':>10} "
-        f"{'K*t1/t_K':>9}"
+        f"{'K':>4} {'s/step':>9} {'run-steps/s':>12} {'runs/hour':>10} {'K*t1/t_K':>9}"
     )
     for k in ks:
         t = float(np.median(ens[k]))
