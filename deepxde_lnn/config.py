@@ -134,6 +134,22 @@ def _bool(value, name):
     return check_bool(value, name)
 
 
+#: the command line's words for ``compile_jets``
+_COMPILE_WORDS = {"auto": "auto", "on": True, "off": False}
+
+
+def _compile_setting(value, name):
+    if not (isinstance(value, bool) or value == "auto"):
+        raise ValueError(f"{name} must be True, False or 'auto', got {value!r}")
+    return value
+
+
+def _compile_text(text: str):
+    if text not in _COMPILE_WORDS:
+        raise ValueError(f"compile-jets must be auto, on or off; got {text!r}")
+    return _COMPILE_WORDS[text]
+
+
 def _int_at_least(minimum):
     return lambda value, name: check_int(value, name, minimum)
 
@@ -326,13 +342,14 @@ class Training:
         omit="final",
         script=True,
     )
-    compile_jets: bool = option(
-        False,
+    compile_jets: bool | str = option(
+        "auto",
         "the Taylor-mode derivatives through torch.compile (fused kernels; CUDA "
-        "graphs on a GPU): the same math, other rounding. Costs a first compile of "
-        "minutes on a CPU (cached afterwards); buys shorter steps "
-        "(docs/running.md, Compiled jets)",
-        check=_bool,
+        "graphs on a GPU): the same math, other rounding. 'auto' (default) compiles "
+        "long runs, where the compile pays for itself within the run; on or off "
+        "as you say otherwise (docs/running.md, Compiled jets)",
+        check=_compile_setting,
+        parse=_compile_text,
         identity=False,
         script=True,
     )

@@ -25,6 +25,7 @@ import deepxde as dde
 import numpy as np
 
 from .config import RunConfig, Training, option_fields
+from .networks import compiled
 from .options import Parser, add_options, chosen_options, parse_seed
 from .problems.build import build_data, build_net
 from .problems.case import Case, Profile
@@ -60,9 +61,8 @@ class ExampleArgs:
         (changed as the method needs, e.g. XPINN interface terms), seeded."""
         cfg = self.config
         prof = replace(self.profile, iterations=cfg.iterations, lr=cfg.lr)
-        return build_data(
-            cfg.method, case, prof, cfg.seed, compile_jets=cfg.compile_jets
-        )
+        compile_jets = compiled.wanted(cfg.compile_jets, cfg.iterations or 0)
+        return build_data(cfg.method, case, prof, cfg.seed, compile_jets=compile_jets)
 
     def net(self, case: Case):
         """The method's network, initialised under ``dde.config.set_random_seed``."""

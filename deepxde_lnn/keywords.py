@@ -43,10 +43,11 @@ class RunOptions(TypedDict, total=False):
     score: str
     """what a run is scored on: the final iterate, or (best) DeepXDE's best model, its
     predictions at the logged step of lowest training loss (train= only)."""
-    compile_jets: bool
+    compile_jets: bool | str
     """the Taylor-mode derivatives through torch.compile (fused kernels; CUDA graphs on
-    a GPU): the same math, other rounding. Costs a first compile of minutes on a CPU
-    (cached afterwards); buys shorter steps (docs/running.md, Compiled jets)."""
+    a GPU): the same math, other rounding. 'auto' (default) compiles long runs, where
+    the compile pays for itself within the run; on or off as you say otherwise
+    (docs/running.md, Compiled jets)."""
     cuda_graph: bool
     """on a GPU, each Adam step (losses, backward, Adam) as one CUDA graph: one launch
     per step instead of hundreds; the same points and math, other rounding. Elsewhere
@@ -89,10 +90,11 @@ class ManyOptions(TypedDict, total=False):
     score: str
     """what a run is scored on: the final iterate, or (best) DeepXDE's best model, its
     predictions at the logged step of lowest training loss (train= only)."""
-    compile_jets: bool
+    compile_jets: bool | str
     """the Taylor-mode derivatives through torch.compile (fused kernels; CUDA graphs on
-    a GPU): the same math, other rounding. Costs a first compile of minutes on a CPU
-    (cached afterwards); buys shorter steps (docs/running.md, Compiled jets)."""
+    a GPU): the same math, other rounding. 'auto' (default) compiles long runs, where
+    the compile pays for itself within the run; on or off as you say otherwise
+    (docs/running.md, Compiled jets)."""
     cuda_graph: bool
     """on a GPU, each Adam step (losses, backward, Adam) as one CUDA graph: one launch
     per step instead of hundreds; the same points and math, other rounding. Elsewhere

@@ -227,7 +227,7 @@ def _record(folder) -> dict:
 def test_compile_jets_is_not_part_of_a_runs_identity():
     plain = RunConfig("laplace").resolved(registry.get("laplace"))
     fast = RunConfig("laplace", compile_jets=True).resolved(registry.get("laplace"))
-    assert fast.compile_jets is True and plain.compile_jets is False
+    assert fast.compile_jets is True and plain.compile_jets == "auto"
     assert fast.identity() == plain.identity()
     assert "compile_jets" not in fast.identity()
 
@@ -279,25 +279,47 @@ def test_the_api_keyword_reaches_single_and_stacked_runs(tmp_path, fake_compile)
 def test_every_command_takes_compile_jets(command):
     argv = [command, "laplace"] + (["--lrs", "1e-3"] if command == "sweep" else [])
     parser = cli.build_parser()
-    on = cli._settings(parser.parse_args([*argv, "--compile-jets"]))
-    off = cli._settings(parser.parse_args(argv))
+    on = cli._settings(parser.parse_args([*argv, "--compile-jets", "on"]))
+    off = cli._settings(parser.parse_args([*argv, "--compile-jets", "off"]))
+    auto = cli._settings(parser.parse_args(argv))
     assert on["compile_jets"] is True and off["compile_jets"] is False
+    assert auto.get("compile_jets", "auto") == "auto"
     assert "compile_jets:" in getattr(deepxde_lnn, command).__doc__  # an option
 
 
 def test_a_case_script_takes_compile_jets():
     case = registry.get("laplace")
-    assert example.parse_args(case, ["--compile-jets"]).data(case).compile_jets
-    assert not example.parse_args(case, []).data(case).compile_jets
+    on = ["--compile-jets", "on"]
+    assert example.parse_args(case, on).data(case).compile_jets
+    assert not example.parse_args(case, ["--iterations", "20"]).data(case).compile_jets
+
+
+def test_auto_compiles_where_the_compile_pays():
+    """``"auto"``: runs of PAYS_FROM run-steps or more compile (when a compiler is
+    there), shorter ones do not; True and False are as asked."""
+    assert compiled.wanted(True, 1) and not compiled.wanted(False, 10**9)
+    assert not compiled.wanted("auto", compiled.PAYS_FROM - 1)
+    assert compiled.wanted("auto", compiled.PAYS_FROM) == compiled._can_compile()
+    case = registry.get("laplace")
+    for iterations, k in ((10, 2), (compiled.PAYS_FROM // 2, 2)):
+        cfgs = [
+            RunConfig("laplace", iterations=iterations, seed=s).resolved(case)
+            for s in range(k)
+        ]
+        built = job.build(case, cfgs, [None] * k)
+        expected = iterations * k >= compiled.PAYS_FROM and compiled._can_compile()
+        assert built.runs[0].data.compile_jets is expected
 
 
 def test_bad_compile_jets_is_refused_naming_it(tmp_path, capsys):
     with pytest.raises(
-        ValueError, match=r"^compile_jets must be True or False, got 'yes'"
+        ValueError, match=r"^compile_jets must be True, False or 'auto', got 'yes'"
     ):
         deepxde_lnn.run("laplace", compile_jets="yes", out=tmp_path / "a", **QUIET)
     assert not (tmp_path / "a").exists()
-    with pytest.raises(ValueError, match="^compile_jets must be True or False, got 1"):
+    with pytest.raises(
+        ValueError, match="^compile_jets must be True, False or 'auto', got 1"
+    ):
         RunConfig("laplace", compile_jets=1).resolved(registry.get("laplace"))
     with pytest.raises(SystemExit) as stop:
         cli.main(["run", "laplace", "--compile-jets=yes", "--out", str(tmp_path / "b")])

@@ -73,7 +73,11 @@ def test_the_documented_text_forms_are_python_forms_too():
         (Training, dict(lr=0), r"^lr must be a finite number > 0"),
         (Training, dict(iterations=2.5), r"^iterations must be an integer"),
         (Training, dict(decay=5), r"^decay must be DeepXDE's \(name, numbers"),
-        (Training, dict(compile_jets="yes"), r"^compile_jets must be True or False"),
+        (
+            Training,
+            dict(compile_jets="yes"),
+            r"^compile_jets must be True, False or 'auto'",
+        ),
         (Execution, dict(overwrite="False"), r"^overwrite must be True or False"),
         (Execution, dict(progress=1), r"^progress must be True or False"),
         (Execution, dict(stack="maybe"), r"^stack must be one of auto, on, off"),

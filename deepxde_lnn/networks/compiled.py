@@ -15,22 +15,66 @@ per operation.
 
 The first call compiles (seconds to minutes, cached by PyTorch across processes);
 if the backend cannot compile here (e.g. no C++ compiler for the CPU backend), a
-warning says so and the eager jet is used from then on.
+warning says so and the eager jet is used from then on. :func:`wanted` decides
+whether a run compiles: as asked, or (``"auto"``) where the compile pays for itself
+within the run.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import os
+import shutil
 import warnings
 from collections.abc import Callable
 
 import torch
 
-__all__ = ["compiled", "begin_step", "mode_for", "inside_graph", "OPTIONS"]
+__all__ = [
+    "compiled",
+    "begin_step",
+    "mode_for",
+    "inside_graph",
+    "wanted",
+    "OPTIONS",
+    "PAYS_FROM",
+    "SETTINGS",
+]
 
 #: extra ``torch.compile`` keywords for every compiled jet (e.g. a ``backend``)
 OPTIONS: dict = {}
+
+#: the values of ``compile_jets``: always, never, or where it pays
+SETTINGS = (True, False, "auto")
+
+#: ``compile_jets="auto"`` compiles a model that trains at least this many
+#: run-steps (steps x seeds stacked in it): on this project's 2-core CPU a cold
+#: compile took 5-30 s per network and paid for itself after 90-3700 run-steps on
+#: the cases where the jets carry derivatives (``benchmarks/case_table.py
+#: --compiled``; docs/running.md, Compiled jets)
+PAYS_FROM = 5000
+
+#: dynamo's recompile limit for the compiled jets: every jet of every network a
+#: process trains (a worker runs many) is one more entry of the vmapped jets' code
+RECOMPILE_LIMIT = 64
+
+
+def wanted(setting: bool | str, run_steps: int) -> bool:
+    """Whether a model compiles its jets: ``setting`` if a bool; for ``"auto"``,
+    when it trains at least :data:`PAYS_FROM` run-steps and ``torch.compile`` can
+    build kernels here (CUDA, or a C++ compiler for the CPU backend)."""
+    if setting != "auto":
+        return bool(setting)
+    return run_steps >= PAYS_FROM and _can_compile()
+
+
+def _can_compile() -> bool:
+    if torch.cuda.is_available():
+        return True
+    names = [os.environ.get("CXX"), "g++", "clang++", "c++"]
+    return any(shutil.which(n) for n in names if n)
+
 
 _INSIDE_GRAPH = [False]
 
@@ -72,6 +116,8 @@ def compiled(jet: Callable) -> Callable:
             return jet(x, net)
         mode = mode_for(x.device)
         if mode not in by_mode:
+            limit = torch._dynamo.config.recompile_limit
+            torch._dynamo.config.recompile_limit = max(limit, RECOMPILE_LIMIT)
             kwargs = {"mode": mode, **OPTIONS}
             by_mode[mode] = torch.compile(jet, **kwargs)
         try:

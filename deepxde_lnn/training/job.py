@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from ..config import RunConfig
+from ..networks import compiled
 from ..networks.stacked import StackedNet
 from ..problems.problem import Problem, Profile
 from ..runs.checkpoint import check_fits, load_checkpoint, set_rng_state
@@ -109,10 +110,11 @@ def build(case: Problem, cfgs: list[RunConfig], folders: list) -> Job:
     profile = replace(
         case.profile(cfg.profile), iterations=cfg.iterations, decay=cfg.decay
     )
-    runs = []
+    runs, steps = [], (profile.iterations or 0) * len(cfgs)
+    compile_jets = compiled.wanted(cfg.compile_jets, steps)
     for c, folder in zip(cfgs, folders):
         dde.config.set_random_seed(c.seed)
-        data = case.build_data(c.method, profile, c.seed, compile_jets=c.compile_jets)
+        data = case.build_data(c.method, profile, c.seed, compile_jets=compile_jets)
         runs.append(Run(c, folder, data, case.build_net(c.method)))
     if len(runs) == 1:
         net, data = runs[0].net, runs[0].data
