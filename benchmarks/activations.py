@@ -17,7 +17,6 @@ import time
 
 import torch
 
-
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 

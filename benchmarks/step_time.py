@@ -10,7 +10,12 @@ Printed: s/step and the ratio ours/hand.
     python benchmarks/step_time.py                       # all landed cases
     python benchmarks/step_time.py --cases laplace --steps 100 --repeats 5
     python benchmarks/step_time.py --threads 1 --clock cpu  # on a loaded machine
-    python benchmarks/step_time.py --compile    # ours with compiled jets as well
+    python benchmarks/step_time.py --compile    # compiled jets for every case
+
+Ours is timed twice: with eager jets, and on the runner's default path for one
+run at the paper's step count (``default``: compiled jets where
+``compile_jets="auto"`` compiles such a run, ``deepxde_lnn.networks.compiled.wanted``;
+``--compile``: compiled for every case). A cold compile falls in the warm-up steps.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import deepxde as dde
 import numpy as np
 import torch
 
+from deepxde_lnn.networks import compiled
 from deepxde_lnn.problems.build import build_net
 from deepxde_lnn.problems.data import ResampledPDE
 from deepxde_lnn.study import registry
@@ -148,6 +154,11 @@ def _sync():
         torch.cuda.synchronize()
 
 
+def default_compiles(case) -> bool:
+    """Whether the runner compiles the jets of one run at the paper's steps."""
+    return compiled.wanted("auto", case.profile("paper").iterations or 0)
+
+
 def time_ours(case, method, steps, compile_jets=False):
     """Steady-state s/step of the runner's path (ResampledPDE + dde.Model + the
     runner's per-step controller), from the end of step WARMUP to the end of step
@@ -223,25 +234,26 @@ def main(argv=None):
         f"device: {dev}; {args.steps} steps x {args.repeats} repeats, median s/step "
         f"({args.clock} clock)"
     )
-    head = f"{'case':12s} {'method':8s} {'ours':>10s} {'hand':>10s} {'ratio':>7s}"
-    print(head + (f" {'compiled':>10s} {'ratio':>7s}" if args.compile else ""))
+    head = f"{'case':12s} {'method':8s} {'eager':>10s} {'hand':>10s} {'ratio':>7s}"
+    print(head + f" {'default':>10s} {'path':>8s} {'ratio':>7s}")
     for name in args.cases.split(","):
         case = registry.get(name)
+        both = args.compile or default_compiles(case)
         for method in args.methods.split(","):
-            ours, hand, comp = [], [], []
-            for _ in range(args.repeats):
-                ours.append(time_ours(case, method, args.steps))
+            eager, hand, comp = [], [], []
+            for _ in range(args.repeats):  # interleaved: the same load for each
+                eager.append(time_ours(case, method, args.steps))
                 if name in HAND:
                     hand.append(time_hand(case, method, args.steps))
-                if args.compile:
+                if both:
                     comp.append(time_ours(case, method, args.steps, True))
-            o = float(np.median(ours))
+            e = float(np.median(eager))
             h = float(np.median(hand)) if hand else None
-            row = f"{o:10.4f} " + (f"{h:10.4f}" if h else f"{'-':>10s}")
-            row += " " + _ratio(o, h)
-            if comp:
-                c = float(np.median(comp))
-                row += f" {c:10.4f} " + _ratio(c, h)
+            row = f"{e:10.4f} " + (f"{h:10.4f}" if h else f"{'-':>10s}")
+            row += " " + _ratio(e, h)
+            d = float(np.median(comp)) if both else e
+            path = "compiled" if both else "eager"
+            row += f" {d:10.4f} {path:>8s} " + _ratio(d, h)
             print(f"{name:12s} {method:8s} {row}", flush=True)
 
 
