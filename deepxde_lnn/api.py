@@ -52,6 +52,8 @@ from .config import (
     option_fields,
     option_types,
 )
+from .experiments.ablation import TABLE as ABLATION_TABLE
+from .experiments.ablation import figure as ablation_figure
 from .experiments.ablation import table, variants
 from .experiments.jobs import check_backend
 from .experiments.orchestration import (
@@ -498,7 +500,8 @@ def ablate(
 ) -> Ablation:
     """LNN/MLP variants of a case, step-matched and time-matched: one
     :func:`compare` per budget into ``out/steps`` and ``out/time``, then the table
-    ``ablation.md`` (every variant against ``pinn`` of the same budget).
+    ``ablation.md`` (every variant against ``pinn`` of the same budget) and the
+    figure ``ablation.png`` (each variant's median seed, every seed, the losses).
 
     Args:
         methods: variants (default: lnn, alpha_init=0, the other layout, widths
@@ -528,7 +531,8 @@ def ablate(
         }
         text = table(root, problem, o.verdicts.margin)
         with writing(root):  # a full disk: one error naming the file
-            atomic.atomic_write_text(root / "ablation.md", text + "\n")
+            atomic.atomic_write_text(root / ABLATION_TABLE, text + "\n")
+            ablation_figure(root)
     return Ablation(root, comparisons, text)
 
 

@@ -591,3 +591,33 @@ def test_the_report_and_readme_are_rendered_without_torch_or_deepxde(tmp_path):
         "deepxde_lnn.report(['docs/results'], out=out)"
     )
     assert _modules_after(code, tmp_path) == []
+
+
+def test_an_ablation_among_the_folders_gets_its_table(tmp_path):
+    """An ablate folder (ROOT/steps, ROOT/time) among the records: the report
+    carries its table, rebuilt from the records, variants against pinn."""
+    for method, errs in (("lnn", LAPLACE["lnn"]), ("pinn", LAPLACE["pinn"])):
+        for seed, rmse in zip(SEEDS, errs):
+            _write(tmp_path / "written", "laplace", method, seed, rmse)
+    for path in (tmp_path / "written").rglob("metrics.json"):  # as ablate reads
+        rec = json.loads(path.read_text())
+        rec.update(grid_points=9, final_loss={"total": 1e-6})
+        path.write_text(json.dumps(rec))
+    root = tmp_path / "runs"
+    (root / "ablate-laplace").mkdir(parents=True)
+    (tmp_path / "written" / "laplace").rename(root / "ablate-laplace" / "steps")
+    assert "## Ablations" not in _render(root)  # a compare's steps/, not ablate's
+    (root / "ablate-laplace" / "ablation.md").write_text("not read")
+    md = _render(root)
+    section = md.split("\n## Ablations\n")[1]
+    assert "### Ablation: laplace (`ablate-laplace`)" in section
+    assert "#### phi" in section
+    assert "| `lnn` |" in section and "baseline" in section
+    assert "## Ablations" not in _render(_plain_runs(tmp_path))
+
+
+def _plain_runs(tmp_path):
+    root = tmp_path / "plain"
+    for seed, rmse in zip(SEEDS, LAPLACE["lnn"]):
+        _write(root, "laplace", "lnn", seed, rmse)
+    return root

@@ -69,15 +69,33 @@ def worst_seed(runs: list[dict]) -> dict:
     return max(scored, key=lambda r: (_error(r), -r["seed"]))
 
 
-def summary_figure(runs, methods, verdicts: Sequence[ForestRow] = ()):
+def median_seed(runs: list[dict]) -> dict:
+    """The run of the median summary-field RMSE (the lower of the two middle
+    ones for an even count; the first seed where no run has metrics)."""
+    scored = sorted(
+        (r for r in runs if _error(r) is not None), key=lambda r: (_error(r), r["seed"])
+    )
+    if not scored:
+        return min(runs, key=lambda r: r["seed"])
+    return scored[(len(scored) - 1) // 2]
+
+
+#: which seed's error map a figure shows per method
+PICKS = {"worst": worst_seed, "median": median_seed}
+
+
+def summary_figure(
+    runs, methods, verdicts: Sequence[ForestRow] = (), pick: str = "worst"
+):
     """The figure of the module's docstring, or None when no run has artifacts;
-    ``verdicts``: the summary's, one forest row each (none: no such panel)."""
+    ``verdicts``: the summary's, one forest row each (none: no such panel);
+    ``pick``: the seed whose error map is shown per method (:data:`PICKS`)."""
     plt = plt_module()
     drawn = [r for r in runs if not is_pruned(r["_dir"])]
     shown = [m for m in methods if any(r["method"] == m for r in drawn)]
     if not shown:
         return None
-    worst = {m: worst_seed([r for r in drawn if r["method"] == m]) for m in shown}
+    worst = {m: PICKS[pick]([r for r in drawn if r["method"] == m]) for m in shown}
     fields = {m: load_fields(Path(worst[m]["_dir"])) for m in shown}
     maps = [m for m in shown if fields[m]["x"].shape[1] > 0]  # unknowns alone: none
     traces = _traces(drawn, shown)
@@ -88,7 +106,7 @@ def summary_figure(runs, methods, verdicts: Sequence[ForestRow] = ()):
     height = max(3.6, ROW_INCHES * (len(verdicts) + 2) + 1.4)
     fig, axs = plt.subplots(1, ncols, figsize=(4.2 * ncols, height), squeeze=False)
     axs = list(axs[0])
-    _maps(fig, axs[: len(maps)], maps, fields, worst)
+    _maps(fig, axs[: len(maps)], maps, fields, worst, pick)
     axs = axs[len(maps) :]
     if strip:
         _strip(axs.pop(0), runs, methods, colour)
@@ -102,8 +120,8 @@ def summary_figure(runs, methods, verdicts: Sequence[ForestRow] = ()):
     return fig
 
 
-def _maps(fig, axs, methods, fields, worst) -> None:
-    """The worst seed's |error| per method, one colour scale (and y-scale)."""
+def _maps(fig, axs, methods, fields, worst, pick: str) -> None:
+    """The picked seed's |error| per method, one colour scale (and y-scale)."""
     if not methods:
         return
     errors = {m: fields[m]["abs_error"].mean(axis=1) for m in methods}
@@ -112,7 +130,7 @@ def _maps(fig, axs, methods, fields, worst) -> None:
         error_panel(ax, fig, fields[m], errors[m], norm)
         names = [str(n) for n in fields[m]["fields"]]
         what = "|error|" if len(names) == 1 else f"mean |error| of {', '.join(names)}"
-        ax.set_title(f"{m}: {what}\n(worst seed, {worst[m]['seed']})", fontsize=9)
+        ax.set_title(f"{m}: {what}\n({pick} seed, {worst[m]['seed']})", fontsize=9)
     lines = [ax for ax in axs if ax.get_lines()]  # 1-D panels: one y-scale
     if len(lines) > 1:
         low = min(ax.get_ylim()[0] for ax in lines)

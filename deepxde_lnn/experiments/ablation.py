@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..analysis.figures import plt_module
+from ..analysis.overview import summary_figure
 from ..analysis.sequential import looks_of
 from ..analysis.stats import MARGIN
 from ..analysis.summaries import one_case, verdict_rule
@@ -36,9 +38,13 @@ from ..analysis.table import (
 )
 from ..config import record_problem
 from ..problems.case import Case
+from ..runs import atomic
 from ..runs.records import escape, load_runs
 
-__all__ = ["variants", "table", "BUDGETS"]
+__all__ = ["variants", "table", "figure", "BUDGETS", "TABLE", "FIGURE"]
+
+#: the ablation's table and figure in its folder (the table marks the folder)
+TABLE, FIGURE = "ablation.md", "ablation.png"
 
 BUDGETS = ("steps", "time")
 
@@ -129,3 +135,19 @@ def _family_line(cols: dict) -> str:
     """How many verdicts each column (family) holds."""
     n = {b: sum(row.ci is not None for row, _ in cols[b].values()) for b in cols}
     return "Verdicts per family: " + ", ".join(f"{n[b]} ({b})" for b in cols) + "."
+
+
+def figure(root: str | Path) -> Path | None:
+    """``root/ablation.png`` from the step-matched runs (``root/steps``): per
+    variant the |error| map of its median seed (one colour scale), every seed's
+    error and the total loss over the steps; None where no run kept its fields."""
+    root = Path(root)
+    steps = root / "steps"
+    runs = load_runs(steps, options=record_problem) if steps.exists() else []
+    methods = sorted({r["method"] for r in runs}, key=method_order)
+    fig = summary_figure(runs, methods, pick="median") if runs else None
+    if fig is None:
+        return None
+    path = atomic.save_figure(root / FIGURE, fig, dpi=90)
+    plt_module().close(fig)
+    return path

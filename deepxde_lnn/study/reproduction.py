@@ -47,13 +47,16 @@ from ..analysis.table import (
     spread_text,
 )
 from ..config import record_problem
+from ..experiments.ablation import BUDGETS
+from ..experiments.ablation import TABLE as ABLATION_TABLE
+from ..experiments.ablation import table as ablation_table
 from ..problems.methods import METHODS
 from ..problems.metrics import summary_field
 from ..runs import atomic as aio
 from ..runs.errors import FolderError
 from ..runs.folder import check_file_ours, check_ours, mark, writing
 from ..runs.records import escape, inside, load_runs
-from . import catalog
+from . import catalog, registry
 from .paper import paper_rows, paper_table
 from .protocols import SETTLED
 
@@ -269,6 +272,7 @@ def render(
     lines += _headline_section(by_case, margin, figures)
     for case, groups in by_case.items():
         lines += _case_section(case, groups, figures, margin)
+    lines += _ablations_section(kept, margin)
     lines += _missing_section(kept)
     lines += _duplicates_section(dropped)
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -463,6 +467,42 @@ def _case_section(
                 for row, text in zip(table, texts)
             ]
             lines.append("")
+    return lines
+
+
+ABLATIONS = (
+    "## Ablations",
+    "",
+    "Every ablation among the folders (`deepxde-lnn ablate`: its variants' runs in "
+    "`steps/` and `time/`), its table rebuilt from the records as `ablate` writes "
+    "it: each variant against `pinn` of the same budget.",
+    "",
+)
+
+
+def ablation_roots(runs: list[dict]) -> dict[Path, str]:
+    """The ablations among ``runs``: folders holding a ``steps/`` or ``time/``
+    design (``ROOT/BUDGET/METHOD/seed-S``) and the table ``ablate`` wrote there
+    (only its presence is read), with their case, in path order."""
+    found = {}
+    for rec in runs:
+        design = Path(rec["_dir"]).parent.parent
+        if design.name in BUDGETS and (design.parent / ABLATION_TABLE).is_file():
+            found[design.parent] = rec["case"]
+    return dict(sorted(found.items()))
+
+
+def _ablations_section(runs: list[dict], margin: float) -> list[str]:
+    roots = ablation_roots(runs)
+    if not roots:
+        return []
+    lines = list(ABLATIONS)
+    for root, case in roots.items():
+        text = ablation_table(root, registry.get(case), margin)
+        head, *body = text.splitlines()  # "# Ablation: CASE", then "## FIELD"...
+        lines += [f"### {head.lstrip('# ')} (`{escape(root.name)}`)"]
+        lines += [f"##{line}" if line.startswith("## ") else line for line in body]
+        lines.append("")
     return lines
 
 
