@@ -504,8 +504,9 @@ def ablate(
     figure ``ablation.png`` (each variant's median seed, every seed, the losses).
 
     Args:
-        methods: variants (default: lnn, alpha_init=0, the other layout, widths
-            32/98, rezero, pinn, pinn:width=32, pinn-matched; see
+        methods: variants (default: lnn, pinn, pinn-matched and the LNN with
+            alpha_init=0, fixed gates, no residual path, blocks on the first half
+            of the layers, sin blocks, the other layout; see
             :mod:`deepxde_lnn.experiments.ablation`).
         seeds: default the profile's seed and the next ones.
         budget: "steps", "time" or "both" (default).

@@ -128,8 +128,9 @@ def _add_ablate(sub) -> None:
     p.add_argument(
         "--methods",
         type=names,
-        help="variants (default: lnn, alpha_init=0, the other layout, widths 32/98, "
-        "rezero, pinn, pinn:width=32, pinn-matched)",
+        help="variants (default: lnn, pinn, pinn-matched and the LNN with "
+        "alpha_init=0, fixed gates, no residual path, blocks on the first half of "
+        "the layers, sin blocks, the other layout)",
     )
     p.add_argument("--seeds", type=seeds, help="comma-separated (default: 3 seeds)")
     p.add_argument(

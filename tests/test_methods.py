@@ -257,3 +257,62 @@ def test_ablate_writes_one_table_for_both_budgets(tmp_path, monkeypatch):
         for budget in ("steps", "time"):
             assert (out / budget / m / "seed-2" / "metrics.json").exists()
     assert "baseline" in text and "(time)" in text
+
+
+# --- the ablation's LNN options -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "method, parameters",
+    [
+        ("lnn:residual=false", 29633),
+        ("lnn:train_alpha=false", 29633 - 4 * 64),  # the gates are not trained
+        ("lnn:blocks=0+1", 29633 - 2 * (64 * 64 + 2 * 64)),
+        ("lnn:blocks=3", 29633 - 3 * (64 * 64 + 2 * 64)),
+    ],
+)
+def test_the_ablation_options_build_their_networks(method, parameters):
+    case = registry.get("laplace")
+    assert build.parameter_count(method, case) == parameters
+    assert methods.canonical(method) != methods.canonical("lnn")
+
+
+@pytest.mark.parametrize(
+    "method, message",
+    [
+        ("lnn:residual=no", "residual must be true or false; got 'no'"),
+        ("lnn:train_alpha=0", "train_alpha must be true or false; got '0'"),
+        ("lnn:blocks=0,1", "blocks must be an integer"),
+        ("lnn:blocks=1+1", "blocks: each hidden layer once"),
+        ("lnn:blocks=", "blocks must be an integer"),
+    ],
+)
+def test_bad_ablation_options_name_themselves(method, message):
+    with pytest.raises(ValueError, match=message):
+        methods.parse(method)
+
+
+def test_a_block_on_a_layer_the_network_lacks_is_refused():
+    with pytest.raises(ValueError, match="block_layers must be an integer"):
+        build.build_net("lnn:blocks=4", registry.get("laplace"))
+
+
+@pytest.mark.parametrize("stacked", [False, True], ids=["single", "stacked"])
+def test_fixed_gates_stay_fixed_while_trained_gates_move(tmp_path, stacked):
+    """``train_alpha=false``: after Adam steps every gate is still alpha_init,
+    single and stacked; the default network's gates have moved."""
+    res = deepxde_lnn.compare(
+        tiny_case(),
+        methods=["lnn:train_alpha=false", "lnn"],
+        seeds=[0, 1] if stacked else [0],
+        iterations=5,
+        out=tmp_path / "c",
+        stack="on" if stacked else "off",
+        progress=False,
+        workers=1,
+    )
+    for run in res.runs:
+        state = torch.load(run.out / "model.pt", weights_only=True)
+        alphas = torch.cat([v for k, v in state.items() if k.endswith("alpha")])
+        fixed = run.method != "lnn"
+        assert bool(torch.all(alphas == 0.5)) is fixed

@@ -133,6 +133,11 @@ class Shifted(MLP):
         lambda: LNN([2, 8, 8, 2], "sin", TORCH_DEFAULT, block_activation="tanh"),
         lambda: Shifted([2, 8, 8, 2], "tanh", TORCH_DEFAULT),
         lambda: ReZero([2, 8, 8, 2], "sin", TORCH_DEFAULT, alpha_init=0.7),
+        lambda: LNN([2, 8, 8, 2], "tanh", TORCH_DEFAULT, residual=False),
+        lambda: LNN([2, 8, 8, 2], "tanh", TORCH_DEFAULT, block_layers=[1]),
+        lambda: LNN(
+            [2, 8, 8, 2], "tanh", TORCH_DEFAULT, layout="reduced", block_layers=[0]
+        ),  # fmt: skip
     ],
     ids=[
         "mlp",
@@ -142,6 +147,9 @@ class Shifted(MLP):
         "lnn-sin-tanh-blocks",
         "custom-stage",
         "rezero",
+        "no-residual",
+        "blocks-on-layer-1",
+        "reduced-block-on-layer-0",
     ],
 )
 def test_stacked_forward_and_derivatives_equal_single_nets(float64, make):
@@ -294,6 +302,8 @@ def stacked_vs_separate(name, method, derivs="taylor"):
         ("rel_b", "pinn", "taylor"),
         ("laplace", "rezero", "taylor"),
         pytest.param("beam", "rezero", "autograd", marks=pytest.mark.slow),
+        ("laplace", "lnn:train_alpha=false", "taylor"),
+        ("beam", "lnn:residual=false", "taylor"),
     ],
 )
 def test_stacked_equals_separate_runs_float64(float64, name, method, derivs):

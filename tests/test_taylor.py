@@ -83,6 +83,27 @@ def nested_beam(net, x):
 # --- values ---------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(residual=False), dict(block_layers=[0, 2]), dict(train_alpha=False)],
+    ids=["no-residual", "blocks-on-0-and-2", "fixed-alpha"],
+)
+@pytest.mark.parametrize("layout", ["standard", "reduced"])
+def test_ablation_variants_follow_nested_autograd(layout, kwargs):
+    """The ablations' blocks (no identity path, blocks on some layers, fixed
+    gates): the jets give nested autograd's derivatives, and the variant is not
+    the default network (an ignored option would fail here)."""
+    net = make_net("lnn", layout, "tanh", **kwargs)
+    plain = make_net("lnn", layout, "tanh")
+    x, v = points(), torch.tensor([0.6, -0.8], dtype=F64)
+    ref = nested_directional(net, x, v, 3)
+    got = taylor.directional_derivatives(net, x, v, 3)
+    for a, b in zip(got, ref):
+        assert relerr(a, b) < 1e-10
+    if "train_alpha" not in kwargs:
+        assert relerr(net(x), plain(x)) > 1e-3
+
+
 @pytest.mark.parametrize("activation", ["tanh", "sin"])
 @pytest.mark.parametrize("kind, layout", ARCHS, ids=ARCH_IDS)
 def test_directional_derivatives_match_nested_autograd(kind, layout, activation):

@@ -1,15 +1,24 @@
-"""When do the liquid blocks help? Variants of the LNN and of its plain twin, each
-trained over seeds, step-matched and time-matched, in one table.
+"""When do the liquid blocks help, and why? Variants of the LNN and of its plain
+twin, each trained over seeds, step-matched and time-matched, in one table.
 
-Variants (method names with options, :mod:`deepxde_lnn.problems.methods`):
+Variants (method names with options, :mod:`deepxde_lnn.problems.methods`), each
+separating one explanation of what the block does:
 
-* ``lnn``: the paper's block (``alpha_init`` 0.5, the case's layout, width 64);
-* ``lnn:alpha_init=0``: every block the identity at the start;
+* ``lnn``: the paper's block ``h + alpha * tanh(A h + c)`` (``alpha_init`` 0.5,
+  the case's layout, width 64);
+* ``pinn-matched``: the plain MLP of the LNN's parameter count (is it the size?);
+* ``lnn:alpha_init=0``: every block the identity at the start (is it the start?);
+* ``lnn:train_alpha=false``: the gates fixed at 0.5 (is it the trained gate?);
+* ``lnn:residual=false``: the blocks without their identity path, ``alpha *
+  tanh(A h + c)`` (is it the residual path?);
+* ``lnn:blocks=...``: blocks on the first half of the hidden layers only (is it
+  how many, or where?);
+* ``lnn:block_activation=sin``: another block activation (is it tanh's shape?);
 * ``lnn:layout=...``: the other layout (``standard`` <-> ``reduced``);
-* ``lnn:width=32``, ``lnn:width=98``: narrower and wider;
-* ``rezero``: the blocks with one scalar ``alpha`` each, initialised to 0 (ReZero);
-* ``pinn``, ``pinn:width=32``, ``pinn-matched``: the plain MLP at width 64, 32 and
-  at the LNN's parameter count.
+* ``pinn``: the plain MLP, the baseline.
+
+``lnn:width=32``, ``lnn:width=98``, ``rezero`` and ``pinn:width=32`` remain
+available through ``methods=``.
 
 Every row's error is compared with ``pinn`` of the same budget (geometric-mean
 RMSE ratio over seeds with a 95 % interval, paired by seed) and judged "better",
@@ -50,18 +59,20 @@ BUDGETS = ("steps", "time")
 
 
 def variants(case: Case) -> list[str]:
+    """The default variants of the module's docstring for ``case``."""
     other = "reduced" if case.nets.lnn_layout == "standard" else "standard"
-    lnn, pinn = SUBJECT, BASELINE
+    half = "+".join(map(str, range(max(1, len(case.nets.hidden) // 2))))
+    lnn = SUBJECT
     return [
         lnn,
-        f"{lnn}:alpha_init=0",
-        f"{lnn}:layout={other}",
-        f"{lnn}:width=32",
-        f"{lnn}:width=98",
-        "rezero",
-        pinn,
-        f"{pinn}:width=32",
+        BASELINE,
         MATCHED,
+        f"{lnn}:alpha_init=0",
+        f"{lnn}:train_alpha=false",
+        f"{lnn}:residual=false",
+        f"{lnn}:blocks={half}",
+        f"{lnn}:block_activation=sin",
+        f"{lnn}:layout={other}",
     ]
 
 

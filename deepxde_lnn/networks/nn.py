@@ -34,7 +34,7 @@ from deepxde import utils as dde_utils
 from deepxde.nn import activations, initializers
 from deepxde.nn.pytorch.nn import NN
 
-from ..checks import check_int, check_number
+from ..checks import check_bool, check_int, check_number
 from .limits import ALPHA_MAX, LAYOUTS, activation_base
 
 __all__ = [
@@ -65,7 +65,8 @@ Regularization = Sequence | None
 
 
 class LiquidBlock(torch.nn.Module):
-    """Width-preserving liquid residual block ``h + alpha * sigma(A h + c)``.
+    """Width-preserving liquid residual block ``h + alpha * sigma(A h + c)``
+    (without its residual path, ``alpha * sigma(A h + c)``).
 
     ``A, c`` form one ``Linear(width, width)`` with bias; ``alpha`` is a trainable
     gate: one per channel (the paper's; ``w^2 + 2w`` parameters) or one scalar for
@@ -79,6 +80,10 @@ class LiquidBlock(torch.nn.Module):
             paper's ``tanh``).
         per_channel: one ``alpha`` per channel (``True``, the paper's) or one
             scalar (``False``, ReZero's).
+        residual: keep the identity path ``h +`` (``False``: the block is
+            ``alpha * sigma(A h + c)``, an ablation).
+        train_alpha: train ``alpha`` (``False``: a buffer fixed at ``alpha_init``,
+            not a parameter; an ablation).
     """
 
     def __init__(
@@ -88,29 +93,44 @@ class LiquidBlock(torch.nn.Module):
         activation: Activation = "tanh",
         *,
         per_channel: bool = True,
+        residual: bool = True,
+        train_alpha: bool = True,
     ):
         super().__init__()
         width = _check_size(width, "width")
         alpha_init = _check_alpha(alpha_init)
+        self.residual = check_bool(residual, "residual")
+        check_bool(train_alpha, "train_alpha")
         self.activation = _get_activation(activation)
         self.activation_name = _activation_name(activation)
         dtype = config.real(torch)
         self.linear = torch.nn.Linear(width, width, dtype=dtype)
         shape = (width,) if per_channel else ()
-        self.alpha = torch.nn.Parameter(torch.full(shape, alpha_init, dtype=dtype))
+        alpha = torch.full(shape, alpha_init, dtype=dtype)
+        if train_alpha:
+            self.alpha = torch.nn.Parameter(alpha)
+        else:  # a buffer: DeepXDE switches every parameter's requires_grad back on
+            self.register_buffer("alpha", alpha)
 
     def stages(self) -> list:
         """The branch ``sigma(A h + c)`` as stages (see :meth:`MLP.stages`)."""
         return [self.linear, self.activation]
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
+        branch = _apply_stages(self.stages(), h)
+        if not self.residual:
+            return self.alpha * branch
         # one fused operation (and one autograd node) for h + alpha * branch
-        return torch.addcmul(h, self.alpha, _apply_stages(self.stages(), h))
+        return torch.addcmul(h, self.alpha, branch)
 
     def extra_repr(self) -> str:
         out = f"width={self.linear.in_features}"
         if self.alpha.ndim == 0:
             out += ", per_channel=False"
+        if not self.residual:
+            out += ", residual=False"
+        if not isinstance(self.alpha, torch.nn.Parameter):
+            out += ", train_alpha=False"
         if self.activation_name != "tanh":
             out += f", activation={self.activation_name!r}"
         return out
@@ -220,6 +240,12 @@ class LNN(MLP):
             hidden ``activation`` of each stage (``activation[i]`` when a list is
             given; the paper's tanh for a tanh network), or a DeepXDE activation
             name or callable (e.g. ``"tanh"``, the paper's block in any network).
+        residual: the blocks' identity path (``False``: ``h <- alpha * sigma(A h +
+            c)``; an ablation).
+        train_alpha: train the gates (``False``: fixed at ``alpha_init``).
+        block_layers: the hidden layers (0-based) that carry a block; default
+            all. In the reduced layout a layer without a block applies its hidden
+            activation instead.
 
     Note:
         DeepXDE's ``"l2"`` regularization becomes Adam weight decay and so also
@@ -236,6 +262,9 @@ class LNN(MLP):
         alpha_init: float = 0.5,
         layout: str = "standard",
         block_activation: Activation = "same",
+        residual: bool = True,
+        train_alpha: bool = True,
+        block_layers: Sequence[int] | None = None,
     ):
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
@@ -244,7 +273,10 @@ class LNN(MLP):
         self.block_activation = block_activation
         if not _is_same(block_activation):
             _get_activation(block_activation, "block_activation")  # fail early
+        self.residual = check_bool(residual, "residual")
+        self.train_alpha = check_bool(train_alpha, "train_alpha")
         sizes = _check_layer_sizes(layer_sizes)
+        self.block_layers = _check_block_layers(block_layers, len(sizes) - 2)
         if layout == "reduced" and len(set(sizes[1:-1])) > 1:
             raise ValueError(
                 "layer_sizes: the 'reduced' layout needs equal hidden widths, got "
@@ -257,16 +289,26 @@ class LNN(MLP):
             sigmas = self.activation[:-1]
         else:
             sigmas = [self.block_activation] * (len(self.layer_sizes) - 2)
+        widths = self.layer_sizes[1:-1]
         self.blocks = torch.nn.ModuleList(
-            LiquidBlock(w, self.alpha_init, sigma)
-            for w, sigma in zip(self.layer_sizes[1:-1], sigmas)
+            LiquidBlock(
+                widths[j],
+                self.alpha_init,
+                sigmas[j],
+                residual=self.residual,
+                train_alpha=self.train_alpha,
+            )
+            for j in self.block_layers
         )
         _initialize(self.modules(), init)
 
     def _layer_stages(self, j: int) -> list:
+        if j not in self.block_layers:
+            return [self.activation[j]]
+        block = self.blocks[self.block_layers.index(j)]
         if self.layout == "standard":
-            return [self.activation[j], self.blocks[j]]
-        return [self.blocks[j]]
+            return [self.activation[j], block]
+        return [block]
 
     def extra_repr(self) -> str:
         """Layout, ``alpha_init`` and the blocks' ``sigma`` as resolved (one name,
@@ -275,10 +317,17 @@ class LNN(MLP):
         if not names:  # no hidden layer, no block
             names = [_activation_name(self.block_activation)]
         shown = names[0] if len(set(names)) == 1 else names
-        return (
+        out = (
             f"layout={self.layout!r}, alpha_init={self.alpha_init}, "
             f"block_activation={shown!r}"
         )
+        if not self.residual:
+            out += ", residual=False"
+        if not self.train_alpha:
+            out += ", train_alpha=False"
+        if self.block_layers != tuple(range(len(self.layer_sizes) - 2)):
+            out += f", block_layers={list(self.block_layers)}"
+        return out
 
 
 class ReZero(MLP):
@@ -359,6 +408,21 @@ def _check_layer_sizes(layer_sizes, name: str = "layer_sizes") -> list[int]:
             f"{name} needs at least input and output sizes, got {layer_sizes!r}"
         )
     return [_check_size(n, f"{name}[{i}]") for i, n in enumerate(layer_sizes)]
+
+
+def _check_block_layers(block_layers, hidden: int) -> tuple[int, ...]:
+    """``block_layers`` as sorted distinct hidden-layer indices in ``[0, hidden)``
+    (None: all); a ValueError naming it otherwise."""
+    if block_layers is None:
+        return tuple(range(hidden))
+    if isinstance(block_layers, (str, bytes)) or not isinstance(block_layers, Sequence):
+        raise ValueError(
+            f"block_layers must be a list of hidden-layer indices, got {block_layers!r}"
+        )
+    out = [check_int(j, "block_layers", 0, hidden - 1) for j in block_layers]
+    if len(set(out)) != len(out):
+        raise ValueError(f"block_layers: each layer once, got {list(block_layers)}")
+    return tuple(sorted(out))
 
 
 def _check_alpha(alpha_init) -> float:

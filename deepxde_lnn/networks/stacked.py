@@ -91,11 +91,16 @@ class StackedNet(torch.nn.Module):
         return self.params[self._index[name]]
 
     def state_dicts(self) -> list[dict]:
-        """Per-run state dicts, keys and shapes exactly those of a single net."""
-        return [
-            {k: p[i].detach().clone() for k, p in zip(self.names, self.params)}
-            for i in range(self.num_runs)
-        ]
+        """Per-run state dicts, keys and shapes exactly those of a single net
+        (its buffers, e.g. fixed gates, the same in every run)."""
+        buffers = dict(self.template.named_buffers())
+        order = list(self.template.state_dict())  # a single net's key order
+
+        def value(k: str, i: int) -> torch.Tensor:
+            v = self._p(k)[i] if k in self._index else buffers[k]
+            return v.detach().clone()
+
+        return [{k: value(k, i) for k in order} for i in range(self.num_runs)]
 
     def nets(self) -> list[MLP]:
         """K single nets holding the runs' current values."""
@@ -201,13 +206,22 @@ def _stacked_linear(net: StackedNet, m: torch.nn.Linear) -> Callable:
 
 
 def _stacked_residual(net: StackedNet, m: LiquidBlock) -> Callable:
-    """``h_k + alpha_k * branch_k(h_k)``, ``alpha_k`` broadcast as in one net."""
-    a, branch = net._slot(m, "alpha"), net._compile(m.stages())
+    """``h_k + alpha_k * branch_k(h_k)`` (``alpha_k * branch_k(h_k)`` without the
+    residual path), ``alpha_k`` broadcast as in one net."""
+    fixed = not isinstance(m.alpha, torch.nn.Parameter)  # one buffer for every run
+    a = None if fixed else net._slot(m, "alpha")
+    branch = net._compile(m.stages())
 
     def step(h):
-        alpha = net.params[a]
-        lead = (alpha.shape[0],) + (1,) * (h.ndim - alpha.ndim)
-        return h + alpha.reshape(*lead, *alpha.shape[1:]) * _run(branch, h)
+        if fixed:
+            alpha = m.alpha.to(h)
+        else:
+            alpha = net.params[a]
+            lead = (alpha.shape[0],) + (1,) * (h.ndim - alpha.ndim)
+            alpha = alpha.reshape(*lead, *alpha.shape[1:])
+        if not m.residual:
+            return alpha * _run(branch, h)
+        return torch.addcmul(h, alpha, _run(branch, h))
 
     return step
 
@@ -267,8 +281,13 @@ def _check_same_architecture(nets: Sequence[MLP]) -> None:
             f"nets must be deepxde_lnn networks that declare their stages (MLP, "
             f"LNN, ...), got {type(first).__name__}"
         )
-    if any(True for _ in first.buffers()):
-        raise ValueError("nets with buffers are not supported")
+    buffers = dict(first.named_buffers())  # shared by the runs (e.g. fixed gates)
+    for n in nets[1:]:
+        other = dict(n.named_buffers())
+        if other.keys() != buffers.keys() or not all(
+            torch.equal(v, other[k]) for k, v in buffers.items()
+        ):
+            raise ValueError("nets whose buffers differ are not supported")
     if any("activation" in k for k, _ in first.named_parameters()):
         raise ValueError("nets with trainable activations are not supported")
 

@@ -298,8 +298,9 @@ def _ops(stages) -> list:
 
 
 def _residual_ops(block) -> list:
-    """``h + alpha * branch(h)``: the gate and the branch's own program."""
-    return [("residual", (block.alpha, _ops(block.stages())))]
+    """``h + alpha * branch(h)`` (or ``alpha * branch(h)``): the gate, the
+    branch's own program and whether the identity path is there."""
+    return [("residual", (block.alpha, _ops(block.stages()), block.residual))]
 
 
 #: jet rule per stage type: ``stage -> program steps`` (anything else is taken
@@ -458,11 +459,16 @@ def _activate(factors: TaylorFactors, z0: Tensor, jet: _Jet, lay: _Layout) -> tu
 
 
 def _residual(
-    alpha: Tensor, branch: list, h0: Tensor, jet: _Jet, lay: _Layout
+    alpha: Tensor, branch: list, residual: bool, h0: Tensor, jet: _Jet, lay: _Layout
 ) -> tuple:
-    """``h + alpha * branch(h)``, ``branch`` given as program steps; ``alpha``
-    (``t``-independent) scales every coefficient of the branch."""
+    """``h + alpha * branch(h)`` (``alpha * branch(h)`` without the residual
+    path), ``branch`` given as program steps; ``alpha`` (``t``-independent)
+    scales every coefficient of the branch."""
     t0, t = _run(branch, h0, jet, lay)
+    alpha = alpha.to(t0)  # a fixed gate is a buffer, wherever the template is
+    if not residual:
+        coeffs = [_addmul(None, tk, alpha) for tk in t.coeffs]
+        return alpha * t0, _Jet(coeffs, _addmul(None, t.top, alpha))
     coeffs = [_addmul(h, tk, alpha) for h, tk in zip(jet.coeffs, t.coeffs)]
     return torch.addcmul(h0, alpha, t0), _Jet(coeffs, _addmul(jet.top, t.top, alpha))
 

@@ -83,7 +83,9 @@ def _block_activation(text: str) -> str:
     return text if text == "same" else check_activation(text, "block_activation")
 
 
-def _lnn(case, width, alpha_init, layout, block_activation):
+def _lnn(
+    case, width, alpha_init, layout, block_activation, residual, train_alpha, blocks
+):
     net = LNN(
         _sizes(case, width),
         ACTIVATION,
@@ -91,6 +93,9 @@ def _lnn(case, width, alpha_init, layout, block_activation):
         alpha_init=alpha_init,
         layout=layout or case.nets.lnn_layout,
         block_activation=_block_activation(block_activation),
+        residual=residual,
+        train_alpha=train_alpha,
+        block_layers=blocks,
     )
     return _transformed(net, case)
 

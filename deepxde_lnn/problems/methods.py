@@ -21,7 +21,10 @@ the case's output transform and network settings (:class:`Nets`). Every method
 follows the case's sampling protocol, optimizer, learning rate and step count.
 
 A method name may carry options for ablations, ``NAME:key=value:key=value``:
-``lnn`` takes ``alpha_init``, ``layout``, ``width`` and ``block_activation``;
+``lnn`` takes ``alpha_init``, ``layout``, ``width``, ``block_activation``,
+``residual`` (``false``: blocks without the identity path, ``h <- alpha *
+sigma(A h + c)``), ``train_alpha`` (``false``: the gates fixed at ``alpha_init``)
+and ``blocks`` (the hidden layers with a block, 0-based, joined by ``+``: ``0+1``);
 ``rezero`` the same but ``layout``; ``pinn`` and ``rba`` take ``width`` (e.g.
 ``lnn:alpha_init=0``, ``pinn:width=98``).
 
@@ -129,6 +132,26 @@ def _block_activation(text: str) -> str:
     return text
 
 
+def _flag(name: str) -> Callable[[str], bool]:
+    """The parser of an on/off option: ``true`` or ``false``."""
+
+    def parse(text: str) -> bool:
+        if text not in ("true", "false"):
+            raise ValueError(f"{name} must be true or false; got {text!r}")
+        return text == "true"
+
+    return parse
+
+
+def _blocks(text: str) -> tuple[int, ...]:
+    """Hidden-layer indices joined by ``+`` (``0+1``: blocks on the first two)."""
+    parts = text.split("+")
+    layers = tuple(parse_int(part, "blocks", 0, WIDTH_MAX) for part in parts)
+    if len(set(layers)) != len(layers):
+        raise ValueError(f"blocks: each hidden layer once; got {text!r}")
+    return tuple(sorted(layers))
+
+
 _WIDTH = {"width": Option(_width)}
 _ACTIVATION = {"block_activation": Option(_block_activation, "tanh")}
 
@@ -140,6 +163,9 @@ _ALL = (
             "alpha_init": Option(_alpha, 0.5),
             "layout": Option(_layout),
             **_ACTIVATION,
+            "residual": Option(_flag("residual"), True),
+            "train_alpha": Option(_flag("train_alpha"), True),
+            "blocks": Option(_blocks),
         },
         stackable=True,
     ),
