@@ -530,7 +530,7 @@ def ablate(
         comparisons = {
             b: compare_runs(o, problem, methods, seeds, root / b, b) for b in budgets
         }
-        text = table(root, problem, o.verdicts.margin)
+        text = table(root, problem.name, problem.fields, o.verdicts.margin)
         with writing(root):  # a full disk: one error naming the file
             atomic.atomic_write_text(root / ABLATION_TABLE, text + "\n")
             ablation_figure(root)

@@ -28,7 +28,9 @@ column's verdicts are one family, with Holm's adjustment shown where it differs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..analysis.figures import plt_module
 from ..analysis.overview import summary_figure
@@ -46,9 +48,11 @@ from ..analysis.table import (
     rows,
 )
 from ..config import record_problem
-from ..problems.case import Case
 from ..runs import atomic
 from ..runs.records import escape, load_runs
+
+if TYPE_CHECKING:  # the table is built without torch (the report's promise)
+    from ..problems.case import Case
 
 __all__ = ["variants", "table", "figure", "BUDGETS", "TABLE", "FIGURE"]
 
@@ -76,12 +80,12 @@ def variants(case: Case) -> list[str]:
     ]
 
 
-def _column(root: Path, case: Case, field: str, margin: float) -> dict[str, tuple]:
+def _column(root: Path, case: str, field: str, margin: float) -> dict[str, tuple]:
     """One budget's column: per method, its :class:`~deepxde_lnn.analysis.table.Row` and
     its verdict cell (one family: Holm over the column)."""
     runs = load_runs(root, options=record_problem) if root.exists() else []
     if runs:
-        one_case(runs, case.name)
+        one_case(runs, case)
     table = rows(runs, field, BASELINE, margin, looks_of(root))
     texts = judged([row.ci for row in table])
     return {row.method: (row, _verdict(row, text)) for row, text in zip(table, texts)}
@@ -93,10 +97,13 @@ def _verdict(row: Row, text: str) -> str:
     return "—" if row.ci is None else f"{ci_text(row.ci)} {text}"
 
 
-def table(root: str | Path, case: Case, margin: float = MARGIN) -> str:
-    """The ablation table (markdown) from ``root/steps`` and ``root/time``."""
+def table(
+    root: str | Path, case: str, fields: Sequence[str], margin: float = MARGIN
+) -> str:
+    """The ablation table (markdown) of case ``case`` on its ``fields`` from
+    ``root/steps`` and ``root/time``."""
     root = Path(root)
-    lines = [f"# Ablation: {case.name}", ""]
+    lines = [f"# Ablation: {escape(case)}", ""]
     lines += [
         "Geometric-mean RMSE over seeds, and the ratio to `pinn` of the same "
         "budget with its interval and verdict. *steps*: every variant the same "
@@ -107,7 +114,7 @@ def table(root: str | Path, case: Case, margin: float = MARGIN) -> str:
         "their number changes a verdict, it follows in brackets.",
         "",
     ]
-    for field in case.fields:
+    for field in fields:
         cols = {b: _column(root / b, case, field, margin) for b in BUDGETS}
         names = sorted({*cols["steps"], *cols["time"]}, key=method_order)
         lines += [f"## {field}", ""]

@@ -56,7 +56,7 @@ from ..runs import atomic as aio
 from ..runs.errors import FolderError
 from ..runs.folder import check_file_ours, check_ours, mark, writing
 from ..runs.records import escape, inside, load_runs
-from . import catalog, registry
+from . import catalog
 from .paper import paper_rows, paper_table
 from .protocols import SETTLED
 
@@ -480,15 +480,15 @@ ABLATIONS = (
 )
 
 
-def ablation_roots(runs: list[dict]) -> dict[Path, str]:
+def ablation_roots(runs: list[dict]) -> dict[Path, list[dict]]:
     """The ablations among ``runs``: folders holding a ``steps/`` or ``time/``
     design (``ROOT/BUDGET/METHOD/seed-S``) and the table ``ablate`` wrote there
-    (only its presence is read), with their case, in path order."""
-    found = {}
+    (only its presence is read), with their runs, in path order."""
+    found: dict[Path, list[dict]] = {}
     for rec in runs:
         design = Path(rec["_dir"]).parent.parent
         if design.name in BUDGETS and (design.parent / ABLATION_TABLE).is_file():
-            found[design.parent] = rec["case"]
+            found.setdefault(design.parent, []).append(rec)
     return dict(sorted(found.items()))
 
 
@@ -497,8 +497,8 @@ def _ablations_section(runs: list[dict], margin: float) -> list[str]:
     if not roots:
         return []
     lines = list(ABLATIONS)
-    for root, case in roots.items():
-        text = ablation_table(root, registry.get(case), margin)
+    for root, found in roots.items():
+        text = ablation_table(root, found[0]["case"], _fields(found), margin)
         head, *body = text.splitlines()  # "# Ablation: CASE", then "## FIELD"...
         lines += [f"### {head.lstrip('# ')} (`{escape(root.name)}`)"]
         lines += [f"##{line}" if line.startswith("## ") else line for line in body]
