@@ -26,6 +26,7 @@ import numpy as np
 from ..config import RunConfig, record_problem
 from ..problems.metrics import METRICS, summary_field
 from ..runs import atomic as aio
+from ..runs.cost import cost
 from ..runs.csvtext import formula_safe
 from ..runs.errors import FolderError
 from ..runs.folder import record_decay
@@ -47,6 +48,9 @@ from .table import (
     option_text,
     rows,
     spread_text,
+    timing_mark,
+    timing_notes,
+    timing_states,
     value,
 )
 
@@ -249,7 +253,7 @@ def _times(row: Row, base: Row) -> str:
 
     def median(r: Row) -> str:
         s = r.stats.get("train_seconds")
-        return "?" if s is None else f"{s['median']:.3g} s"
+        return "?" if s is None else f"{s['median']:.3g} s{timing_mark(r.timing)}"
 
     return (
         f"time per run {escape(row.method)} {median(row)}, "
@@ -427,6 +431,7 @@ def _markdown(runs, rows, methods, fields, paper_seed, verdicts, excluded=()) ->
     ]
     lines += _per_function(runs, methods)
     lines += _networks(runs, methods)
+    marks = {m: timing_mark(_states(runs, m)) for m in methods}
     get = {(r["method"], r["field"], r["metric"]): r for r in rows}
     for fld in fields:
         lines += [f"## {escape(fld)}", ""]
@@ -434,6 +439,7 @@ def _markdown(runs, rows, methods, fields, paper_seed, verdicts, excluded=()) ->
         lines += [head, "|" + "---|" * (len(METRICS) + 3)]
         for m in methods:
             cells = [spread_text(get[(m, fld, k)]) for k in (*METRICS, "train_seconds")]
+            cells[-1] += marks[m]
             lines.append(
                 f"| {escape(m)} | {get[(m, fld, 'RMSE')]['n']} | "
                 + " | ".join(cells)
@@ -503,11 +509,20 @@ def _networks(runs, methods) -> list[str]:
     for m in methods:
         mine = [r for r in runs if r["method"] == m]
         params = sorted({r["parameters"] for r in mine})
-        per_step = np.median([r["seconds_per_iteration"] for r in mine]) * 1e3
+        steps = [c.step_seconds for c in map(cost, mine) if c.step_seconds is not None]
+        per_step = f"{np.median(steps) * 1e3:.3g}" if steps else "—"
         net = escape(mine[0].get("network", "")) if mine else ""
         count = " / ".join(map(str, params))
-        lines.append(f"| {escape(m)} | {net} | {count} | {per_step:.3g} |")
-    return [*lines, ""]
+        mark = timing_mark(_states(runs, m))
+        lines.append(f"| {escape(m)} | {net} | {count} | {per_step}{mark} |")
+    notes = timing_notes(timing_states(r for r in runs if r["method"] in methods))
+    # the marks' sentences hold for every time in the summary (tables, verdicts)
+    return [*lines, "", *([" ".join(notes), ""] if notes else [])]
+
+
+def _states(runs, method: str) -> tuple[str, ...]:
+    """The flagged timing states of ``method``'s runs."""
+    return timing_states(r for r in runs if r["method"] == method)
 
 
 PAPER_NOTE = (
@@ -600,12 +615,15 @@ def sweep_table(
                 spread_text(row.stats.get(k))
                 for k in ("J", "RMSE", "relL2", "MaxErr", "train_seconds")
             ]
+            cells[-1] += timing_mark(row.timing)
             cells += [ci_text(row.ci), verdict]
             lines.append(
                 f"| {lr_text(lr)} | {escape(row.method)} | {row.n} | "
                 + " | ".join(cells)
                 + " |"
             )
+    notes = timing_notes(timing_states(runs))
+    lines += ["", " ".join(notes)] if notes else []
     text = "\n".join(lines) + "\n"
     aio.atomic_write_text(root / "sweep.md", text)
     sweep_figure(root, tables, key)

@@ -13,7 +13,8 @@ report with its headline (:mod:`deepxde_lnn.analysis.summaries`,
   pooled;
 * :func:`rows` gives one :class:`Row` per method for one field (or metric set)
   of one group's runs, in the registry's method order (:func:`method_order`):
-  seeds, parameters, s/step, ``mean ± std`` (and median, min, max) of every
+  seeds, parameters, s/step (:func:`deepxde_lnn.runs.cost.cost`, marked where
+  flagged: :func:`timing_mark`), ``mean ± std`` (and median, min, max) of every
   metric, the paper's numbers, and the geometric-mean RMSE ratio to the
   baseline with its interval (:func:`deepxde_lnn.analysis.stats.ratio_ci`),
   and beside it the robust companions: the probability that a seed ends below
@@ -34,6 +35,7 @@ import numpy as np
 from ..config import RunConfig
 from ..problems.methods import COMPARED, METHODS
 from ..problems.metrics import METRICS
+from ..runs.cost import LOADED_SHARE, cost
 from ..runs.names import lr_text
 from ..runs.records import escape, metric_sets
 from .stats import (
@@ -73,14 +75,54 @@ __all__ = [
     "COMPANIONS",
     "FAILURE_RULE",
     "value",
+    "TIMING_MARKS",
+    "timing_mark",
+    "timing_notes",
+    "timing_states",
 ]
 
 # compare's default pair: the LNN and its plain twin, the baseline of every verdict
 SUBJECT, BASELINE = COMPARED
 MATCHED = "pinn-matched"  # the plain MLP of the LNN's parameter count (a control)
-# per-run quantities beside the metrics: the training seconds, the final loss J and
-# the steps taken (a time budget stops at its own step)
+# per-run quantities beside the metrics: the training seconds (the run's cost,
+# :func:`deepxde_lnn.runs.cost.cost`), the final loss J and the steps taken (a
+# time budget stops at its own step)
 EXTRA = ("train_seconds", "J", "steps")
+
+#: the mark a timing cell carries when its runs' timing is flagged
+#: (:func:`deepxde_lnn.runs.cost.timing_state`), and the sentence that explains it
+TIMING_MARKS = {"loaded": "†", "unknown": "‡"}
+_TIMING_NOTES = {
+    "loaded": (
+        "† timed under load: the process got less than "
+        f"{LOADED_SHARE:.0%} of the CPU time its threads asked for, so its CPU "
+        "seconds are shown instead of its wall seconds (with one thread, what it "
+        "costs on an idle core)."
+    ),
+    "unknown": (
+        "‡ timing unknown: recorded before CPU time was kept, so whether the "
+        "machine was loaded is unknown; its wall seconds may overstate the cost "
+        "many times."
+    ),
+}
+
+
+def timing_states(runs: Iterable[dict]) -> tuple[str, ...]:
+    """The flagged timing states among ``runs`` (``"loaded"``, ``"unknown"``)."""
+    found = {cost(r).state for r in runs}
+    return tuple(k for k in TIMING_MARKS if k in found)
+
+
+def timing_mark(states: Iterable[str]) -> str:
+    """A timing cell's marks for ``states`` (:func:`timing_states`), e.g. ``†``."""
+    found = set(states)
+    return "".join(TIMING_MARKS[k] for k in TIMING_MARKS if k in found)
+
+
+def timing_notes(states: Iterable[str]) -> list[str]:
+    """The sentences under a table explaining its marks, one per state found."""
+    found = set(states)
+    return [_TIMING_NOTES[k] for k in TIMING_MARKS if k in found]
 
 
 def method_order(method: str) -> tuple[int, str]:
@@ -310,11 +352,19 @@ class Row:
     runs: tuple[dict, ...] = dataclasses.field(repr=False)
     stats: Mapping[str, dict]
     parameters: tuple[int, ...]
-    s_per_step: float | None
+    s_per_step: float | None  # mean of the runs' cost per step
     devices: tuple[str, ...]
     paper: Mapping[str, float]
     ci: RatioCI | None
     below: PBelow | None = None
+    timing: tuple[str, ...] = ()  # the flagged timing states (timing_states)
+
+    @property
+    def s_per_step_text(self) -> str:
+        """s/step in a cell, marked where flagged (:func:`timing_mark`)."""
+        if self.s_per_step is None:
+            return "—"
+        return f"{self.s_per_step:.3g}{timing_mark(self.timing)}"
 
     @property
     def n(self) -> int:
@@ -352,6 +402,8 @@ def value(record: dict, field: str, metric: str) -> float | None:
         return record.get("final_loss", {}).get("total")
     if metric == "steps":
         return record.get("steps", record["iterations"])
+    if metric == "train_seconds":
+        return cost(record).run_seconds
     if metric in EXTRA:
         return record.get(metric)
     return _sets(record)[field][metric]
@@ -397,7 +449,7 @@ def rows(
 def _row(method: str, field: str, mine: list[dict], paper: Mapping | None) -> Row:
     """The row of ``method``'s runs ``mine``, without a comparison."""
     metrics = {k: [value(r, field, k) for r in mine] for k in (*METRICS, *EXTRA)}
-    steps = [r["seconds_per_iteration"] for r in mine if "seconds_per_iteration" in r]
+    steps = [c.step_seconds for c in map(cost, mine) if c.step_seconds is not None]
     ref = {k: paper_value(paper, method, field, k) for k in (*METRICS, EXTRA[0])}
     return Row(
         method=method,
@@ -413,6 +465,7 @@ def _row(method: str, field: str, mine: list[dict], paper: Mapping | None) -> Ro
         devices=tuple(sorted({r.get("device", "?") for r in mine})),
         paper={k: v for k, v in ref.items() if v is not None},
         ci=None,
+        timing=timing_states(mine),
     )
 
 

@@ -46,6 +46,7 @@ from ..analysis.table import (
     judged,
     method_order,
     rows,
+    timing_notes,
 )
 from ..config import record_problem
 from ..runs import atomic
@@ -124,7 +125,9 @@ def table(
             "|---|---|---|---|---|---|---|---|---|",
         ]
         lines += [_line(cols["steps"].get(m), cols["time"].get(m)) for m in names]
-        lines += ["", _family_line(cols), ""]
+        shown = [(cols["steps"].get(m) or cols["time"][m])[0] for m in names]
+        notes = timing_notes(k for row in shown for k in row.timing)  # s/step's
+        lines += ["", *([" ".join(notes), ""] if notes else []), _family_line(cols), ""]
     return "\n".join(lines)
 
 
@@ -133,7 +136,7 @@ def _line(steps: tuple | None, time: tuple | None) -> str:
     ref = (steps or time)[0]
     line = (
         f"| `{escape(ref.method)}` | {' / '.join(f'{p:,}' for p in ref.parameters)} "
-        f"| {ref.s_per_step:.4g} | {ref.n} | "
+        f"| {ref.s_per_step_text} | {ref.n} | "
     )
     if steps:
         line += f"{steps[0].rmse_geomean:.3e} | {steps[1]} | "

@@ -19,6 +19,7 @@ from ..config import MARGIN, TIME_CAP, Options, RunConfig
 from ..problems.metrics import errors_line, summary_field
 from ..problems.problem import Problem, Profile
 from ..runs import atomic
+from ..runs.cost import cost
 from ..runs.folder import RunFolder, claim, writing
 from ..runs.names import lr_label, run_folder, seed_name
 from ..runs.records import read_budget
@@ -73,11 +74,17 @@ def progress_of(o: Options, label: str) -> Progress:
     return Progress.auto(label, enabled=o.execution.progress)
 
 
+# what a run's line adds to a flagged step cost (deepxde_lnn.runs.cost.timing_state)
+_LOADED = {"loaded": " of CPU time: timed under load", "unknown": ", load unknown"}
+
+
 def print_record(o: Options, rec: dict, out) -> None:
+    c = cost(rec)
     lines = [
         f"{rec['case']} {rec['method']} seed {rec['seed']}: "
         f"{rec.get('steps', rec['iterations'])} steps in {rec['train_seconds']:.1f} s "
-        f"({rec['seconds_per_iteration'] * 1e3:.1f} ms/step, {rec['parameters']} params)"
+        f"({c.step_seconds * 1e3:.1f} ms/step{_LOADED.get(c.state, '')}, "
+        f"{rec['parameters']} params)"
     ]
     lines += [errors_line(name, m) for name, m in rec["metrics"].items()]
     say(o, "\n".join([*lines, f"  -> {out}"]))

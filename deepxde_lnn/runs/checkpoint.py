@@ -119,6 +119,7 @@ _OPTIONAL = {
     "scheduler": (dict, type(None)),
     "data": dict,
     "stack_sizes": list,  # older checkpoints have none
+    "cpu_seconds": (int, float),  # older checkpoints have none: unknown
 }
 
 
@@ -139,12 +140,14 @@ def check_payload(state, path: str | Path = "") -> dict:
             raise _malformed(path, f"{key!r} of the wrong type")
     if state.get("phase") not in (None, "adam", "lbfgs"):
         raise _malformed(path, f"phase must be adam or lbfgs, got {state['phase']!r}")
-    step, seconds = state.get("step"), state.get("seconds")
+    step = state.get("step")
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
         raise _malformed(path, f"step must be an integer >= 0, got {step!r}")
-    number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
-    if not number or not math.isfinite(seconds) or seconds < 0:
-        raise _malformed(path, f"seconds must be a finite number >= 0, got {seconds!r}")
+    for key in ("seconds", "cpu_seconds"):
+        value = state.get(key, 0.0 if key == "cpu_seconds" else None)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or value < 0:
+            raise _malformed(path, f"{key} must be a finite number >= 0, got {value!r}")
     if not all(isinstance(v, torch.Tensor) for v in state["net"].values()):
         raise _malformed(path, "'net' must map names to tensors")
     opt = state["opt"]

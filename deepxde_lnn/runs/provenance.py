@@ -27,11 +27,11 @@ def versions() -> dict:
 
 
 def device_info() -> dict:
-    """The device training ran on (CUDA when PyTorch sees a GPU, as DeepXDE)."""
+    """The device training ran on (CUDA when PyTorch sees a GPU, as DeepXDE)
+    and torch's CPU thread count (the cores a CPU run asked for)."""
+    threads = torch.get_num_threads()
     if torch.cuda.is_available():
-        return {"device": "cuda", "device_name": torch.cuda.get_device_name()}
-    return {
-        "device": "cpu",
-        "device_name": platform.processor() or platform.machine(),
-        "threads": torch.get_num_threads(),
-    }
+        name = torch.cuda.get_device_name()
+        return {"device": "cuda", "device_name": name, "threads": threads}
+    name = platform.processor() or platform.machine()
+    return {"device": "cpu", "device_name": name, "threads": threads}

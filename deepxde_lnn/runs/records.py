@@ -319,6 +319,10 @@ def _text(v) -> bool:
     return isinstance(v, str) and len(v) <= MAX_TEXT
 
 
+def _seconds_or_null(v) -> bool:
+    return v is None or (is_number(v) and v >= 0)
+
+
 BUDGETS = ("steps", "time", "script")  # the same steps, seconds; the function's
 # key -> (test, what it must be), the keys a run writes beside its options (which
 # their own fields check: ``options`` of :func:`problem`); absent keys are
@@ -331,6 +335,20 @@ _TYPES = {
     "parameters": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
     "seconds_per_iteration": (lambda v: is_number(v) and v >= 0, "a number >= 0"),
     "train_seconds": (lambda v: is_number(v) and v >= 0, "a number >= 0"),
+    # timing (:mod:`.cost`): null CPU time is a session that did not keep it
+    "cpu_seconds": (_seconds_or_null, "a number >= 0 or null"),
+    "cpu_share": (_seconds_or_null, "a number >= 0 or null"),
+    "threads": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
+    "load_average": (
+        lambda v: (
+            isinstance(v, list)
+            and len(v) == 2
+            and all(is_number(x) and x >= 0 for x in v)
+        ),
+        "[start, end], two numbers >= 0",
+    ),
+    "stack_wall_seconds": (lambda v: is_number(v) and v >= 0, "a number >= 0"),
+    "stack_cpu_seconds": (_seconds_or_null, "a number >= 0 or null"),
     "steps": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
     "grid_points": (lambda v: is_integer(v) and v > 0, "an integer > 0"),
     "stacked_runs": (lambda v: is_integer(v) and v > 0, "an integer > 0"),

@@ -45,6 +45,7 @@ from ..analysis.table import (
     prepare,
     rows,
     spread_text,
+    timing_notes,
 )
 from ..config import record_problem
 from ..experiments.ablation import BUDGETS
@@ -210,7 +211,9 @@ HOW_TO_READ = (
     "seeds, trainable parameters, training-loop seconds per step (mean over seeds; "
     "for seeds trained together as one stacked model, the batch's time divided by "
     "its runs; followed by the device where a configuration's runs were made on "
-    "different hardware), RMSE mean ± sample std and median over seeds, then relL2 and MaxErr "
+    "different hardware; a CPU run timed under load counts its CPU seconds, marked "
+    "†, and a run recorded before CPU time was kept is marked ‡, its wall seconds "
+    "not to be trusted), RMSE mean ± sample std and median over seeds, then relL2 and MaxErr "
     "mean ± std. 'paper' is the paper's single-seed RMSE (Tables 2–7: its own "
     "protocol, hardware and seed), shown at the `paper` and `accurate` profiles "
     "(the latter trains the same problems better: float64, a fixed point set, Adam "
@@ -467,6 +470,8 @@ def _case_section(
                 for row, text in zip(table, texts)
             ]
             lines.append("")
+            notes = timing_notes(k for row in table for k in row.timing)
+            lines += [" ".join(notes), ""] if notes else []
     return lines
 
 
@@ -549,7 +554,7 @@ def _cells(row: Row, verdict: str) -> list[str]:
         f"`{escape(row.method)}`",
         str(row.n),
         " / ".join(f"{p:,}" for p in row.parameters) or "—",
-        _num(row.s_per_step, ".3g")
+        row.s_per_step_text
         + (f" ({escape('/'.join(row.devices))})" if row.devices else ""),
         spread_text(row.stats["RMSE"]),
         f"{row.stats['RMSE']['median']:.3e}",

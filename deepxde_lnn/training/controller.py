@@ -1,5 +1,6 @@
 """Per-step bookkeeping inside ``dde.Model.train``: the loss log, the NaN stop,
-periodic checkpoints, SIGINT/SIGTERM, progress output and the training clock."""
+periodic checkpoints, SIGINT/SIGTERM, progress output and the training clocks
+(wall and process CPU time)."""
 
 from __future__ import annotations
 
@@ -42,8 +43,8 @@ class Controller(dde.callbacks.Callback):
     """Logs every step's per-term losses of each run (moved to host every
     ``FLUSH`` steps), takes a run with a non-finite loss out (``drop(positions,
     step)``, while others remain; training stops when none does), checkpoints every
-    ``checkpoint_every`` steps through ``save(step, tables, seconds)``, stops with
-    a checkpoint when a signal arrived, stops when a time ``budget`` (training
+    ``checkpoint_every`` steps through ``save(step, tables, seconds,
+    cpu_seconds)``, stops with a checkpoint when a signal arrived, stops when a time ``budget`` (training
     seconds) is spent, and reports progress (a tqdm bar, or a line every
     ``log_every`` steps, or nothing) out of ``shown_total`` steps (default
     ``total``, the step this phase ends at).
@@ -78,8 +79,8 @@ class Controller(dde.callbacks.Callback):
         self.diverged: dict = {}  # run -> first step with a non-finite loss
         self.drop = drop
         self._pending: list[torch.Tensor] = []
-        self.io_seconds = 0.0
-        self.t0 = self.t1 = None
+        self.io_seconds = self.io_cpu_seconds = 0.0
+        self.t0 = self.t1 = self.c0 = self.c1 = None
         self.progress = progress
         shown = total if shown_total is None else shown_total
         self.bar = progress.bar(start, shown) if progress is not None else None
@@ -95,11 +96,11 @@ class Controller(dde.callbacks.Callback):
 
     def on_train_begin(self):
         sync()
-        self.t0 = time.perf_counter()
+        self.t0, self.c0 = time.perf_counter(), time.process_time()
 
     def on_train_end(self):
         sync()
-        self.t1 = time.perf_counter()
+        self.t1, self.c1 = time.perf_counter(), time.process_time()
         self.flush()
         if self.bar is not None:
             self.bar.close()
@@ -152,13 +153,21 @@ class Controller(dde.callbacks.Callback):
         return bool(self.live)
 
     def _checkpoint(self):
-        t = time.perf_counter()
-        self.save(self.step, {r: self.table(r) for r in self.live}, self.elapsed())
+        t, c = time.perf_counter(), time.process_time()
+        tables = {r: self.table(r) for r in self.live}
+        self.save(self.step, tables, self.elapsed(), self.cpu_elapsed())
         self.io_seconds += time.perf_counter() - t
+        self.io_cpu_seconds += time.process_time() - c
 
     def elapsed(self) -> float:
+        """Wall seconds of training so far (checkpoint writing excluded)."""
         end = self.t1 if self.t1 is not None else time.perf_counter()
         return end - self.t0 - self.io_seconds
+
+    def cpu_elapsed(self) -> float:
+        """This process's CPU seconds (all threads) over :meth:`elapsed`."""
+        end = self.c1 if self.c1 is not None else time.process_time()
+        return end - self.c0 - self.io_cpu_seconds
 
     def table(self, run=0) -> np.ndarray:
         """Run ``run``'s rows ``[step, total, *terms]`` logged so far."""

@@ -46,6 +46,8 @@ class Run:
     net: torch.nn.Module
     prior_rows: np.ndarray | None = None  # loss rows of earlier phases/sessions
     prior_seconds: float = 0.0
+    # CPU seconds over prior_seconds; None: a session before CPU time was kept
+    prior_cpu_seconds: float | None = 0.0
     diverged_at: int | None = None
     fields: dict | None = None  # evaluation grid, exact and predicted values
     # [step, K] pairs: after each step, the run trained in a stack of K runs (1:
@@ -77,6 +79,9 @@ class Job:
     graphed: GraphedStep | None = None  # the Adam step, staged (cuda_graph)
     adam_step: str = ""  # how the Adam steps ran (GraphedStep.engine), if staged
     wall_seconds: float = 0.0  # this session's training time (all runs)
+    cpu_seconds: float = 0.0  # this process's CPU time over wall_seconds
+    # the 1-minute load average as this session's training starts and ends
+    loads: tuple[float | None, float | None] = (None, None)
 
     @property
     def stacked(self) -> bool:
@@ -146,6 +151,8 @@ def restore(job: Job, states: list[dict]) -> None:
         r.data.rng.bit_generator.state = set_rng_state(state["rng"])
         r.stack_sizes = [list(p) for p in state.get("stack_sizes", [])]
         r.prior_seconds = float(state["seconds"])
+        cpu = state.get("cpu_seconds")
+        r.prior_cpu_seconds = None if cpu is None else float(cpu)
         r.prior_rows = state["loss"].numpy()
         r.data.load_state_dict(state.get("data", {}))
     first = states[0]

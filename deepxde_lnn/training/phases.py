@@ -20,6 +20,7 @@ from ..runs.checkpoint import (
     set_rng_state,
     short_error,
 )
+from ..runs.cost import load_average
 from .accurate import LBFGSConverged, make_lbfgs
 from .controller import Controller
 from .graphed import GraphedStep, plain_adam_state, plain_scheduler_state
@@ -156,7 +157,15 @@ def loss_table(run: Run, rows: np.ndarray) -> np.ndarray:
 def train(job: Job, signals, progress, callbacks) -> Controller:
     """Train phase after phase from ``job.start``; returns the last phase's
     controller (every phase's rows and seconds are folded into the runs'
-    ``prior_rows``/``prior_seconds``)."""
+    ``prior_rows``/``prior_seconds``/``prior_cpu_seconds``); ``job.loads`` holds
+    the load average as training starts and ends."""
+    start = load_average()
+    ctl = _train_phases(job, signals, progress, callbacks)
+    job.loads = (start, load_average())
+    return ctl
+
+
+def _train_phases(job: Job, signals, progress, callbacks) -> Controller:
     todo = [(p, end) for p, end in phases(job.cfg) if end > job.start]
     for i in job.live:
         stacked_from(job.runs[i], job.start, len(job.live))
@@ -177,13 +186,15 @@ def train(job: Job, signals, progress, callbacks) -> Controller:
 def _fold(job: Job, ctl: Controller) -> None:
     """A finished phase's loss rows and seconds into its runs; the runs that
     diverged leave the job."""
-    share = ctl.elapsed() / len(job.runs)
+    share, cpu = ctl.elapsed() / len(job.runs), ctl.cpu_elapsed() / len(job.runs)
     for i in ctl.rows:
         r = job.runs[i]
         r.prior_rows = loss_table(r, ctl.table(i))
         r.prior_seconds += share
+        r.prior_cpu_seconds = _plus(r.prior_cpu_seconds, cpu)
         r.diverged_at = ctl.diverged.get(i)
     job.wall_seconds += ctl.elapsed()
+    job.cpu_seconds += ctl.cpu_elapsed()
     job.live = list(ctl.live)
     if job.graphed is not None:
         job.adam_step = job.graphed.engine
@@ -202,10 +213,11 @@ def _opt_states(job: Job) -> list[dict]:
 
 
 def _saver(job: Job):
-    """``save(step, tables, seconds)`` for the controller: each live run's
-    checkpoint, with everything a resumed run needs (the single-run format)."""
+    """``save(step, tables, seconds, cpu_seconds)`` for the controller: each live
+    run's checkpoint, with everything a resumed run needs (the single-run
+    format)."""
 
-    def save(step, tables, seconds):
+    def save(step, tables, seconds, cpu_seconds):
         sched = job.model.lr_scheduler
         nets, opts = _net_states(job), _opt_states(job)
         for pos, i in enumerate(job.live):
@@ -222,12 +234,23 @@ def _saver(job: Job):
                 "rng": rng_state(r.data.rng_state_before_draw),
                 "loss": torch.from_numpy(loss_table(r, tables[i])),
                 "seconds": r.prior_seconds + seconds / len(job.runs),
+                **_cpu_entry(_plus(r.prior_cpu_seconds, cpu_seconds / len(job.runs))),
                 "data": r.data.state_dict(),  # e.g. RBA's multipliers
                 "stack_sizes": r.stack_sizes,
             }
             save_checkpoint(r.folder.checkpoint, payload)
 
     return save
+
+
+def _plus(prior: float | None, seconds: float) -> float | None:
+    """CPU seconds so far: unknown stays unknown (a session that kept none)."""
+    return None if prior is None else prior + seconds
+
+
+def _cpu_entry(cpu_seconds: float | None) -> dict:
+    """A checkpoint's CPU time: none where it is unknown (as older checkpoints)."""
+    return {} if cpu_seconds is None else {"cpu_seconds": cpu_seconds}
 
 
 def _drop(job: Job, positions: list[int], step: int) -> None:

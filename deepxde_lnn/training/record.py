@@ -15,6 +15,7 @@ import torch
 
 from ..problems.metrics import all_fields
 from ..problems.problem import Problem
+from ..runs.cost import timing_fields
 from ..runs.provenance import device_info, versions
 from .accurate import iterations_done
 from .job import Job, Run
@@ -44,14 +45,16 @@ def evaluate(job: Job, r: Run) -> dict:
     x, exact, pred = ev.x, ev.exact, predict(r.net, ev.x)
     r.fields = dict(x=x, exact=exact, pred=pred, mask=ev.mask, axes=ev.axes)
     seconds, loss = r.prior_seconds, r.prior_rows
+    device = device_info()
     record = {
         **cfg.identity(),
-        **device_info(),
+        **device,
         "parameters": r.net.num_trainable_parameters(),
         "budget": "steps" if cfg.seconds is None else "time",
         "steps": int(loss[-1, 0]) if len(loss) else 0,
         "train_seconds": seconds,
         "seconds_per_iteration": seconds / max(len(loss), 1),
+        **timing_fields(seconds, r.prior_cpu_seconds, device["threads"], job.loads),
         "peak_gpu_memory_bytes": (
             torch.cuda.max_memory_allocated() if torch.cuda.is_available() else None
         ),
@@ -69,6 +72,7 @@ def evaluate(job: Job, r: Run) -> dict:
     if job.stacked:
         record["stacked_runs"] = len(job.runs)
         record["stack_wall_seconds"] = job.wall_seconds
+        record["stack_cpu_seconds"] = job.cpu_seconds
     if any(k > 1 for _, k in r.stack_sizes):  # which steps trained in which stack
         record["stack_sizes"] = r.stack_sizes
     return record

@@ -137,9 +137,10 @@ def run_stacked(
     ``progress(label) -> Progress``.
 
     Each run keeps its own initialisation, point draws and Adam state, so its
-    folder is what :func:`run` writes (tested), with ``stacked_runs`` (K) and
-    ``stack_wall_seconds`` added to ``metrics.json``; ``train_seconds`` is the
-    stack's training time divided by K (the cost per run). Checkpoints are the
+    folder is what :func:`run` writes (tested), with ``stacked_runs`` (K),
+    ``stack_wall_seconds`` and ``stack_cpu_seconds`` added to ``metrics.json``;
+    ``train_seconds`` and ``cpu_seconds`` are the stack's divided by K (the cost
+    per run). Checkpoints are the
     single-run format, one per folder. A diverging run leaves the stack and keeps
     its last good checkpoint; the others go on. Each record's ``stack_sizes``
     says which steps trained in a stack of how many runs."""

@@ -45,6 +45,7 @@ from ..problems.custom import term_names
 from ..problems.metrics import all_fields, field_metrics
 from ..problems.scripted import UNKNOWNS, ScriptedProblem, intercepted, working_in
 from ..runs import atomic
+from ..runs.cost import load_average, timing_fields
 from ..runs.folder import LOG, VARIABLES, RunFolder
 from ..runs.provenance import device_info, versions
 from .artifacts import write_loss
@@ -186,9 +187,11 @@ def _train(cfg: RunConfig, folder: RunFolder, case: ScriptedProblem, signals):
     with signals.deferred(), recording(trace, signals, recipe):
         # relative files (callbacks, model.save) land in the run's files/
         with working_in(folder.path / FILES), contextlib.redirect_stdout(printed):
-            start = time.perf_counter()
+            loads = load_average()
+            start, cpu = time.perf_counter(), time.process_time()
             model = _called(case.train, net, "train")
             seconds = time.perf_counter() - start
+            clock = (seconds, time.process_time() - cpu, (loads, load_average()))
     atomic.atomic_write_text(folder.path / LOG, printed.getvalue())
     _check_model(model, net)
     if signals.received:
@@ -206,7 +209,7 @@ def _train(cfg: RunConfig, folder: RunFolder, case: ScriptedProblem, signals):
     fields = case.fields
     exact, pred = exact.reshape(-1, len(fields)), pred.reshape(-1, len(fields))
     x = _rows(x, len(exact))
-    record = _record(cfg, case, model, net, seconds, table, names, exact, recipe)
+    record = _record(cfg, case, model, net, clock, table, names, exact, recipe)
     record["fields"] = list(fields)
     record["metrics"] = all_fields(pred, exact, fields)
     functions = None if functions is None else _functions(functions, len(exact))
@@ -322,11 +325,15 @@ def _called(func, arg, what: str):
         raise ValueError(f"{what} raised {type(err).__name__}: {err}") from err
 
 
-def _record(cfg, case, model, net, seconds, table, names, exact, recipe) -> dict:
+def _record(cfg, case, model, net, clock, table, names, exact, recipe) -> dict:
+    """The record of a run trained by the user's function; ``clock``: its wall
+    and CPU seconds and the load average as it started and ended."""
     steps = int(model.train_state.step)
+    seconds, cpu, loads = clock
+    device = device_info()
     return {
         **cfg.identity(),
-        **device_info(),
+        **device,
         "parameters": sum(p.numel() for p in net.parameters() if p.requires_grad),
         "budget": "script",
         "grid_points": int(len(exact)),
@@ -334,6 +341,7 @@ def _record(cfg, case, model, net, seconds, table, names, exact, recipe) -> dict
         "steps": steps,
         "train_seconds": seconds,
         "seconds_per_iteration": seconds / max(steps, 1),
+        **timing_fields(seconds, cpu, device["threads"], loads),
         "training": f"{getattr(case.train, '__qualname__', 'train')}(net)",
         "network": describe(net),
         "optimizer": "script: "
