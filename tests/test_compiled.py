@@ -309,6 +309,9 @@ def test_auto_compiles_where_the_compile_pays():
         built = job.build(case, cfgs, [None] * k)
         expected = iterations * k >= compiled.PAYS_FROM and compiled._can_compile()
         assert built.runs[0].data.compile_jets is expected
+    # a time budget would pay for the compile: eager on auto, however long
+    timed = RunConfig("laplace", iterations=10**6, seconds=1.0).resolved(case)
+    assert job.build(case, [timed], [None]).runs[0].data.compile_jets is False
 
 
 def test_bad_compile_jets_is_refused_naming_it(tmp_path, capsys):

@@ -49,7 +49,8 @@ OPTIONS: dict = {}
 SETTINGS = (True, False, "auto")
 
 #: ``compile_jets="auto"`` compiles a model that trains at least this many
-#: run-steps (steps x seeds stacked in it): on this project's 2-core CPU a cold
+#: run-steps (steps x seeds stacked in it; a time-budget run never, since the
+#: compile would be charged to its budget): on this project's 2-core CPU a cold
 #: compile took 5-30 s per network and paid for itself after 90-3700 run-steps on
 #: the cases where the jets carry derivatives (``benchmarks/case_table.py
 #: --compiled``; docs/running.md, Compiled jets)

@@ -115,8 +115,10 @@ def build(case: Problem, cfgs: list[RunConfig], folders: list) -> Job:
     profile = replace(
         case.profile(cfg.profile), iterations=cfg.iterations, decay=cfg.decay
     )
-    runs, steps = [], (profile.iterations or 0) * len(cfgs)
+    # a time budget would pay for the compile: its runs keep the eager jets on auto
+    steps = 0 if cfg.seconds is not None else (profile.iterations or 0) * len(cfgs)
     compile_jets = compiled.wanted(cfg.compile_jets, steps)
+    runs = []
     for c, folder in zip(cfgs, folders):
         dde.config.set_random_seed(c.seed)
         data = case.build_data(c.method, profile, c.seed, compile_jets=compile_jets)
