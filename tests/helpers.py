@@ -1,5 +1,6 @@
 """Small shared helpers for the tests (tiny cases, a real SIGINT at a step)."""
 
+import json
 import os
 import signal
 from dataclasses import replace
@@ -59,3 +60,21 @@ def no_solution(net):
     model.compile("adam", lr=1e-3)
     model.train(iterations=2, verbose=0)
     return model
+
+
+def write_record(folder, method: str, seed: int, rmse: float, **over) -> None:
+    """A finished Laplace run's ``metrics.json`` in ``folder/METHOD/seed-S``, as
+    tables read it (quick profile, RMSE ``rmse``); ``over`` replaces or adds keys."""
+    rec = {
+        "case": "laplace", "method": method, "seed": seed, "lr": 1e-3,
+        "iterations": 100, "profile": "quick", "dtype": "float32", "device": "cpu",
+        "device_name": "Test CPU", "parameters": 100, "train_seconds": 1.0,
+        "seconds_per_iteration": 0.01, "final_loss": {"total": rmse**2},
+        "grid_points": 9, "versions": {"python": "3", "torch": "2", "deepxde": "1"},
+        "metrics": {"phi": {"RMSE": rmse, "MSE": rmse**2, "MAE": rmse / 2,
+                            "relL2": 10 * rmse, "MaxErr": 3 * rmse}},
+        **over,
+    }  # fmt: skip
+    out = folder / method / f"seed-{seed}"
+    out.mkdir(parents=True)
+    (out / "metrics.json").write_text(json.dumps(rec))

@@ -2,13 +2,12 @@
 resumes), one rule says which CPU runs were timed under load, and every table
 shows a run's cost by that rule, marked where flagged."""
 
-import json
 import shutil
 import time
 
 import pytest
 import torch
-from helpers import TINY, SignalAt, tiny_case
+from helpers import TINY, SignalAt, tiny_case, write_record
 
 from deepxde_lnn.analysis.summaries import build_summary
 from deepxde_lnn.analysis.table import TIMING_MARKS, rows
@@ -162,22 +161,6 @@ def test_a_stack_keeps_its_cpu_time_and_each_run_its_share(tmp_path):
 # ---------------------------------------------------------------- tables
 
 
-def _write(folder, method, seed, rmse, **timing) -> None:
-    rec = {
-        "case": "laplace", "method": method, "seed": seed, "lr": 1e-3,
-        "iterations": 100, "profile": "quick", "dtype": "float32", "device": "cpu",
-        "device_name": "Test CPU", "parameters": 100, "train_seconds": 1.0,
-        "seconds_per_iteration": 0.01, "final_loss": {"total": rmse**2},
-        "grid_points": 9, "versions": {"python": "3", "torch": "2", "deepxde": "1"},
-        "metrics": {"phi": {"RMSE": rmse, "MSE": rmse**2, "MAE": rmse / 2,
-                            "relL2": 10 * rmse, "MaxErr": 3 * rmse}},
-        **timing,
-    }  # fmt: skip
-    out = folder / method / f"seed-{seed}"
-    out.mkdir(parents=True)
-    (out / "metrics.json").write_text(json.dumps(rec))
-
-
 TIMINGS = {  # per method: quiet, loaded (share 0.5) and unknown (no CPU time)
     "pinn": {"threads": 1, "cpu_seconds": 1.0},
     "lnn": {"threads": 1, "cpu_seconds": 0.5},
@@ -189,7 +172,9 @@ TIMINGS = {  # per method: quiet, loaded (share 0.5) and unknown (no CPU time)
 def folder(tmp_path):
     for method, timing in TIMINGS.items():
         for seed, rmse in enumerate((1e-3, 2e-3, 4e-3), start=1):
-            _write(tmp_path / "steps", method, seed, rmse * (1 + seed / 10), **timing)
+            write_record(
+                tmp_path / "steps", method, seed, rmse * (1 + seed / 10), **timing
+            )
     return tmp_path
 
 

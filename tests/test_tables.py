@@ -2,9 +2,8 @@
 the ablation table and the reproduction report list the same methods in the
 registry's order with the same numbers."""
 
-import json
-
 import pytest
+from helpers import write_record
 
 from deepxde_lnn.analysis.summaries import build_summary, sweep_table
 from deepxde_lnn.analysis.table import method_order, rows
@@ -25,36 +24,13 @@ ERRORS = {
 ORDER = ["lnn", "pinn", "rba", "ra-gated", "pinn:width=32"]  # registry, then others
 
 
-def _write(folder, method, seed, rmse) -> None:
-    rec = {
-        "case": "laplace",
-        "method": method,
-        "seed": seed,
-        "lr": 1e-3,
-        "iterations": 100,
-        "profile": "quick",
-        "dtype": "float32",
-        "device": "cpu",
-        "parameters": 100 + len(method),
-        "train_seconds": 1.0,
-        "seconds_per_iteration": 0.01,
-        "final_loss": {"total": rmse**2},
-        "grid_points": 9,
-        "metrics": {"phi": {"RMSE": rmse, "MSE": rmse**2, "MAE": rmse / 2,
-                            "relL2": 10 * rmse, "MaxErr": 3 * rmse}},
-    }  # fmt: skip
-    out = folder / method / f"seed-{seed}"
-    out.mkdir(parents=True)
-    (out / "metrics.json").write_text(json.dumps(rec))
-
-
 @pytest.fixture
 def folders(tmp_path):
     """The same runs as an ablation's step budget and as one rate of a sweep."""
     for folder in (tmp_path / "ab" / "steps", tmp_path / "sw" / "lr-0.001"):
         for method, errors in ERRORS.items():
             for seed, rmse in enumerate(errors, start=1):
-                _write(folder, method, seed, rmse)
+                write_record(folder, method, seed, rmse, parameters=100 + len(method))
     return tmp_path
 
 
