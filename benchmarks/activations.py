@@ -1,6 +1,6 @@
 """Seconds of one hidden activation: ``torch.tanh`` against ``2 sigmoid(2x) - 1``.
 
-Which is faster depends on the CPU's math library (``deepxde_lnn.networks.nn.tanh``
+Which is faster depends on the CPU's math library (``deepxde_lnn.networks.pytorch.tanh``
 says which the networks use and why); this prints both (and ``torch.sigmoid``
 alone) on an ``(N, width)`` tensor, the shape of a hidden layer
 at the paper's point counts, with each one's largest deviation from ``torch.tanh``

@@ -1,7 +1,10 @@
 """deepxde-lnn: liquid residual networks (LNN-PINN) for DeepXDE.
 
-Importing this package selects DeepXDE's PyTorch backend when the user has not
-chosen one (and fails clearly if another backend is already in use)::
+The networks follow DeepXDE onto its backend: ``deepxde_lnn.LNN`` (and ``MLP``,
+``ReZero``, ``LiquidBlock``, the liquid DeepONets) is the class for the backend
+DeepXDE runs on, chosen as DeepXDE chooses it (``DDE_BACKEND``, its config file,
+or an already imported DeepXDE); where nothing is chosen, importing this package
+chooses ``pytorch``::
 
     import deepxde_lnn
     import deepxde as dde
@@ -13,27 +16,35 @@ Operator learning: ``deepxde_lnn.LiquidDeepONet`` and
 ``LiquidDeepONetCartesianProd`` take ``dde.nn.DeepONet``'s arguments
 (:mod:`deepxde_lnn.networks.deeponet`).
 
-Experiments run from Python as from the command line: ``deepxde_lnn.compare``,
-``sweep``, ``ablate`` and ``run`` (:mod:`deepxde_lnn.api`), on the
+Experiments run from Python as from the command line, on PyTorch only:
+``deepxde_lnn.compare``, ``sweep``, ``ablate`` and ``run`` (:mod:`deepxde_lnn.api`), on the
 package's cases, a case file of your own or a plain DeepXDE problem;
 ``deepxde_lnn.report`` rebuilds the reproduction report from their records
 (:mod:`deepxde_lnn.study.report`, without torch or DeepXDE).
 """
 
+import importlib
 from typing import TYPE_CHECKING
 
-from ._backend import on_import
+from ._backend import on_import, require_pytorch
 from ._version import __version__
 
-on_import()  # DeepXDE's pytorch backend, or a clear error
+on_import()  # the user's backend, else pytorch (the command line: pytorch)
 
 if TYPE_CHECKING:  # static analysis (IDEs, type checkers) sees the lazy names below
     from .api import ablate, compare, run, sweep
     from .example import main
-    from .networks.deeponet import LiquidDeepONet, LiquidDeepONetCartesianProd
     from .networks.gated import GatedResidualAttention
+    from .networks.limits import TORCH_DEFAULT
     from .networks.matched import matched, matched_sizes
-    from .networks.nn import LNN, MLP, TORCH_DEFAULT, LiquidBlock, ReZero
+    from .networks.pytorch import (
+        LNN,
+        MLP,
+        LiquidBlock,
+        LiquidDeepONet,
+        LiquidDeepONetCartesianProd,
+        ReZero,
+    )
     from .study.report import report
 
 __all__ = [
@@ -57,37 +68,50 @@ __all__ = [
 ]
 # deepxde_lnn.compare(...) etc.: deepxde_lnn.api
 _EXPERIMENTS = ("run", "compare", "sweep", "ablate")
+# PyTorch's only: the engine's entry points and the networks it alone has
+_PYTORCH_ONLY = {
+    **dict.fromkeys(_EXPERIMENTS, "api"),
+    "main": "example",
+    "matched": "networks.matched",
+    "matched_sizes": "networks.matched",
+    "GatedResidualAttention": "networks.gated",
+}
 
 
 def __getattr__(name):
     # deepxde is imported on first use of the networks, not by `import deepxde_lnn`
     # alone (the CLI imports it quietly)
-    if name in ("LNN", "MLP", "LiquidBlock", "ReZero", "TORCH_DEFAULT"):
-        from .networks import nn
+    if name == "TORCH_DEFAULT":
+        from .networks.limits import TORCH_DEFAULT
 
-        return getattr(nn, name)
-    if name in ("matched", "matched_sizes"):
-        from .networks import matched
-
-        return getattr(matched, name)
-    if name in ("LiquidDeepONet", "LiquidDeepONetCartesianProd"):
-        from .networks import deeponet
-
-        return getattr(deeponet, name)
-    if name in _EXPERIMENTS:
-        from . import api
-
-        return getattr(api, name)
-    if name == "report":
+        return TORCH_DEFAULT
+    if name in _NETWORKS:
+        return _network(name)
+    if name in _PYTORCH_ONLY:
+        require_pytorch(f"deepxde_lnn.{name}")
+        module = importlib.import_module(f".{_PYTORCH_ONLY[name]}", __name__)
+        return getattr(module, name)
+    if name == "report":  # reads records: no torch, no DeepXDE
         from .study.report import report
 
         return report
-    if name == "main":  # a case file's last line: deepxde_lnn.main(CASE)
-        from .example import main
-
-        return main
-    if name == "GatedResidualAttention":
-        from .networks import gated
-
-        return gated.GatedResidualAttention
     raise AttributeError(f"module 'deepxde_lnn' has no attribute {name!r}")
+
+
+_NETWORKS = ("LNN", "MLP", "LiquidBlock", "ReZero")
+_NETWORKS += ("LiquidDeepONet", "LiquidDeepONetCartesianProd")
+
+
+def _network(name: str):
+    """``name`` of the networks' module for DeepXDE's backend (imported now)."""
+    from deepxde import backend
+
+    from . import networks
+
+    module = networks.backend_module(backend.backend_name)
+    if not hasattr(module, name):
+        raise AttributeError(
+            f"deepxde_lnn.{name}: DeepXDE has no {name.removeprefix('Liquid')} on "
+            f"its '{backend.backend_name}' backend"
+        )
+    return getattr(module, name)

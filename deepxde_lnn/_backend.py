@@ -1,8 +1,16 @@
-"""Make sure DeepXDE runs on its PyTorch backend.
+"""Which DeepXDE backend this process runs on, and what needs PyTorch's.
 
-DeepXDE picks its backend once, at its first import, from ``DDE_BACKEND`` (or its
-config file). ``dde.nn.NN`` is the torch base class only under ``pytorch``, so this
-module must run before anything imports :mod:`deepxde`.
+DeepXDE picks its backend once, at its first import, from ``DDE_BACKEND`` (or
+``DDEBACKEND``), else its config file ``~/.deepxde/config.json``. Importing this
+package respects that choice, and an already imported DeepXDE: the networks
+(``deepxde_lnn.LNN`` and its kin) are the classes of the backend DeepXDE runs on.
+Where nothing is chosen it chooses ``pytorch`` (``DDE_BACKEND=pytorch`` in this
+process's environment), before anything imports :mod:`deepxde`.
+
+The engine (``compare``, ``run``, ``sweep``, ``ablate``, case files and the
+command line) runs on PyTorch only: :func:`require_pytorch` stops it elsewhere
+with one line, before anything is written. The command line's own process always
+chooses ``pytorch`` (a ``DDE_BACKEND`` naming another one is an error there).
 
 On its first import DeepXDE prints a banner to stderr ("Using backend: pytorch",
 the other backends, a recommendation of paddle). The command line imports it
@@ -12,8 +20,10 @@ without the banner, in its own process and in its pool workers
 
 import contextlib
 import io
+import json
 import os
 import sys
+from pathlib import Path
 
 REQUIRED = "pytorch"
 # the command line, as a console script or a module (how a process is told apart)
@@ -24,17 +34,52 @@ QUIET = "DEEPXDE_LNN_QUIET_IMPORT"
 
 
 def on_import() -> None:
-    """What importing the package does: :func:`ensure_pytorch_backend`. Its
-    ``ImportError`` propagates (a traceback, as for any failed import), but in the
-    command line's own process, which cannot catch what its own import raises: there
-    it is one ``error:`` line and exit status 2, as for any bad input."""
+    """What importing the package does. In the command line's process:
+    :func:`ensure_pytorch_backend`, its ``ImportError`` as one ``error:`` line
+    and exit status 2 (that process cannot catch what its own import raises).
+    Elsewhere: the user's backend where one is chosen (:func:`chosen_backend`),
+    else ``pytorch``."""
+    if _is_command_line():
+        try:
+            ensure_pytorch_backend()
+        except ImportError as err:
+            print(f"error: {err}", file=sys.stderr)
+            raise SystemExit(2) from None
+        return
+    if chosen_backend() is None:
+        os.environ["DDE_BACKEND"] = REQUIRED
+    if os.environ.get(QUIET) == "1":
+        import_deepxde_quietly()
+
+
+def chosen_backend() -> str | None:
+    """The backend DeepXDE runs on (already imported) or will choose, read as
+    DeepXDE reads it (``DDE_BACKEND``, ``DDEBACKEND``, its config file), without
+    importing it; None where nothing is chosen."""
+    if "deepxde" in sys.modules:
+        name = getattr(sys.modules.get("deepxde.backend"), "backend_name", None)
+        if name is not None:
+            return name
+    for variable in ("DDE_BACKEND", "DDEBACKEND"):
+        if variable in os.environ:
+            return os.environ[variable]
+    path = Path.home() / ".deepxde" / "config.json"
     try:
-        ensure_pytorch_backend()
-    except ImportError as err:
-        if not _is_command_line():
-            raise
-        print(f"error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
+        return json.loads(path.read_text()).get("backend", "").lower()
+    except (OSError, ValueError, AttributeError):
+        return None  # no file (or one DeepXDE cannot read either)
+
+
+def require_pytorch(what: str) -> None:
+    """An ``ImportError`` in one line unless DeepXDE runs (or will run) on
+    ``pytorch``: ``what`` (the engine's entry point) needs it."""
+    name = chosen_backend()
+    if name not in (None, REQUIRED):  # None: on_import chooses pytorch
+        raise ImportError(
+            f"{what} runs on DeepXDE's '{REQUIRED}' backend, and this process runs "
+            f"'{name}': run it with DDE_BACKEND={REQUIRED} (deepxde_lnn.LNN, MLP, "
+            "ReZero and LiquidBlock work on every backend)"
+        )
 
 
 def _is_command_line() -> bool:
@@ -48,13 +93,14 @@ def _is_command_line() -> bool:
 
 
 def ensure_pytorch_backend() -> None:
-    """Select DeepXDE's pytorch backend, or fail if another one is already chosen."""
+    """Select DeepXDE's pytorch backend (a config file naming another is
+    overridden), or fail if another one is already chosen or loaded."""
     if "deepxde" in sys.modules:
         from deepxde import backend
 
         if backend.backend_name != REQUIRED:
             raise ImportError(
-                f"deepxde_lnn needs DeepXDE's '{REQUIRED}' backend, but DeepXDE is "
+                f"the deepxde-lnn engine needs DeepXDE's '{REQUIRED}' backend, but DeepXDE is "
                 f"already loaded with '{backend.backend_name}'. Set "
                 f"DDE_BACKEND={REQUIRED} before importing deepxde."
             )
@@ -64,7 +110,7 @@ def ensure_pytorch_backend() -> None:
         os.environ["DDE_BACKEND"] = REQUIRED
     elif chosen != REQUIRED:
         raise ImportError(
-            f"deepxde_lnn needs DeepXDE's '{REQUIRED}' backend, but DDE_BACKEND="
+            f"the deepxde-lnn engine needs DeepXDE's '{REQUIRED}' backend, but DDE_BACKEND="
             f"'{chosen}'. Unset it or set DDE_BACKEND={REQUIRED}."
         )
     if os.environ.get(QUIET) == "1":

@@ -16,7 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-from ._backend import quiet_deepxde
+from ._backend import quiet_deepxde, require_pytorch
 from .config import Execution, Training, Verdicts
 from .options import (
     Parser,
@@ -389,6 +389,12 @@ def _console_never_fails() -> None:
 def _main(argv) -> int:
     args = build_parser().parse_args(argv)
     light = args.command in RECORDS_ONLY
+    if not light:  # called in a process of the user's, on another backend
+        try:
+            require_pytorch(f"deepxde-lnn {args.command}")
+        except ImportError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
     # no DeepXDE banner here or in the workers (imported now unless not needed)
     with quiet_deepxde(now=not light):
         if light:

@@ -17,7 +17,7 @@ import deepxde_lnn
 from deepxde_lnn import cli, example
 from deepxde_lnn.config import RunConfig
 from deepxde_lnn.networks import compiled, taylor
-from deepxde_lnn.networks.nn import LNN
+from deepxde_lnn.networks.pytorch import LNN
 from deepxde_lnn.networks.stacked import StackedNet
 from deepxde_lnn.problems.build import build_net
 from deepxde_lnn.problems.data import ResampledPDE, Term

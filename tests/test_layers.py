@@ -22,6 +22,7 @@ LAZY = {
     # `import deepxde_lnn` alone selects the backend; deepxde_lnn.LNN, .compare,
     # .report, .main load their modules on first use
     ("__init__.py", "__getattr__"),
+    ("__init__.py", "_network"),  # the networks of DeepXDE's backend
     # each command imports what it runs: `deepxde-lnn report` runs without torch
     ("cli.py", "cmd_list"),
     ("cli.py", "cmd_run"),
@@ -56,7 +57,7 @@ def test_the_package_keeps_its_layers():
         ("deepxde_lnn.training.runner", "deepxde_lnn.analysis.figures"),  # siblings
         ("deepxde_lnn.problems.build", "deepxde_lnn.fem.solver"),  # siblings
         ("deepxde_lnn.analysis.table", "deepxde_lnn.study.registry"),  # upwards
-        ("deepxde_lnn.networks.nn", "deepxde_lnn.problems.methods"),  # upwards
+        ("deepxde_lnn.networks.pytorch", "deepxde_lnn.problems.methods"),  # upwards
     ],
 )
 def test_a_wrong_import_breaks_the_contract(importer, imported):

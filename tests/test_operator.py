@@ -18,7 +18,7 @@ import deepxde_lnn
 import deepxde as dde
 
 from deepxde_lnn import LNN, LiquidDeepONet, LiquidDeepONetCartesianProd
-from deepxde_lnn.networks.nn import LiquidBlock
+from deepxde_lnn.networks.pytorch import LiquidBlock
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs/examples/poisson_operator.py"
 PAIRS = [

@@ -12,7 +12,7 @@ from helpers import run_cli, tiny_case
 import deepxde_lnn
 from deepxde_lnn import MLP, ReZero
 from deepxde_lnn.experiments import ablation
-from deepxde_lnn.networks.nn import tanh
+from deepxde_lnn.networks.pytorch import tanh
 from deepxde_lnn.problems import build, methods
 from deepxde_lnn.problems.data import ResampledPDE
 from deepxde_lnn.study import registry

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from deepxde_lnn.networks.nn import LNN, MLP, TORCH_DEFAULT, ReZero
+from deepxde_lnn.networks.pytorch import LNN, MLP, TORCH_DEFAULT, ReZero
 from deepxde_lnn.problems.build import build_net
 from deepxde_lnn.problems.data import ResampledPDE
 from deepxde_lnn.study import registry

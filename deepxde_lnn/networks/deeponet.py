@@ -1,4 +1,6 @@
-"""Deep operator networks whose branch and/or trunk are liquid residual networks.
+"""Deep operator networks whose branch and/or trunk are liquid residual networks:
+what every backend's shares (the argument checks and the part builders,
+:class:`LiquidParts`); each backend's module declares its two classes from it.
 
 ``LiquidDeepONet`` and ``LiquidDeepONetCartesianProd`` are DeepXDE's
 ``dde.nn.DeepONet`` and ``dde.nn.DeepONetCartesianProd`` (same arguments, same
@@ -26,23 +28,20 @@ A trainable activation (``"LAAF-n NAME"``) adds its own parameters.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-
-from deepxde.nn.pytorch.deeponet import DeepONet, DeepONetCartesianProd
+import inspect
+from collections.abc import Mapping, Sequence
 
 from ..checks import check_choice, check_int
-from .nn import (
-    LNN,
-    TORCH_DEFAULT,
+from .plan import (
     Activation,
     Initializer,
     Regularization,
-    _check_layer_sizes,
-    _get_activation,
-    _get_initializer,
+    check_activation_identifier,
+    check_initializer,
+    check_layer_sizes,
 )
 
-__all__ = ["LIQUID_PARTS", "LiquidDeepONet", "LiquidDeepONetCartesianProd"]
+__all__ = ["LIQUID_PARTS", "LiquidParts", "ARGS", "liquid_deeponet"]
 
 #: The parts of a DeepONet that can be liquid.
 LIQUID_PARTS = ("branch", "trunk")
@@ -88,7 +87,9 @@ def _own_branch(layer_sizes_branch) -> bool:
     )
 
 
-def _check_parts(branch, trunk, activation, initializer, n, strategy, liquid):
+def _check_parts(
+    branch, trunk, activation, initializer, n, strategy, liquid, own_initializers=()
+):
     """DeepXDE's DeepONet arguments, each a ValueError naming it where it cannot
     build or run (DeepXDE itself raises an IndexError, a KeyError or an
     AssertionError, builds a network of no parameters for no output, or fails
@@ -99,8 +100,8 @@ def _check_parts(branch, trunk, activation, initializer, n, strategy, liquid):
             "liquid: the branch is a network of your own (layer_sizes_branch[1] "
             "is callable) and is used as it is; leave 'branch' out of liquid"
         )
-    b = None if own else _check_layer_sizes(branch, "layer_sizes_branch")[-1]
-    t = _check_layer_sizes(trunk, "layer_sizes_trunk")[-1]
+    b = None if own else check_layer_sizes(branch, "layer_sizes_branch")[-1]
+    t = check_layer_sizes(trunk, "layer_sizes_trunk")[-1]
     if isinstance(activation, dict):
         if set(activation) != set(LIQUID_PARTS):
             raise ValueError(
@@ -108,14 +109,14 @@ def _check_parts(branch, trunk, activation, initializer, n, strategy, liquid):
                 f"{{'branch': ..., 'trunk': ...}}; got keys {list(activation)}"
             )
         for part, a in activation.items():
-            _get_activation(a, f"activation[{part!r}]")
+            check_activation_identifier(a, f"activation[{part!r}]")
     else:
-        _get_activation(activation)
-    _get_initializer(initializer)
+        check_activation_identifier(activation)
+    check_initializer(initializer, also=own_initializers)
     plain = [p for p in LIQUID_PARTS if p not in liquid and not (own and p == "branch")]
-    if initializer == TORCH_DEFAULT and plain:
+    if initializer in own_initializers and plain:
         raise ValueError(
-            f"kernel_initializer: {TORCH_DEFAULT!r} applies to liquid parts only; "
+            f"kernel_initializer: {initializer!r} applies to liquid parts only; "
             f"DeepXDE's FNN ({' and '.join(plain)}) needs a DeepXDE initializer"
         )
     n = check_int(n, "num_outputs", 1)
@@ -134,13 +135,20 @@ def _check_parts(branch, trunk, activation, initializer, n, strategy, liquid):
         )
 
 
-class _Liquid:
-    """The branch and trunk builders of DeepXDE's DeepONets, liquid where asked
-    (a mixin before ``DeepONet``/``DeepONetCartesianProd``)."""
+class LiquidParts:
+    """The branch and trunk builders of DeepXDE's DeepONets, liquid where asked:
+    a mixin before a backend's ``DeepONet``/``DeepONetCartesianProd``, whose
+    arguments it takes and checks, with ``liquid`` and the LNNs' options as
+    keywords. A subclass names
+    its backend's LNN as ``_lnn`` (and the initializers only it knows as
+    ``_own_initializers``)."""
+
+    _lnn: type
+    _own_initializers: tuple[str, ...] = ()
 
     def __init__(
         self,
-        layer_sizes_branch: Sequence[int | Callable],
+        layer_sizes_branch: Sequence,
         layer_sizes_trunk: Sequence[int],
         activation: Activation | Mapping[str, Activation],
         kernel_initializer: Initializer,
@@ -163,43 +171,46 @@ class _Liquid:
             num_outputs,
             multi_output_strategy,
             self.liquid,
+            self._own_initializers,
         )
         self.lnn_options = dict(
             alpha_init=alpha_init, layout=layout, block_activation=block_activation
         )
-        super().__init__(
-            layer_sizes_branch,
-            layer_sizes_trunk,
-            activation,
-            kernel_initializer,
-            num_outputs,
-            multi_output_strategy,
-            regularization,
-        )
+        args = [layer_sizes_branch, layer_sizes_trunk, activation, kernel_initializer]
+        args += [num_outputs, multi_output_strategy]
+        if "regularization" in inspect.signature(super().__init__).parameters:
+            args.append(regularization)
+        elif regularization is not None:
+            raise ValueError(
+                "regularization: DeepXDE's DeepONet takes none on this backend"
+            )
+        super().__init__(*args)
 
     def build_branch_net(self, layer_sizes_branch):
         if "branch" not in self.liquid:
             return super().build_branch_net(layer_sizes_branch)
-        return LNN(
-            layer_sizes_branch,
-            self.activation_branch,
-            self.kernel_initializer,
-            **self.lnn_options,
-        )
+        return self._part(layer_sizes_branch, self.activation_branch)
 
     def build_trunk_net(self, layer_sizes_trunk):
         if "trunk" not in self.liquid:
             return super().build_trunk_net(layer_sizes_trunk)
-        return LNN(
-            layer_sizes_trunk,
-            self.activation_trunk,
+        return self._part(layer_sizes_trunk, self.activation_trunk)
+
+    def _part(self, layer_sizes, activation):
+        """A liquid part: the backend's LNN, with the DeepONet's regularization
+        where the backend's DeepONet has one."""
+        regularization = getattr(self, "regularization", None)
+        return self._lnn(
+            layer_sizes,
+            activation,
             self.kernel_initializer,
+            regularization,
             **self.lnn_options,
         )
 
 
 # the arguments of both DeepONets (Google style, the end of their docstrings)
-_ARGS = """
+ARGS = """
     Args:
         layer_sizes_branch: as DeepXDE's (a callable ``layer_sizes_branch[1]`` is a
             branch of your own, used as it is).
@@ -210,17 +221,15 @@ _ARGS = """
         num_outputs: as DeepXDE's.
         multi_output_strategy: as DeepXDE's.
         regularization: as DeepXDE's.
-        liquid: the parts built as :class:`~.nn.LNN`: ``("branch", "trunk")``
+        liquid: the parts built as the backend's ``LNN``: ``("branch", "trunk")``
             (default), ``"branch"``, ``"trunk"`` or ``()`` (DeepXDE's network).
-        alpha_init: those LNNs' ``alpha_init`` (:class:`~.nn.LNN`).
+        alpha_init: those LNNs' ``alpha_init`` (the backend's ``LNN``).
         layout: those LNNs' ``layout``.
         block_activation: those LNNs' ``block_activation``.
 """
 
 
-class LiquidDeepONet(_Liquid, DeepONet):
-    __doc__ = (
-        """``dde.nn.DeepONet`` with liquid residual networks as branch and/or trunk.
+_PAIRED = """``dde.nn.DeepONet`` with liquid residual networks as branch and/or trunk.
 
     ``G(v)(x) = sum_k branch(v)_k trunk(x)_k + b`` for paired rows ``(v, x)``
     (``dde.data.PDEOperator``, ``Triple``); output ``(N, num_outputs)``. Its
@@ -228,20 +237,30 @@ class LiquidDeepONet(_Liquid, DeepONet):
     ``P_LNN`` for a liquid part and ``P_FNN`` otherwise
     (:mod:`deepxde_lnn.networks.deeponet`).
 """
-        + _ARGS
-    )
-
-
-class LiquidDeepONetCartesianProd(_Liquid, DeepONetCartesianProd):
-    __doc__ = (
-        """``dde.nn.DeepONetCartesianProd`` with liquid residual networks as branch
+_CARTESIAN = """``dde.nn.DeepONetCartesianProd`` with liquid residual networks as branch
     and/or trunk.
 
     Every function ``v`` (rows of the branch input) at every point ``x`` (rows of
     the trunk input): ``dde.data.PDEOperatorCartesianProd``,
     ``TripleCartesianProd``; output ``(N_functions, N_points)``, with a third axis
     of ``num_outputs`` when there are several. Its trainable parameters number as
-    :class:`LiquidDeepONet`'s.
+    ``LiquidDeepONet``'s.
 """
-        + _ARGS
-    )
+
+
+def liquid_deeponet(
+    lnn: type, base: type, own_initializers: tuple[str, ...] = ()
+) -> type:
+    """A backend's liquid DeepONet: its DeepXDE class ``base``
+    (``DeepONet`` or ``DeepONetCartesianProd``) with :class:`LiquidParts`
+    building liquid parts as ``lnn``, declared in ``lnn``'s module."""
+    name = f"Liquid{base.__name__}"
+    doc = _CARTESIAN if base.__name__ == "DeepONetCartesianProd" else _PAIRED
+    attributes = {
+        "__doc__": doc + ARGS,
+        "__module__": lnn.__module__,
+        "__qualname__": name,
+        "_lnn": lnn,
+        "_own_initializers": own_initializers,
+    }
+    return type(name, (LiquidParts, base), attributes)

@@ -22,7 +22,7 @@ from deepxde import config
 from deepxde.nn.pytorch.nn import NN
 
 from ..checks import check_int, check_number
-from .nn import Regularization
+from .pytorch import Regularization
 
 __all__ = ["GatedBlock", "GatedResidualAttention"]
 

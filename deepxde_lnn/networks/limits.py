@@ -6,8 +6,20 @@ import re
 
 from ..checks import parse_number
 
-__all__ = ["LAYOUTS", "ALPHA_MAX", "LAAF_MAX", "MAX_PARAMETERS", "activation_base"]
+__all__ = [
+    "TORCH_DEFAULT",
+    "LAYOUTS",
+    "ALPHA_MAX",
+    "LAAF_MAX",
+    "MAX_PARAMETERS",
+    "activation_base",
+]
 
+#: ``kernel_initializer`` value that keeps PyTorch's default ``nn.Linear``
+#: initialisation (weights and *biases* ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))), as the
+#: authors' code does; the PyTorch networks' only. Every other value is a DeepXDE
+#: initializer with zero biases.
+TORCH_DEFAULT = "torch-default"
 LAYOUTS = ("standard", "reduced")
 ALPHA_MAX = 1e3  # |alpha_init| beyond this is a typo, not an ablation
 LAAF_MAX = 1e3  # largest scale n of an "LAAF-n NAME" activation

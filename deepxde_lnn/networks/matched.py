@@ -23,14 +23,14 @@ import torch
 
 from ..checks import check_int
 from .limits import MAX_PARAMETERS
-from .nn import (
+from .plan import check_layer_sizes
+from .pytorch import (
     LNN,
     MLP,
     TORCH_DEFAULT,
     Activation,
     Initializer,
     Regularization,
-    _check_layer_sizes,
 )
 
 __all__ = ["count_built", "layer_sizes_of", "matched", "matched_sizes", "trainable"]
@@ -105,7 +105,7 @@ def matched_sizes(
         sizes = layer_sizes_of(net)
         target = trainable(net) if target is None else target
     else:
-        sizes = _check_layer_sizes(net)
+        sizes = check_layer_sizes(net)
         # the weights alone, counted before anything is built
         if target is None and _weights(sizes) <= MAX_PARAMETERS:
             target = count_built(

@@ -2,7 +2,7 @@
 leading run axis ``k = 0..K-1``.
 
 A batch holds K consecutive blocks of N rows (block k belongs to run k), and the
-nets' one declared forward pass (their stages, :meth:`~deepxde_lnn.networks.nn.MLP.stages`)
+nets' one declared forward pass (their stages, :meth:`~deepxde_lnn.networks.pytorch.MLP.stages`)
 runs on the (K, N, w) blocks: each ``Linear`` as one batched matmul, a block's gate
 broadcast per run, an activation as it is, any other stage with parameters under
 ``torch.func.vmap``::
@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from .nn import MLP, LiquidBlock
+from .pytorch import MLP, LiquidBlock
 
 __all__ = ["StackedNet"]
 
@@ -147,7 +147,7 @@ class StackedNet(torch.nn.Module):
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
         """The template's transforms on all rows, its declared stages
-        (:meth:`~deepxde_lnn.networks.nn.MLP.stages`) on the (K, N, w) blocks."""
+        (:meth:`~deepxde_lnn.networks.pytorch.MLP.stages`) on the (K, N, w) blocks."""
         net, K = self.template, self.num_runs
         if inputs.shape[0] % K:
             raise ValueError(f"{inputs.shape[0]} input rows are not {K} equal blocks")

@@ -1,4 +1,4 @@
-"""Taylor-mode (jet) input derivatives of :class:`~deepxde_lnn.networks.nn.MLP` and its kin.
+"""Taylor-mode (jet) input derivatives of :class:`~deepxde_lnn.networks.pytorch.MLP` and its kin.
 
 Instead of nesting reverse-mode ``torch.autograd.grad`` calls (DeepXDE's
 ``dde.grad.hessian`` of a hessian for a 4th derivative), the input is moved along
@@ -26,8 +26,8 @@ pushed forward through the network, layer by layer::
   ``alpha`` and an add.
 
 The rules are applied to the network's declared stages
-(:meth:`~deepxde_lnn.networks.nn.MLP.stages`, the list ``forward`` runs), one rule per stage
-type (``Linear``, :class:`~deepxde_lnn.networks.nn.LiquidBlock`, pointwise activations), so
+(:meth:`~deepxde_lnn.networks.pytorch.MLP.stages`, the list ``forward`` runs), one rule per stage
+type (``Linear``, :class:`~deepxde_lnn.networks.pytorch.LiquidBlock`, pointwise activations), so
 any network built from those stages has jets with no code of its own.
 
 Several directions share one propagation: the primal ``h_0`` (shape ``(N, w)``) and
@@ -62,7 +62,7 @@ from deepxde import backend as bkd
 from deepxde import utils as dde_utils
 from deepxde.nn import activations as dde_activations
 
-from .nn import MLP, LiquidBlock, tanh
+from .pytorch import MLP, LiquidBlock, tanh
 
 __all__ = [
     "directional_derivatives",
@@ -268,7 +268,7 @@ def _activation_ops(fn) -> list:
 
 
 def _program(net) -> list:
-    """Translate ``net``'s declared stages (:meth:`~deepxde_lnn.networks.nn.MLP.stages`)
+    """Translate ``net``'s declared stages (:meth:`~deepxde_lnn.networks.pytorch.MLP.stages`)
     into ``[(kind, payload), ...]`` with kind in ``linear | act | scale |
     residual``; raise for what jets cannot follow."""
     cls = type(net)

@@ -18,7 +18,8 @@ from deepxde import grad
 from ..networks.gated import GatedResidualAttention
 from ..networks.limits import MAX_PARAMETERS
 from ..networks.matched import count_built, matched_sizes
-from ..networks.nn import LNN, MLP, TORCH_DEFAULT, ReZero, check_activation
+from ..networks.plan import check_activation
+from ..networks.pytorch import LNN, MLP, TORCH_DEFAULT, ReZero
 from .data import ResampledPDE, Term
 from .data.jets import DERIVATIVES
 from .methods import METHODS, parse

@@ -28,7 +28,7 @@ and ``blocks`` (the hidden layers with a block, 0-based, joined by ``+``: ``0+1`
 ``rezero`` the same but ``layout``; ``pinn`` and ``rba`` take ``width`` (e.g.
 ``lnn:alpha_init=0``, ``pinn:width=98``).
 
-A new network is one class (:mod:`deepxde_lnn.networks.nn`: it declares its
+A new network is one class (:mod:`deepxde_lnn.networks.pytorch`: it declares its
 stages), one entry in ``_ALL`` here and its builder in :mod:`.build`.
 """
 

@@ -26,16 +26,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import numpy as np
 import torch
 from deepxde import backend as bkd
 from deepxde import config
 from deepxde import utils as dde_utils
-from deepxde.nn import activations, initializers
+from deepxde.nn import activations
+from deepxde.nn.pytorch.deeponet import DeepONet, DeepONetCartesianProd
 from deepxde.nn.pytorch.nn import NN
 
-from ..checks import check_bool, check_int, check_number
-from .limits import ALPHA_MAX, LAYOUTS, activation_base
+from ..checks import check_bool, check_int
+from .deeponet import liquid_deeponet
+from .limits import TORCH_DEFAULT
+from .plan import (
+    ACTIVATION,
+    check_activation,
+    check_activation_identifier,
+    check_alpha,
+    check_initializer,
+    lnn_plan,
+    mlp_plan,
+    rezero_plan,
+)
 
 __all__ = [
     "Activation",
@@ -45,15 +56,13 @@ __all__ = [
     "LNN",
     "MLP",
     "ReZero",
+    "LiquidDeepONet",
+    "LiquidDeepONetCartesianProd",
     "TORCH_DEFAULT",
     "check_activation",
     "tanh",
 ]
 
-#: ``kernel_initializer`` value that keeps PyTorch's default ``nn.Linear``
-#: initialisation (weights and *biases* ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))), as the
-#: authors' code does. Every other value is a DeepXDE initializer with zero biases.
-TORCH_DEFAULT = "torch-default"
 
 #: A DeepXDE activation: its name (``"tanh"``, ``"LAAF-10 sin"``) or a function.
 Activation = str | Callable[[torch.Tensor], torch.Tensor]
@@ -97,8 +106,8 @@ class LiquidBlock(torch.nn.Module):
         train_alpha: bool = True,
     ):
         super().__init__()
-        width = _check_size(width, "width")
-        alpha_init = _check_alpha(alpha_init)
+        width = check_int(width, "width", 1)
+        alpha_init = check_alpha(alpha_init)
         self.residual = check_bool(residual, "residual")
         check_bool(train_alpha, "train_alpha")
         self.activation = _get_activation(activation)
@@ -168,7 +177,9 @@ class MLP(NN):
         regularization: Regularization = None,
     ):
         super().__init__()
-        self.layer_sizes = _check_layer_sizes(layer_sizes)
+        if not hasattr(self, "plan"):  # a subclass may have made its own
+            self.plan = mlp_plan(layer_sizes, activation)
+        self.layer_sizes = list(self.plan.sizes)
         self.activation = _get_activations(activation, len(self.layer_sizes) - 1)
         self.regularizer = regularization
         self.kernel_initializer = kernel_initializer  # recorded in run metadata
@@ -194,8 +205,15 @@ class MLP(NN):
         return out + [self.linears[-1]]
 
     def _layer_stages(self, j: int) -> list:
-        """Stages after hidden ``Linear`` ``j``: its activation."""
-        return [self.activation[j]]
+        """Stages after hidden ``Linear`` ``j``, as the plan says
+        (:meth:`~.plan.Plan.stages`): its activation and/or its block."""
+        blocks = getattr(self, "blocks", None)
+        return [
+            self.activation[j]
+            if kind == ACTIVATION
+            else blocks[self.plan.block_index(j)]
+            for kind in self.plan.stages(j)
+        ]
 
     def trunk(self, x: torch.Tensor) -> torch.Tensor:
         """:meth:`stages` applied to ``x`` (``forward`` without the transforms)."""
@@ -266,49 +284,28 @@ class LNN(MLP):
         train_alpha: bool = True,
         block_layers: Sequence[int] | None = None,
     ):
-        if layout not in LAYOUTS:
-            raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-        self.alpha_init = _check_alpha(alpha_init)
+        self.plan = lnn_plan(
+            layer_sizes,
+            activation,
+            alpha_init=alpha_init,
+            layout=layout,
+            block_activation=block_activation,
+            residual=residual,
+            train_alpha=train_alpha,
+            block_layers=block_layers,
+        )
+        self.alpha_init = self.plan.alpha_init
         self.layout = layout
         self.block_activation = block_activation
-        if not _is_same(block_activation):
-            _get_activation(block_activation, "block_activation")  # fail early
-        self.residual = check_bool(residual, "residual")
-        self.train_alpha = check_bool(train_alpha, "train_alpha")
-        sizes = _check_layer_sizes(layer_sizes)
-        self.block_layers = _check_block_layers(block_layers, len(sizes) - 2)
-        if layout == "reduced" and len(set(sizes[1:-1])) > 1:
-            raise ValueError(
-                "layer_sizes: the 'reduced' layout needs equal hidden widths, got "
-                f"{list(sizes[1:-1])}"
-            )
+        self.residual = self.plan.residual
+        self.train_alpha = self.plan.train_alpha
+        self.block_layers = self.plan.block_layers
+        sizes = list(self.plan.sizes)
         super().__init__(sizes, activation, kernel_initializer, regularization)
 
     def _blocks_init(self, init) -> None:
-        if _is_same(self.block_activation):
-            sigmas = self.activation[:-1]
-        else:
-            sigmas = [self.block_activation] * (len(self.layer_sizes) - 2)
-        widths = self.layer_sizes[1:-1]
-        self.blocks = torch.nn.ModuleList(
-            LiquidBlock(
-                widths[j],
-                self.alpha_init,
-                sigmas[j],
-                residual=self.residual,
-                train_alpha=self.train_alpha,
-            )
-            for j in self.block_layers
-        )
+        self.blocks = _blocks(self.plan, self.activation)
         _initialize(self.modules(), init)
-
-    def _layer_stages(self, j: int) -> list:
-        if j not in self.block_layers:
-            return [self.activation[j]]
-        block = self.blocks[self.block_layers.index(j)]
-        if self.layout == "standard":
-            return [self.activation[j], block]
-        return [block]
 
     def extra_repr(self) -> str:
         """Layout, ``alpha_init`` and the blocks' ``sigma`` as resolved (one name,
@@ -361,27 +358,19 @@ class ReZero(MLP):
         alpha_init: float = 0.0,
         block_activation: Activation = "same",
     ):
-        self.alpha_init = _check_alpha(alpha_init)
+        self.plan = rezero_plan(
+            layer_sizes,
+            activation,
+            alpha_init=alpha_init,
+            block_activation=block_activation,
+        )
+        self.alpha_init = self.plan.alpha_init
         self.block_activation = block_activation
-        if not _is_same(block_activation):
-            _get_activation(block_activation, "block_activation")  # fail early
         super().__init__(layer_sizes, activation, kernel_initializer, regularization)
 
     def _blocks_init(self, init) -> None:
-        same = _is_same(self.block_activation)
-        self.blocks = torch.nn.ModuleList(
-            LiquidBlock(
-                w,
-                self.alpha_init,
-                a if same else self.block_activation,
-                per_channel=False,
-            )
-            for w, a in zip(self.layer_sizes[1:-1], self.activation)
-        )
+        self.blocks = _blocks(self.plan, self.activation)
         _initialize(self.modules(), init)
-
-    def _layer_stages(self, j: int) -> list:
-        return [self.activation[j], self.blocks[j]]
 
     def extra_repr(self) -> str:
         return (
@@ -389,53 +378,35 @@ class ReZero(MLP):
         )
 
 
+# TORCH_DEFAULT initializes the liquid parts as PyTorch does
+LiquidDeepONet = liquid_deeponet(LNN, DeepONet, (TORCH_DEFAULT,))
+LiquidDeepONetCartesianProd = liquid_deeponet(
+    LNN, DeepONetCartesianProd, (TORCH_DEFAULT,)
+)
+
+
+def _blocks(plan, hidden_activations: list) -> torch.nn.ModuleList:
+    """The plan's blocks, each with its ``sigma`` (:meth:`~.plan.Plan.sigma`)."""
+    return torch.nn.ModuleList(
+        LiquidBlock(
+            plan.sizes[j + 1],
+            plan.alpha_init,
+            plan.sigma(j, hidden_activations),
+            per_channel=plan.per_channel,
+            residual=plan.residual,
+            train_alpha=plan.train_alpha,
+        )
+        for j in plan.block_layers
+    )
+
+
 # --- argument checks ---------------------------------------------------------------
 
 
-def _check_size(n, name: str) -> int:
-    return check_int(n, name, 1)
-
-
-def _check_layer_sizes(layer_sizes, name: str = "layer_sizes") -> list[int]:
-    """``layer_sizes`` as a list of integers >= 1, input and output at least; a
-    ValueError naming ``name`` otherwise."""
-    if isinstance(layer_sizes, np.ndarray) and layer_sizes.ndim == 1:
-        layer_sizes = layer_sizes.tolist()  # as FNN accepts it
-    if isinstance(layer_sizes, (str, bytes)) or not isinstance(layer_sizes, Sequence):
-        raise ValueError(f"{name} must be a list of integers, got {layer_sizes!r}")
-    if len(layer_sizes) < 2:
-        raise ValueError(
-            f"{name} needs at least input and output sizes, got {layer_sizes!r}"
-        )
-    return [_check_size(n, f"{name}[{i}]") for i, n in enumerate(layer_sizes)]
-
-
-def _check_block_layers(block_layers, hidden: int) -> tuple[int, ...]:
-    """``block_layers`` as sorted distinct hidden-layer indices in ``[0, hidden)``
-    (None: all); a ValueError naming it otherwise."""
-    if block_layers is None:
-        return tuple(range(hidden))
-    if isinstance(block_layers, (str, bytes)) or not isinstance(block_layers, Sequence):
-        raise ValueError(
-            f"block_layers must be a list of hidden-layer indices, got {block_layers!r}"
-        )
-    out = [check_int(j, "block_layers", 0, hidden - 1) for j in block_layers]
-    if len(set(out)) != len(out):
-        raise ValueError(f"block_layers: each layer once, got {list(block_layers)}")
-    return tuple(sorted(out))
-
-
-def _check_alpha(alpha_init) -> float:
-    return check_number(alpha_init, "alpha_init", -ALPHA_MAX, ALPHA_MAX)
-
-
 def _get_activations(activation, n: int) -> list:
+    """``n`` resolved activations (their count checked by the plan): one function
+    (one trainable ``LAAF``) for all layers, as ``dde.nn.FNN``, or one each."""
     if isinstance(activation, (list, tuple)):
-        if len(activation) != n:
-            raise ValueError(
-                f"activation: a list needs {n} entries (one per layer), "
-                f"got {len(activation)}"
-            )
         return [_get_activation(a) for a in activation]
     return [_get_activation(activation)] * n
 
@@ -453,31 +424,11 @@ def tanh(x: torch.Tensor) -> torch.Tensor:
 
 
 def _get_activation(identifier, name: str = "activation"):
-    if isinstance(identifier, str):
-        check_activation(identifier, name)
-    try:
-        fn = activations.get(identifier)
-        return tanh if fn in (torch.tanh, torch.nn.functional.tanh, bkd.tanh) else fn
-    except (KeyError, TypeError, ValueError, IndexError) as err:
-        raise ValueError(
-            f"{name} {identifier!r} is not known to DeepXDE ({err})"
-        ) from None
-
-
-def check_activation(text: str, name: str = "activation") -> str:
-    """``text`` if it names a DeepXDE activation exactly: ``NAME`` or
-    ``LAAF-n NAME`` (:func:`~.limits.activation_base`), else a ValueError naming
-    ``name`` (DeepXDE itself ignores trailing words)."""
-    base = activation_base(text, name)
-    try:
-        activations.get(base)
-    except KeyError:
-        raise ValueError(f"{name} {text!r} is not known to DeepXDE") from None
-    return text
-
-
-def _is_same(identifier) -> bool:
-    return isinstance(identifier, str) and identifier == "same"
+    """DeepXDE's activation for ``identifier`` (checked, a ValueError naming
+    ``name``), PyTorch's ``tanh`` as :func:`tanh`."""
+    check_activation_identifier(identifier, name)
+    fn = activations.get(identifier)
+    return tanh if fn in (torch.tanh, torch.nn.functional.tanh, bkd.tanh) else fn
 
 
 def _activation_name(identifier) -> str:
@@ -494,15 +445,8 @@ def _activation_name(identifier) -> str:
 
 
 def _get_initializer(identifier):
-    if identifier == TORCH_DEFAULT:
-        return None
-    try:
-        return initializers.get(identifier)
-    except (KeyError, TypeError, ValueError) as err:
-        raise ValueError(
-            f"kernel_initializer {identifier!r} is not known to DeepXDE and is not "
-            f"{TORCH_DEFAULT!r} ({err})"
-        ) from None
+    """DeepXDE's initializer, or None for :data:`TORCH_DEFAULT`."""
+    return check_initializer(identifier, also=(TORCH_DEFAULT,))
 
 
 def _initialize(modules, init) -> None:

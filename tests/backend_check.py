@@ -1,0 +1,198 @@
+"""One DeepXDE backend's networks, in a process of its own (DeepXDE fixes its
+backend once per process): ``DDE_BACKEND=jax python tests/backend_check.py MODE
+...``, started by ``tests/test_backends.py``.
+
+``numbers SPEC WEIGHTS OUT``: each network of the JSON file ``SPEC`` is built with
+``deepxde_lnn``'s class for this backend, given the weights of ``WEIGHTS`` (an
+``.npz`` in PyTorch's names and layout: ``K/linears.0.weight`` is ``(out, in)``),
+and evaluated through ``dde.Model.predict`` at ``WEIGHTS["x"]``: its outputs, the
+Jacobian of its first and last outputs (``dde.grad.jacobian``) and the Hessian of
+its first (``dde.grad.hessian``), with its trainable-parameter count, into ``OUT``.
+
+``train OUT``: the LNN on DeepXDE's 1-D Poisson problem, Adam then L-BFGS where
+the backend has it (and it works); its L2 relative error into ``OUT`` (JSON).
+"""
+
+import json
+import sys
+
+import deepxde as dde
+import numpy as np
+from deepxde.backend import backend_name
+
+import deepxde_lnn
+
+BACKEND = backend_name
+NO_LBFGS = ("jax", "tensorflow.compat.v1")
+
+
+def value(z):
+    """A derivative's value (JAX's ``dde.grad`` gives ``(value, function)``)."""
+    return z[0] if isinstance(z, tuple) else z
+
+
+def model_of(cfg: dict) -> dde.Model:
+    """The network of ``cfg`` in a ``dde.Model`` on a 2-D square, compiled."""
+    if BACKEND == "tensorflow.compat.v1":  # one network per graph
+        dde.backend.tf.reset_default_graph()
+    net = getattr(deepxde_lnn, cfg["cls"])(
+        cfg["sizes"], cfg["activation"], cfg["init"], **cfg["options"]
+    )
+    d = cfg["sizes"][0]
+    geom = dde.geometry.Hypercube([0.0] * d, [1.0] * d)
+    data = dde.data.PDE(geom, lambda x, y: value(y)[:, 0:1], [], 8, 0, num_test=8)
+    model = dde.Model(data, net)
+    model.compile("adam", lr=1e-3)
+    if BACKEND == "tensorflow.compat.v1":  # as dde.Model.train does at step 0
+        model.sess.run(dde.backend.tf.global_variables_initializer())
+    return model
+
+
+def operator(d: int, last: int):
+    """The derivatives at once: J of output 0, J of output ``last``, H of 0."""
+
+    def op(x, y):
+        parts = [
+            value(dde.grad.jacobian(y, x, i=0)),
+            value(dde.grad.jacobian(y, x, i=last)),
+        ]
+        parts += [
+            value(dde.grad.hessian(y, x, component=0, i=i, j=j))
+            for i in range(d)
+            for j in range(d)
+        ]
+        return dde.backend.concat(parts, 1)
+
+    return op
+
+
+def set_weights(model: dde.Model, w: dict) -> None:
+    """``w`` (PyTorch's names and layout) into ``model.net``."""
+    net = model.net
+    if BACKEND == "pytorch":
+        import torch
+
+        state = {k: torch.as_tensor(v) for k, v in w.items()}
+        net.load_state_dict(state)
+    elif BACKEND == "tensorflow":
+        for name, v in w.items():
+            _variable(net, name).assign(_keras(name, v))
+    elif BACKEND == "tensorflow.compat.v1":
+        tf = dde.backend.tf
+        ops = [tf.assign(_graph(_variable(net, n)), _keras(n, v)) for n, v in w.items()]
+        model.sess.run(ops)
+    elif BACKEND == "paddle":
+        for name, v in w.items():
+            _variable(net, name).set_value(_keras(name, v))
+    elif BACKEND == "jax":
+        params = model.params[0]
+        for name, v in w.items():
+            *path, leaf = (
+                name.replace("linears.", "linears_")
+                .replace("blocks.", "blocks_")
+                .split(".")
+            )
+            node = params["params"]
+            for p in path:
+                node = node[p]
+            key = {"weight": "kernel"}.get(leaf, leaf)
+            node[key] = np.asarray(_keras(name, v))
+        model.params = [params, model.params[1]]
+        model.net.params = params
+
+
+def _graph(variable):
+    """The graph's variable of a Keras 3 variable (``.value``), or itself."""
+    tf = dde.backend.tf
+    return variable if isinstance(variable, tf.Variable) else variable.value
+
+
+def _keras(name: str, v: np.ndarray) -> np.ndarray:
+    """A weight in the layout of this backend: kernels ``(in, out)`` but on
+    PyTorch."""
+    return v.T.copy() if name.endswith(".weight") else v
+
+
+def _variable(net, name: str):
+    """The variable of ``net`` for PyTorch's ``name`` (``blocks.1.linear.bias``):
+    ``net.blocks[1].linear.bias``, with ``kernel`` for ``weight`` where Keras."""
+    obj = net
+    for part in name.split("."):
+        if part.isdigit():
+            obj = obj[int(part)]
+        elif part == "weight" and BACKEND.startswith("tensorflow"):
+            obj = obj.kernel
+        else:
+            obj = getattr(obj, part)
+    return obj
+
+
+def count(model: dde.Model) -> int:
+    net = model.net
+    if BACKEND == "jax":
+        import jax
+
+        return int(sum(p.size for p in jax.tree_util.tree_leaves(model.params[0])))
+    if BACKEND == "paddle":
+        return int(sum(p.size for p in net.parameters() if not p.stop_gradient))
+    if BACKEND == "pytorch":
+        return int(sum(p.numel() for p in net.parameters() if p.requires_grad))
+    if BACKEND == "tensorflow":  # DeepXDE's count fails on Keras 3 variables
+        return int(sum(np.prod(v.shape) for v in net.trainable_variables))
+    return int(net.num_trainable_parameters())
+
+
+def numbers(spec_path: str, weights_path: str, out_path: str) -> None:
+    with open(spec_path) as f:
+        spec = json.load(f)
+    dde.config.set_default_float(spec["float"])
+    weights = np.load(weights_path)
+    x = weights["x"]
+    out = {}
+    for k, cfg in enumerate(spec["nets"]):
+        model = model_of(cfg)
+        prefix = f"{k}/"
+        mine = {
+            n[len(prefix) :]: weights[n] for n in weights.files if n.startswith(prefix)
+        }
+        model.predict(x[:1])  # Keras builds its layers at their first call
+        set_weights(model, mine)
+        sizes = cfg["sizes"]
+        out[f"{k}/y"] = model.predict(x)
+        out[f"{k}/d"] = model.predict(x, operator=operator(sizes[0], sizes[-1] - 1))
+        out[f"{k}/count"] = np.array(count(model))
+    np.savez(out_path, **out)
+
+
+def train(out_path: str) -> None:
+    """-u'' = pi^2 sin(pi x) on [-1, 1], u(+-1) = 0: u = sin(pi x)."""
+    dde.config.set_random_seed(0)
+    geom = dde.geometry.Interval(-1, 1)
+
+    def pde(x, y):
+        return -value(dde.grad.hessian(y, x)) - np.pi**2 * dde.backend.sin(np.pi * x)
+
+    bc = dde.icbc.DirichletBC(geom, lambda x: 0, lambda _, on: on)
+    data = dde.data.PDE(
+        geom, pde, bc, 32, 2, solution=lambda x: np.sin(np.pi * x), num_test=101
+    )
+    net = deepxde_lnn.LNN([1, 20, 20, 1], "tanh", "Glorot normal")
+    model = dde.Model(data, net)
+    model.compile("adam", lr=3e-3, metrics=["l2 relative error"])
+    losshistory, _ = model.train(iterations=2000, display_every=1000)
+    adam = float(losshistory.metrics_test[-1][0])
+    lbfgs = None
+    # DeepXDE has no L-BFGS on JAX; on tensorflow.compat.v1 its SciPy L-BFGS-B
+    # makes no progress here with DeepXDE's own FNN either (docs/backends.md)
+    if BACKEND not in NO_LBFGS:
+        dde.optimizers.set_LBFGS_options(maxiter=500)
+        model.compile("L-BFGS", metrics=["l2 relative error"])
+        losshistory, _ = model.train(display_every=1000)
+        lbfgs = float(losshistory.metrics_test[-1][0])
+    with open(out_path, "w") as f:
+        json.dump({"adam": adam, "lbfgs": lbfgs, "class": type(net).__module__}, f)
+
+
+if __name__ == "__main__":
+    mode, *args = sys.argv[1:]
+    {"numbers": numbers, "train": train}[mode](*args)

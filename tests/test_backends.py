@@ -1,0 +1,174 @@
+"""The networks on every DeepXDE backend: with the same weights, each backend's
+forward pass, Jacobian and Hessian (as DeepXDE takes them) agree with PyTorch's
+and their parameter counts are equal; a short training converges; the engine
+says in one line what it needs.
+
+DeepXDE fixes its backend once per process, so each backend runs
+``tests/backend_check.py`` in a process of its own with ``DDE_BACKEND`` set. A
+backend whose libraries are not installed is skipped with that reason (they come
+with the ``backends`` extra: ``pip install -e ".[test,backends]"``).
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from deepxde_lnn.networks.plan import lnn_plan, mlp_plan, rezero_plan
+
+HERE = Path(__file__).resolve().parent
+CHECK = HERE / "backend_check.py"
+#: each backend and the libraries it needs (DeepXDE's own requirements)
+LIBRARIES = {
+    "tensorflow.compat.v1": ("tensorflow", "tensorflow_probability", "tf_keras"),
+    "tensorflow": ("tensorflow", "tensorflow_probability", "tf_keras"),
+    "jax": ("jax", "flax", "optax"),
+    "paddle": ("paddle",),
+}
+OTHERS = list(LIBRARIES)
+#: float32 within 1e-5 relative, float64 within 1e-12 (norm-wise, each array)
+TOLERANCE = {"float32": 1e-5, "float64": 1e-12}
+
+# the networks compared: every option that changes the layers
+NETS = [
+    dict(cls="LNN", sizes=[2, 8, 8, 1], activation="tanh", options={}),
+    dict(cls="LNN", sizes=[2, 6, 6, 6, 2], activation="tanh",
+         options=dict(layout="reduced", alpha_init=0.3)),
+    dict(cls="LNN", sizes=[2, 8, 5, 2], activation="sin",
+         options=dict(block_activation="tanh", block_layers=[1])),
+    dict(cls="LNN", sizes=[2, 7, 7, 1], activation=["tanh", "sin", "tanh"],
+         options=dict(residual=False)),
+    dict(cls="LNN", sizes=[2, 6, 6, 1], activation="tanh",
+         options=dict(train_alpha=False, alpha_init=0.25)),
+    dict(cls="ReZero", sizes=[2, 6, 6, 1], activation="tanh", options={}),
+    dict(cls="MLP", sizes=[2, 9, 9, 1], activation="tanh", options={}),
+]  # fmt: skip
+
+
+def missing(backend: str) -> list[str]:
+    return [m for m in LIBRARIES[backend] if importlib.util.find_spec(m) is None]
+
+
+def skip_missing(backend: str) -> None:
+    gone = missing(backend)
+    if gone:
+        pytest.skip(
+            f"DeepXDE backend {backend!r} needs {', '.join(gone)}, not installed "
+            '(pip install -e ".[test,backends]")'
+        )
+
+
+def plan_of(cfg: dict):
+    if cfg["cls"] == "LNN":
+        return lnn_plan(cfg["sizes"], cfg["activation"], **cfg["options"])
+    if cfg["cls"] == "ReZero":
+        return rezero_plan(cfg["sizes"], cfg["activation"], **cfg["options"])
+    return mlp_plan(cfg["sizes"], cfg["activation"])
+
+
+def weights_of(plan, rng) -> dict[str, np.ndarray]:
+    """Random weights in PyTorch's names and layout; gates not trained stay at
+    ``alpha_init`` (they are constants on some backends)."""
+    out = {}
+    for i, (a, b) in enumerate(zip(plan.sizes, plan.sizes[1:])):
+        out[f"linears.{i}.weight"] = rng.normal(0, 1 / np.sqrt(a), (b, a))
+        out[f"linears.{i}.bias"] = rng.normal(0, 0.3, b)
+    for k, j in enumerate(plan.block_layers):
+        w = plan.sizes[j + 1]
+        out[f"blocks.{k}.linear.weight"] = rng.normal(0, 1 / np.sqrt(w), (w, w))
+        out[f"blocks.{k}.linear.bias"] = rng.normal(0, 0.3, w)
+        shape = plan.gate_shape(w)
+        alpha = rng.uniform(0.2, 0.8, shape) if plan.train_alpha else None
+        out[f"blocks.{k}.alpha"] = (
+            alpha if alpha is not None else np.full(shape, plan.alpha_init)
+        )
+    return out
+
+
+def run_check(backend: str, *args, env=None) -> subprocess.CompletedProcess:
+    full = {**os.environ, "DDE_BACKEND": backend, "OMP_NUM_THREADS": "1"}
+    full.update(env or {})
+    done = subprocess.run(
+        [sys.executable, str(CHECK), *map(str, args)],
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    return done
+
+
+@pytest.fixture(scope="module", params=["float32", "float64"])
+def case(request, tmp_path_factory):
+    """The spec, weights and PyTorch's numbers for one float type."""
+    dtype = request.param
+    root = tmp_path_factory.mktemp(dtype)
+    rng = np.random.default_rng(7)
+    nets = [dict(cfg, init="Glorot normal") for cfg in NETS]
+    spec = root / "spec.json"
+    spec.write_text(json.dumps({"float": dtype, "nets": nets}))
+    weights = {"x": rng.uniform(-1, 1, (17, 2)).astype(dtype)}
+    for k, cfg in enumerate(nets):
+        for name, v in weights_of(plan_of(cfg), rng).items():
+            weights[f"{k}/{name}"] = v.astype(dtype)
+    np.savez(root / "weights.npz", **weights)
+    run_check("pytorch", "numbers", spec, root / "weights.npz", root / "torch.npz")
+    return dtype, root, dict(np.load(root / "torch.npz"))
+
+
+def relative(a, b) -> float:
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300))
+
+
+@pytest.mark.slow  # starts a process per backend
+@pytest.mark.parametrize("backend", OTHERS)
+def test_every_backend_has_the_same_numbers_as_pytorch(backend, case):
+    skip_missing(backend)
+    dtype, root, torch_numbers = case
+    out = root / f"{backend}.npz"
+    env = {"JAX_ENABLE_X64": "1"} if dtype == "float64" else {}
+    run_check(
+        backend, "numbers", root / "spec.json", root / "weights.npz", out, env=env
+    )
+    got = dict(np.load(out))
+    for k, cfg in enumerate(NETS):
+        assert int(got[f"{k}/count"]) == int(torch_numbers[f"{k}/count"]), cfg
+        assert int(got[f"{k}/count"]) == plan_of(cfg).parameter_count(), cfg
+        for what in ("y", "d"):
+            ours, theirs = got[f"{k}/{what}"], torch_numbers[f"{k}/{what}"]
+            assert ours.dtype == np.dtype(dtype), (backend, cfg, what, ours.dtype)
+            err = relative(ours, theirs)
+            assert err < TOLERANCE[dtype], (
+                backend,
+                cfg["cls"],
+                cfg["options"],
+                what,
+                err,
+            )
+
+
+@pytest.mark.slow  # its fixture starts a process
+def test_the_check_can_fail(case):
+    # a weight changed by one part in 10^4 is seen in every array compared
+    dtype, root, torch_numbers = case
+    y = torch_numbers["0/y"]
+    assert relative(y * (1 + 1e-4), y) > TOLERANCE[dtype]
+
+
+@pytest.mark.slow  # trains for seconds in a process per backend
+@pytest.mark.parametrize("backend", ["pytorch", *OTHERS])
+def test_the_lnn_trains_poisson_on_every_backend(backend, tmp_path):
+    if backend != "pytorch":
+        skip_missing(backend)
+    run_check(backend, "train", tmp_path / "out.json")
+    got = json.loads((tmp_path / "out.json").read_text())
+    assert got["class"].endswith(backend.replace(".", "_"))
+    assert got["adam"] < 0.1, got
+    if backend not in ("jax", "tensorflow.compat.v1"):  # see backend_check.py
+        assert got["lbfgs"] < 1e-2, got
