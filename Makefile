@@ -4,18 +4,22 @@
 # change to setup.cfg or pyproject.toml installs again. README.md documents the
 # same commands for those who manage their own environment. While editing,
 # `.venv/bin/python -m pytest -q -n 2 -m "not slow"` leaves out the slow tests.
+# `make test-backends` adds DeepXDE's other backends to .venv (TensorFlow, JAX,
+# Paddle: the `backends` extra) and tests the networks on each.
 
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
+BACKENDS := $(VENV)/.backends
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test docs
+.PHONY: help demo test test-backends docs
 
 help:
 	@echo "make demo   the main job: deepxde-lnn compare laplace (a few minutes on a CPU)"
 	@echo "make test   the test suite (ruff check and the import layers included), on two cores"
+	@echo "make test-backends   the networks on DeepXDE's other backends (installs them: about 2 GB)"
 	@echo "make docs   rebuild the case catalog, docs/options.md, docs/REPRODUCTION.md, README.md's generated blocks,"
 	@echo "            deepxde_lnn/keywords.py and the documentation site (build/docs/docs/index.html)"
 
@@ -23,7 +27,10 @@ demo: $(INSTALLED)
 	$(BIN)/deepxde-lnn compare laplace
 
 test: $(INSTALLED)
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 2 -m "not backends"
+
+test-backends: $(BACKENDS)
+	$(BIN)/python -m pytest -q -n 2 -m backends
 
 docs: $(INSTALLED)
 	$(BIN)/python -m deepxde_lnn.study
@@ -37,4 +44,8 @@ $(INSTALLED): setup.cfg pyproject.toml
 	$(BIN)/python -m pip install --upgrade pip
 	$(BIN)/pip install torch==2.13.0
 	$(BIN)/pip install -e ".[test]"
+	touch $@
+
+$(BACKENDS): $(INSTALLED)
+	$(BIN)/pip install -e ".[test,backends]"
 	touch $@

@@ -109,9 +109,10 @@ def _network(name: str):
     from . import networks
 
     module = networks.backend_module(backend.backend_name)
-    if not hasattr(module, name):
+    if not hasattr(module, name):  # the module says why (its UNAVAILABLE)
+        why = getattr(module, "UNAVAILABLE", {}).get(name, "not written")
         raise AttributeError(
-            f"deepxde_lnn.{name}: DeepXDE has no {name.removeprefix('Liquid')} on "
-            f"its '{backend.backend_name}' backend"
+            f"deepxde_lnn.{name} is not available on DeepXDE's "
+            f"'{backend.backend_name}' backend: {why}"
         )
     return getattr(module, name)

@@ -19,6 +19,7 @@ without the banner, in its own process and in its pool workers
 """
 
 import contextlib
+import importlib.util
 import io
 import json
 import os
@@ -72,13 +73,30 @@ def chosen_backend() -> str | None:
 
 def require_pytorch(what: str) -> None:
     """An ``ImportError`` in one line unless DeepXDE runs (or will run) on
-    ``pytorch``: ``what`` (the engine's entry point) needs it."""
+    ``pytorch`` and PyTorch is installed: ``what`` (the engine's entry point)
+    needs both."""
+    require_torch(what)
     name = chosen_backend()
     if name not in (None, REQUIRED):  # None: on_import chooses pytorch
         raise ImportError(
             f"{what} runs on DeepXDE's '{REQUIRED}' backend, and this process runs "
             f"'{name}': run it with DDE_BACKEND={REQUIRED} (deepxde_lnn.LNN, MLP, "
             "ReZero and LiquidBlock work on every backend)"
+        )
+
+
+def require_torch(what: str) -> None:
+    """An ``ImportError`` in one line where PyTorch is not installed (it is the
+    ``torch`` extra)."""
+    try:
+        found = importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):  # a broken or blocked installation
+        found = False
+    if not found:
+        raise ImportError(
+            f"{what} needs PyTorch, which is not installed: pip install "
+            "'deepxde-lnn[torch]' (on a machine without a GPU, PyTorch's CPU build "
+            "first: see PyTorch's install page)"
         )
 
 
@@ -94,7 +112,9 @@ def _is_command_line() -> bool:
 
 def ensure_pytorch_backend() -> None:
     """Select DeepXDE's pytorch backend (a config file naming another is
-    overridden), or fail if another one is already chosen or loaded."""
+    overridden), or fail if another one is already chosen or loaded, or if
+    PyTorch is not installed."""
+    require_torch("the deepxde-lnn engine")
     if "deepxde" in sys.modules:
         from deepxde import backend
 

@@ -9,6 +9,9 @@ and evaluated through ``dde.Model.predict`` at ``WEIGHTS["x"]``: its outputs, th
 Jacobian of its first and last outputs (``dde.grad.jacobian``) and the Hessian of
 its first (``dde.grad.hessian``), with its trainable-parameter count, into ``OUT``.
 
+``saved DIR save`` then ``saved DIR restore`` (two processes): ``Model.save``,
+then ``Model.restore`` into an LNN built with other gates.
+
 ``train OUT``: the LNN on DeepXDE's 1-D Poisson problem, Adam then L-BFGS where
 the backend has it (and it works); its L2 relative error into ``OUT`` (JSON).
 """
@@ -96,6 +99,8 @@ def set_weights(model: dde.Model, w: dict) -> None:
             for p in path:
                 node = node[p]
             key = {"weight": "kernel"}.get(leaf, leaf)
+            if key == "alpha" and key not in node:  # a fixed gate: a constant
+                continue
             node[key] = np.asarray(_keras(name, v))
         model.params = [params, model.params[1]]
         model.net.params = params
@@ -193,6 +198,35 @@ def train(out_path: str) -> None:
         json.dump({"adam": adam, "lbfgs": lbfgs, "class": type(net).__module__}, f)
 
 
+def saved(folder: str, step: str) -> None:
+    """``Model.save`` (``step`` "save": an LNN trained 50 steps, its predictions
+    beside) or ``Model.restore`` into an LNN built otherwise (``alpha_init``
+    0.1): the largest difference of its predictions, into ``folder/restored``."""
+    geom = dde.geometry.Interval(-1, 1)
+    bc = dde.icbc.DirichletBC(geom, lambda x: 0, lambda _, on: on)
+    data = dde.data.PDE(
+        geom, lambda x, y: value(dde.grad.hessian(y, x)) + 1, bc, 16, 2, num_test=8
+    )
+    alpha = 0.5 if step == "save" else 0.1
+    net = deepxde_lnn.LNN([1, 8, 8, 1], "tanh", "Glorot uniform", alpha_init=alpha)
+    model = dde.Model(data, net)
+    model.compile("adam", lr=1e-2)
+    x = np.linspace(-1, 1, 9, dtype=np.float32)[:, None]
+    if step == "save":
+        model.train(iterations=50, verbose=0)
+        np.save(f"{folder}/y.npy", model.predict(x))
+        with open(f"{folder}/path", "w") as f:
+            f.write(model.save(f"{folder}/model", verbose=0))
+        return
+    if BACKEND == "tensorflow":
+        model.predict(x)  # Keras builds its layers at their first call
+    with open(f"{folder}/path") as f:
+        model.restore(f.read(), verbose=0)
+    diff = np.abs(model.predict(x) - np.load(f"{folder}/y.npy")).max()
+    with open(f"{folder}/restored", "w") as f:
+        f.write(repr(float(diff)))
+
+
 if __name__ == "__main__":
     mode, *args = sys.argv[1:]
-    {"numbers": numbers, "train": train}[mode](*args)
+    {"numbers": numbers, "train": train, "saved": saved}[mode](*args)

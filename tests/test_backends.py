@@ -12,8 +12,12 @@ with the ``backends`` extra: ``pip install -e ".[test,backends]"``).
 import importlib.util
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tarfile
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +25,7 @@ import pytest
 
 from deepxde_lnn.networks.plan import lnn_plan, mlp_plan, rezero_plan
 
+pytestmark = pytest.mark.backends
 HERE = Path(__file__).resolve().parent
 CHECK = HERE / "backend_check.py"
 #: each backend and the libraries it needs (DeepXDE's own requirements)
@@ -172,3 +177,129 @@ def test_the_lnn_trains_poisson_on_every_backend(backend, tmp_path):
     assert got["adam"] < 0.1, got
     if backend not in ("jax", "tensorflow.compat.v1"):  # see backend_check.py
         assert got["lbfgs"] < 1e-2, got
+
+
+@pytest.mark.slow  # two processes per backend
+@pytest.mark.parametrize("backend", [b for b in OTHERS if b != "jax"])
+def test_model_save_and_restore_in_a_new_process(backend, tmp_path):
+    skip_missing(backend)  # (DeepXDE's Model.save has no JAX branch)
+    run_check(backend, "saved", tmp_path, "save")
+    run_check(backend, "saved", tmp_path, "restore")
+    assert float((tmp_path / "restored").read_text()) == 0.0
+
+
+# DeepXDE's own examples, only their network line swapped (and their iteration
+# counts cut): each on the backends its header lists, but where the example as
+# written needs lines of its own changed for a backend (its comments say which)
+EXAMPLES = {
+    # tf.sin as written; its comments give the lines for the other backends
+    "pinn_forward/Poisson_Dirichlet_1d.py": ["tensorflow.compat.v1", "tensorflow"],
+    "pinn_forward/Euler_beam.py": [
+        "tensorflow.compat.v1", "tensorflow", "pytorch", "paddle"
+    ],
+    # jax: the example's commented "Backend jax" lines
+    "pinn_forward/ode_system.py": [
+        "tensorflow.compat.v1", "tensorflow", "pytorch", "paddle"
+    ],
+    "pinn_inverse/Lorenz_inverse.py": [
+        "tensorflow.compat.v1", "tensorflow", "pytorch", "jax"
+    ],
+}  # fmt: skip
+RUNS = [(e, b) for e, backends in EXAMPLES.items() for b in backends]
+
+
+@pytest.fixture(scope="module")
+def examples(tmp_path_factory) -> Path:
+    """DeepXDE's examples folder, from the source distribution of the installed
+    DeepXDE on the package index (its wheel has none)."""
+    root = tmp_path_factory.mktemp("sdist")
+    got = subprocess.run(
+        [sys.executable, "-m", "pip", "download", f"deepxde=={version('deepxde')}",
+         "--no-binary", ":all:", "--no-deps", "-q", "-d", str(root)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    archives = list(root.glob("deepxde-*.tar.gz"))
+    if got.returncode or not archives:
+        pytest.skip(f"DeepXDE's examples: pip download failed: {got.stderr[-300:]}")
+    with tarfile.open(archives[0]) as tar:
+        tar.extractall(root, filter="data")
+    return next(root.glob("deepxde-*/examples"))
+
+
+def swapped(source: str) -> str:
+    """The example with ``deepxde_lnn.LNN`` for ``dde.nn.FNN`` and its
+    iterations cut (Adam to 300 steps, L-BFGS to 100)."""
+    assert source.count("dde.nn.FNN(") == 1
+    source = source.replace("dde.nn.FNN(", "deepxde_lnn.LNN(")
+    source = re.sub(r"iterations=\d+", "iterations=300", source)
+    head = (
+        "import deepxde as dde\nimport deepxde_lnn\n"
+        "dde.optimizers.set_LBFGS_options(maxiter=100)\n"
+    )
+    assert source.count("import deepxde as dde\n") == 1
+    return source.replace("import deepxde as dde\n", head)
+
+
+def test_the_examples_run_where_their_headers_say():
+    # the table leaves out only what an example's own comments say needs edits
+    for backends in EXAMPLES.values():
+        assert set(backends) <= {"pytorch", *OTHERS}
+
+
+@pytest.mark.slow  # trains in a process per example and backend
+@pytest.mark.parametrize("example, backend", RUNS)
+def test_deepxde_examples_with_the_lnn(example, backend, examples, tmp_path):
+    if backend != "pytorch":
+        skip_missing(backend)
+    header = (examples / example).read_text().splitlines()[0]
+    assert backend in header, header  # "Backend supported: ..."
+    folder = tmp_path / "examples"
+    shutil.copytree(examples, folder)
+    script = folder / example
+    script.write_text(swapped(script.read_text()))
+    env = {**os.environ, "DDE_BACKEND": backend, "MPLBACKEND": "Agg"}
+    env["OMP_NUM_THREADS"] = "1"
+    done = subprocess.run(
+        [sys.executable, script.name], cwd=script.parent, env=env,
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    assert "Best model at step" in done.stdout
+
+
+NO_TORCH = """
+import sys
+
+
+class NoTorch:  # as if PyTorch were not installed
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "torch":
+            raise ModuleNotFoundError(f"No module named {name!r}")
+
+
+sys.meta_path.insert(0, NoTorch())
+import deepxde_lnn
+net = deepxde_lnn.LNN([2, 8, 8, 1], "tanh", "Glorot normal", layout="reduced")
+print(type(net).__module__)
+try:
+    deepxde_lnn.compare
+except ImportError as err:
+    print(err)
+"""
+
+
+@pytest.mark.slow  # a process per backend
+@pytest.mark.parametrize("backend", OTHERS)
+def test_the_networks_need_no_torch_and_the_engine_says_what_it_needs(backend):
+    skip_missing(backend)
+    done = subprocess.run(
+        [sys.executable, "-c", NO_TORCH],
+        env={**os.environ, "DDE_BACKEND": backend},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    module, error = done.stdout.splitlines()[-2:]
+    assert module == f"deepxde_lnn.networks.{backend.replace('.', '_')}"
+    assert error.startswith("deepxde_lnn.compare needs PyTorch, which is not installed")

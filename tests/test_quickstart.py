@@ -68,7 +68,9 @@ def test_a_second_call_reuses_the_environment(tmp_path):
     venv.mkdir()
     (venv / ".installed").touch()  # what the first call leaves, after setup.cfg
     assert _make_n("demo", venv) == [f"{venv}/bin/deepxde-lnn compare laplace"]
-    assert _make_n("test", venv) == [f"{venv}/bin/python -m pytest -q -n 2"]
+    assert _make_n("test", venv) == [
+        f'{venv}/bin/python -m pytest -q -n 2 -m "not backends"'
+    ]
 
 
 def test_the_readmes_main_job_is_the_one_make_demo_runs(tmp_path):
@@ -80,4 +82,15 @@ def test_ci_runs_the_readmes_two_commands_and_nothing_else():
     lines = (ROOT / ".ci" / "run").read_text().splitlines()
     commands = [line for line in lines if line and not line.startswith("#")]
     setup = ["set -euo pipefail", 'cd "$(dirname "$0")/.."']
-    assert commands == [*setup, "make test", "make demo"]
+    assert commands == [*setup, "make test", "make test-backends", "make demo"]
+
+
+def test_make_test_backends_installs_the_extra_and_runs_their_tests(tmp_path):
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    (venv / ".installed").touch()
+    assert _make_n("test-backends", venv) == [
+        f'{venv}/bin/pip install -e ".[test,backends]"',
+        f"touch {venv}/.backends",
+        f"{venv}/bin/python -m pytest -q -n 2 -m backends",
+    ]

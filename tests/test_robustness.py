@@ -163,9 +163,7 @@ def test_seeds_beyond_32_bits_are_refused_up_front(tmp_path, capsys):
         RunConfig("laplace", seed=2**32).resolved(registry.get("laplace"))
 
 
-def test_the_seeds_of_a_call_are_capped_before_anything(
-    tmp_path, capsys, monkeypatch
-):
+def test_the_seeds_of_a_call_are_capped_before_anything(tmp_path, capsys, monkeypatch):
     # issue 43, item 9: seeds=range(10**5) once made 200,000 folders in a minute
     def no_training(*a, **k):
         raise AssertionError("trained before checking the seeds")

@@ -46,6 +46,13 @@ from .plan import (
 
 __all__ = ["LiquidBlock", "LNN", "MLP", "ReZero"]
 
+_INLINE = (
+    "DeepXDE's DeepONets here build their parts inline (stacked branches, "
+    "trainability per layer); the tensorflow and pytorch backends have it"
+)
+#: what the other backends have and this one has not, and why
+UNAVAILABLE = {"LiquidDeepONet": _INLINE, "LiquidDeepONetCartesianProd": _INLINE}
+
 #: FNN's hidden stages with normalization: (batch_normalization,
 #: layer_normalization) -> the name of FNN's method that builds one
 _NORMALIZED = {
