@@ -11,9 +11,10 @@ median ms per step of each, wall and process CPU time, and LNN / FNN.
     python benchmarks/backend_step_time.py
     python benchmarks/backend_step_time.py --backends pytorch jax --steps 200
 
-JAX's DeepXDE has no ``OperatorBC`` for the beam's free end, so on JAX the
-problem is the 1-D Poisson equation of DeepXDE's example (second order, not
-fourth): its row says so.
+DeepXDE's Euler-beam example leaves JAX out: the beam's free end is two
+``OperatorBC`` conditions on derivatives of the output, which DeepXDE's JAX
+boundary conditions cannot take. On JAX the problem is the 1-D Poisson equation
+of DeepXDE's example (second order, not fourth): its row says so.
 """
 
 from __future__ import annotations

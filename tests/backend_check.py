@@ -41,6 +41,9 @@ def model_of(cfg: dict) -> dde.Model:
     net = getattr(deepxde_lnn, cfg["cls"])(
         cfg["sizes"], cfg["activation"], cfg["init"], **cfg["options"]
     )
+    if cfg.get("transforms"):
+        net.apply_feature_transform(lambda x: 2 * x - 1)
+        net.apply_output_transform(lambda x, y: x[:, 0:1] * (1 - x[:, 1:2]) * y)
     d = cfg["sizes"][0]
     geom = dde.geometry.Hypercube([0.0] * d, [1.0] * d)
     data = dde.data.PDE(geom, lambda x, y: value(y)[:, 0:1], [], 8, 0, num_test=8)
@@ -227,6 +230,45 @@ def saved(folder: str, step: str) -> None:
         f.write(repr(float(diff)))
 
 
+def deeponet(out_path: str) -> None:
+    """Both liquid DeepONets where this backend has them: their trainable
+    parameters and output shapes (3 functions of 5 sensors, 7 points)."""
+    v = np.random.default_rng(0).uniform(size=(3, 5)).astype(np.float32)
+    x = np.linspace(0, 1, 7, dtype=np.float32)[:, None]
+    out = {}
+    for name, inputs in (
+        ("LiquidDeepONetCartesianProd", (v, x)),
+        ("LiquidDeepONet", (v[:1].repeat(7, 0), x)),
+    ):
+        try:
+            cls = getattr(deepxde_lnn, name)
+        except AttributeError:
+            continue
+        net = cls([5, 16, 16], [1, 16, 16], "tanh", "Glorot normal")
+        y = net(inputs) if BACKEND == "tensorflow" else net(tuple(map(_tensor, inputs)))
+        if BACKEND == "pytorch":
+            count = sum(p.numel() for p in net.parameters() if p.requires_grad)
+        elif BACKEND == "paddle":
+            count = sum(p.size for p in net.parameters() if not p.stop_gradient)
+        else:
+            count = sum(np.prod(w.shape) for w in net.trainable_variables)
+        out[name] = {"count": int(count), "shape": list(np.shape(y))}
+    with open(out_path, "w") as f:
+        json.dump(out, f)
+
+
+def _tensor(a: np.ndarray):
+    """``a`` as this backend's tensor (PyTorch, Paddle)."""
+    if BACKEND == "pytorch":
+        import torch
+
+        return torch.as_tensor(a)
+    import paddle
+
+    return paddle.to_tensor(a)
+
+
 if __name__ == "__main__":
     mode, *args = sys.argv[1:]
-    {"numbers": numbers, "train": train, "saved": saved}[mode](*args)
+    modes = {"numbers": numbers, "train": train, "saved": saved, "deeponet": deeponet}
+    modes[mode](*args)

@@ -52,6 +52,9 @@ NETS = [
          options=dict(train_alpha=False, alpha_init=0.25)),
     dict(cls="ReZero", sizes=[2, 6, 6, 1], activation="tanh", options={}),
     dict(cls="MLP", sizes=[2, 9, 9, 1], activation="tanh", options={}),
+    # with DeepXDE's input and output transforms (backend_check.TRANSFORMS)
+    dict(cls="LNN", sizes=[2, 8, 8, 2], activation="tanh", options={},
+         transforms=True),
 ]  # fmt: skip
 
 
@@ -69,6 +72,7 @@ def skip_missing(backend: str) -> None:
 
 
 def plan_of(cfg: dict):
+    """The plan of a network of ``NETS``."""
     if cfg["cls"] == "LNN":
         return lnn_plan(cfg["sizes"], cfg["activation"], **cfg["options"])
     if cfg["cls"] == "ReZero":
@@ -188,22 +192,65 @@ def test_model_save_and_restore_in_a_new_process(backend, tmp_path):
     assert float((tmp_path / "restored").read_text()) == 0.0
 
 
+@pytest.mark.slow  # a process per backend
+@pytest.mark.parametrize("backend", ["tensorflow", "paddle"])
+def test_the_liquid_deeponets_have_pytorchs_counts_and_shapes(backend, tmp_path):
+    skip_missing(backend)
+    run_check("pytorch", "deeponet", tmp_path / "torch.json")
+    run_check(backend, "deeponet", tmp_path / "other.json")
+    torch_nets = json.loads((tmp_path / "torch.json").read_text())
+    ours = json.loads((tmp_path / "other.json").read_text())
+    # paddle's paired DeepONet cannot be made liquid (docs/backends.md)
+    names = ["LiquidDeepONetCartesianProd"] + ["LiquidDeepONet"] * (backend != "paddle")
+    assert sorted(ours) == sorted(names)
+    # DeepXDE's own TensorFlow DeepONets keep their output bias b in a list of
+    # tf.Variable that Keras 3 does not track: one parameter fewer (FNN's too)
+    untracked = 1 if backend == "tensorflow" else 0
+    for name in names:
+        assert ours[name]["shape"] == torch_nets[name]["shape"], name
+        assert ours[name]["count"] == torch_nets[name]["count"] - untracked, name
+    assert torch_nets["LiquidDeepONetCartesianProd"]["shape"] == [3, 7]
+
+
+CONFIG_FILE = """
+import deepxde_lnn
+print(deepxde_lnn.LNN.__module__)
+"""
+
+
+@pytest.mark.slow  # a process
+def test_deepxdes_config_file_chooses_the_backend(tmp_path):
+    skip_missing("tensorflow")
+    (tmp_path / ".deepxde").mkdir()
+    (tmp_path / ".deepxde" / "config.json").write_text('{"backend": "tensorflow"}')
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("DDE_BACKEND", "DDEBACKEND")
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", CONFIG_FILE],
+        env={**env, "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines()[-1] == "deepxde_lnn.networks.tensorflow"
+
+
 # DeepXDE's own examples, only their network line swapped (and their iteration
-# counts cut): each on the backends its header lists, but where the example as
-# written needs lines of its own changed for a backend (its comments say which)
+# counts cut): each on the backends its header lists, as written, or with the
+# lines its comments give for JAX ("# Backend jax") in place of "# Most backends"
 EXAMPLES = {
     # tf.sin as written; its comments give the lines for the other backends
     "pinn_forward/Poisson_Dirichlet_1d.py": ["tensorflow.compat.v1", "tensorflow"],
     "pinn_forward/Euler_beam.py": [
         "tensorflow.compat.v1", "tensorflow", "pytorch", "paddle"
     ],
-    # jax: the example's commented "Backend jax" lines
     "pinn_forward/ode_system.py": [
-        "tensorflow.compat.v1", "tensorflow", "pytorch", "paddle"
+        "tensorflow.compat.v1", "tensorflow", "pytorch", "jax", "paddle"
     ],
-    "pinn_inverse/Lorenz_inverse.py": [
-        "tensorflow.compat.v1", "tensorflow", "pytorch", "jax"
-    ],
+    # jax: its PDE indexes y as written, and it ends with L-BFGS (none on JAX)
+    "pinn_inverse/Lorenz_inverse.py": ["tensorflow.compat.v1", "tensorflow", "pytorch"],
 }  # fmt: skip
 RUNS = [(e, b) for e, backends in EXAMPLES.items() for b in backends]
 
@@ -224,6 +271,24 @@ def examples(tmp_path_factory) -> Path:
     with tarfile.open(archives[0]) as tar:
         tar.extractall(root, filter="data")
     return next(root.glob("deepxde-*/examples"))
+
+
+def for_jax(source: str) -> str:
+    """The example as its comments say to write it for JAX: the lines under
+    "# Backend jax" uncommented, those under "# Most backends" commented out."""
+    out, mode = [], None
+    for line in source.splitlines():
+        text = line.strip()
+        if text in ("# Most backends", "# Backend jax"):
+            mode = text
+        elif mode == "# Most backends" and text and not text.startswith("#"):
+            line = line.replace(text, f"# {text}")
+        elif mode == "# Backend jax" and text.startswith("# "):
+            line = line.replace(text, text[2:])
+        else:
+            mode = None
+        out.append(line)
+    return "\n".join(out) + "\n"
 
 
 def swapped(source: str) -> str:
@@ -256,7 +321,11 @@ def test_deepxde_examples_with_the_lnn(example, backend, examples, tmp_path):
     folder = tmp_path / "examples"
     shutil.copytree(examples, folder)
     script = folder / example
-    script.write_text(swapped(script.read_text()))
+    source = script.read_text()
+    if backend == "jax":
+        assert "# Backend jax" in source
+        source = for_jax(source)
+    script.write_text(swapped(source))
     env = {**os.environ, "DDE_BACKEND": backend, "MPLBACKEND": "Agg"}
     env["OMP_NUM_THREADS"] = "1"
     done = subprocess.run(

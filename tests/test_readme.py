@@ -15,7 +15,7 @@ README = ROOT / "README.md"
 #: the README's code blocks outside its generated ones, by their first line, and
 #: the test that runs each
 BLOCKS = {
-    ("python", "import deepxde_lnn          # before deepxde: selects the pytorch backend"):
+    ("python", "import deepxde as dde"):
         "test_the_one_line_swap_runs",
     ("bash", "make demo    # the main job: does the liquid block help on a benchmark? (minutes on a CPU)"):
         "test_quickstart.py::test_readme_first_commands_are_make_demo_and_make_test",
@@ -57,7 +57,7 @@ def test_the_one_line_swap_runs():
     import deepxde_lnn
 
     space = {}
-    exec(block("import deepxde_lnn"), space)
+    exec(block("import deepxde as dde"), space)
     net = space["net"]  # the line after: the LNN
     assert isinstance(net, deepxde_lnn.LNN)
     assert net(torch.zeros(3, 2)).shape == (3, 1)
