@@ -36,15 +36,12 @@ from deepxde.nn import activations, regularizers
 from deepxde.nn.jax.nn import NN
 from flax import linen as nn
 
-from ..checks import check_bool, check_int
 from .plan import (
-    ACTIVATION,
     Activation,
     Initializer,
     Plan,
     Regularization,
-    check_activation_identifier,
-    check_alpha,
+    check_block,
     check_initializer,
     lnn_plan,
     mlp_plan,
@@ -97,11 +94,13 @@ class LiquidBlock(nn.Module):
     kernel_initializer: Initializer = "Glorot uniform"
 
     def __post_init__(self) -> None:
-        check_int(self.width, "width", 1)
-        check_alpha(self.alpha_init)
-        check_bool(self.residual, "residual")
-        check_bool(self.train_alpha, "train_alpha")
-        check_activation_identifier(self.activation)
+        check_block(
+            self.width,
+            self.alpha_init,
+            self.activation,
+            self.residual,
+            self.train_alpha,
+        )
         check_initializer(self.kernel_initializer)
         super().__post_init__()
 
@@ -169,14 +168,7 @@ class _Network(NN):
         x = inputs
         if self._input_transform is not None:
             x = self._input_transform(x)
-        for j, linear in enumerate(self.linears[:-1]):
-            x = linear(x)
-            for kind in self.plan.stages(j):
-                if kind == ACTIVATION:
-                    x = self._activations[j](x)
-                else:
-                    x = self.blocks[self.plan.block_index(j)](x)
-        x = self.linears[-1](x)
+        x = self.plan.forward(x, self.linears, self._activations, self.blocks)
         if self._output_transform is not None:
             x = self._output_transform(inputs, x)
         return x

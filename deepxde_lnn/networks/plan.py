@@ -42,6 +42,7 @@ __all__ = [
     "mlp_plan",
     "lnn_plan",
     "rezero_plan",
+    "check_block",
     "check_layer_sizes",
     "check_block_layers",
     "check_alpha",
@@ -119,6 +120,22 @@ class Plan:
     def gate_shape(self, width: int) -> tuple[int, ...]:
         """The shape of a block's ``alpha``: ``(width,)`` or ``()``."""
         return (width,) if self.per_channel else ()
+
+    def forward(
+        self, x, linears: Sequence, hidden: Sequence, blocks: Sequence, after=None
+    ):
+        """``x`` through the network between its transforms, for any backend's
+        layers (callables): each hidden ``linears[j]``, then its stages
+        (``hidden[j]``, the activation; ``blocks[k]``, its block), then
+        ``after(j, x)`` where given (dropout); the output ``linears[-1]``."""
+        for j, linear in enumerate(linears[:-1]):
+            x = linear(x)
+            for kind in self.stages(j):
+                step = hidden[j] if kind == ACTIVATION else blocks[self.block_index(j)]
+                x = step(x)
+            if after is not None:
+                x = after(j, x)
+        return linears[-1](x)
 
     def parameter_count(self) -> int:
         """Trainable parameters, trainable activations left out (module
@@ -199,6 +216,17 @@ def rezero_plan(
 
 
 # --- argument checks ---------------------------------------------------------------
+
+
+def check_block(width, alpha_init, activation, residual, train_alpha) -> tuple:
+    """A liquid block's arguments, checked alike on every backend (a ValueError
+    naming the first bad one): ``(width, alpha_init, residual, train_alpha)``."""
+    width = check_int(width, "width", 1)
+    alpha_init = check_alpha(alpha_init)
+    residual = check_bool(residual, "residual")
+    train_alpha = check_bool(train_alpha, "train_alpha")
+    check_activation_identifier(activation)
+    return width, alpha_init, residual, train_alpha
 
 
 def check_layer_sizes(layer_sizes, name: str = "layer_sizes") -> list[int]:

@@ -34,14 +34,13 @@ from deepxde.nn import activations
 from deepxde.nn.pytorch.deeponet import DeepONet, DeepONetCartesianProd
 from deepxde.nn.pytorch.nn import NN
 
-from ..checks import check_bool, check_int
 from .deeponet import liquid_deeponet
 from .limits import TORCH_DEFAULT
 from .plan import (
     ACTIVATION,
     check_activation,
     check_activation_identifier,
-    check_alpha,
+    check_block,
     check_initializer,
     lnn_plan,
     mlp_plan,
@@ -106,10 +105,9 @@ class LiquidBlock(torch.nn.Module):
         train_alpha: bool = True,
     ):
         super().__init__()
-        width = check_int(width, "width", 1)
-        alpha_init = check_alpha(alpha_init)
-        self.residual = check_bool(residual, "residual")
-        check_bool(train_alpha, "train_alpha")
+        width, alpha_init, self.residual, train_alpha = check_block(
+            width, alpha_init, activation, residual, train_alpha
+        )
         self.activation = _get_activation(activation)
         self.activation_name = _activation_name(activation)
         dtype = config.real(torch)

@@ -18,16 +18,14 @@ from deepxde.nn import activations, regularizers
 from deepxde.nn.tensorflow.deeponet import DeepONet, DeepONetCartesianProd
 from deepxde.nn.tensorflow.nn import NN
 
-from ..checks import check_bool, check_int, check_number
+from ..checks import check_number
 from .deeponet import liquid_deeponet
 from .plan import (
-    ACTIVATION,
     Activation,
     Initializer,
     Plan,
     Regularization,
-    check_activation_identifier,
-    check_alpha,
+    check_block,
     check_initializer,
     lnn_plan,
     mlp_plan,
@@ -73,11 +71,9 @@ class LiquidBlock(tf.keras.layers.Layer):
         regularization: Regularization = None,
     ):
         super().__init__()
-        width = check_int(width, "width", 1)
-        alpha_init = check_alpha(alpha_init)
-        self.residual = check_bool(residual, "residual")
-        check_bool(train_alpha, "train_alpha")
-        check_activation_identifier(activation)
+        width, alpha_init, self.residual, train_alpha = check_block(
+            width, alpha_init, activation, residual, train_alpha
+        )
         self.activation = activations.get(activation)
         self.linear = tf.keras.layers.Dense(
             width,
@@ -143,16 +139,11 @@ class _Network(NN):
         x = inputs
         if self._input_transform is not None:
             x = self._input_transform(x)
-        for j, linear in enumerate(self.linears[:-1]):
-            x = linear(x)
-            for kind in self.plan.stages(j):
-                if kind == ACTIVATION:
-                    x = self.activation[j](x)
-                else:
-                    x = self.blocks[self.plan.block_index(j)](x)
-            if self.dropouts:
-                x = self.dropouts[j](x, training=training)
-        x = self.linears[-1](x)
+
+        def dropout(j, h):
+            return self.dropouts[j](h, training=training) if self.dropouts else h
+
+        x = self.plan.forward(x, self.linears, self.activation, self.blocks, dropout)
         if self._output_transform is not None:
             x = self._output_transform(inputs, x)
         return x

@@ -28,7 +28,7 @@ from deepxde.nn import activations, initializers, regularizers
 from deepxde.nn.tensorflow_compat_v1.fnn import FNN
 from deepxde.utils import timing
 
-from ..checks import check_bool, check_int, check_number
+from ..checks import check_bool, check_number
 from .plan import (
     ACTIVATION,
     BLOCK,
@@ -36,8 +36,7 @@ from .plan import (
     Initializer,
     Plan,
     Regularization,
-    check_activation_identifier,
-    check_alpha,
+    check_block,
     check_initializer,
     lnn_plan,
     mlp_plan,
@@ -93,12 +92,10 @@ class LiquidBlock:
         regularization: Regularization = None,
         kernel_constraint=None,
     ):
-        self.width = check_int(width, "width", 1)
-        self.alpha_init = check_alpha(alpha_init)
+        self.width, self.alpha_init, self.residual, self.train_alpha = check_block(
+            width, alpha_init, activation, residual, train_alpha
+        )
         self.per_channel = per_channel
-        self.residual = check_bool(residual, "residual")
-        self.train_alpha = check_bool(train_alpha, "train_alpha")
-        check_activation_identifier(activation)
         self.activation = activations.get(activation)
         self.linear = tf.keras.layers.Dense(
             width,
