@@ -46,35 +46,6 @@ def value(z):
     return z[0] if isinstance(z, tuple) else z
 
 
-def beam_data():
-    import deepxde as dde
-
-    geom = dde.geometry.Interval(0, 1)
-
-    def d2(x, y):
-        return dde.grad.hessian(y, x)
-
-    def d3(x, y):
-        return dde.grad.jacobian(d2(x, y), x)
-
-    def pde(x, y):
-        return dde.grad.hessian(d2(x, y), x) + 1
-
-    def left(x, on):
-        return on and dde.utils.isclose(x[0], 0)
-
-    def right(x, on):
-        return on and dde.utils.isclose(x[0], 1)
-
-    bcs = [
-        dde.icbc.DirichletBC(geom, lambda x: 0, left),
-        dde.icbc.NeumannBC(geom, lambda x: 0, left),
-        dde.icbc.OperatorBC(geom, lambda x, y, _: d2(x, y), right),
-        dde.icbc.OperatorBC(geom, lambda x, y, _: d3(x, y), right),
-    ]
-    return dde.data.PDE(geom, pde, bcs, 10, 2, num_test=100)
-
-
 def poisson_data():
     import deepxde as dde
     import numpy as np
@@ -93,6 +64,7 @@ def child(steps: int, repeats: int) -> None:
     import deepxde as dde
     import numpy as np
     from deepxde.backend import backend_name
+    from dropin_cost import data as beam_data  # the same beam, any backend
 
     import deepxde_lnn
 
