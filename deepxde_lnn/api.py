@@ -380,7 +380,8 @@ def compare(
 
     Args:
         methods: default ``lnn, pinn`` (plain DeepXDE: every network).
-        seeds: default the profile's seeds (the quick profile: 8 from 888888).
+        seeds: default the profile's seed and the next ones, as many as the
+            profile has (laplace's quick profile: 8 from 888888).
         baseline: what every other method is judged against (default ``pinn``;
             plain DeepXDE: the first network); several (a list, e.g. the plain
             network and its parameter-matched twin): each one's verdicts are
@@ -389,10 +390,10 @@ def compare(
             seconds: ``seconds``, or the first method's measured time for the
             profile's steps, kept in ``out/budget.json``).
         until_decided: add seeds in batches (as many as ``seeds``) to the
-            comparisons with ``baseline`` still undecided, up to ``max_seeds``
-            (default 15); the error rate is spread over the looks.
+            comparisons with ``baseline`` still undecided, up to ``max_seeds``;
+            the error rate is spread over the looks.
         max_seeds: with ``until_decided``, at most this many seeds per method
-            (default 15).
+            (default :data:`~deepxde_lnn.config.MAX_SEEDS`, 15).
         out: default ``runs/compare-CASE-PROFILE`` (``-time`` for a time budget).
 
     Returns:

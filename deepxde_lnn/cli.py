@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from ._backend import quiet_deepxde, require_pytorch
-from .config import Execution, Training, Verdicts
+from .config import MAX_SEEDS, Execution, Training, Verdicts
 from .options import (
     Parser,
     add_options,
@@ -32,6 +32,12 @@ from .options import (
 from .runs.records import MAX_JSON_BYTES, read_bytes
 from .training.outcome import RunInterrupted, TrainingDiverged, WorkersLost
 from .training.signals import sigterm_as_interrupt
+
+# the profile decides how many (laplace's quick profile and every settled one: 8)
+SEEDS_HELP = (
+    "comma-separated (default: the profile's seed and the next ones, as many as "
+    "the profile has: deepxde-lnn list)"
+)
 
 
 def _common(p):
@@ -97,7 +103,7 @@ def _add_compare(sub) -> None:
         "method's measured time for the profile's steps, kept in OUT/budget.json)",
     )
     p.add_argument("--methods", type=names, help="comma-separated (default: lnn,pinn)")
-    p.add_argument("--seeds", type=seeds, help="comma-separated (default: 3 seeds)")
+    p.add_argument("--seeds", type=seeds, help=SEEDS_HELP)
     p.add_argument(
         "--out", type=out, help="result folder (default runs/compare-CASE-PROFILE)"
     )
@@ -111,7 +117,8 @@ def _add_compare(sub) -> None:
     p.add_argument(
         "--max-seeds",
         type=positive_int("max-seeds"),
-        help="with --until-decided: at most this many seeds per method (default 15)",
+        help="with --until-decided: at most this many seeds per method "
+        f"(default {MAX_SEEDS})",
     )
 
 
@@ -132,7 +139,7 @@ def _add_ablate(sub) -> None:
         "alpha_init=0, fixed gates, no residual path, blocks on the first half of "
         "the layers, sin blocks, the other layout)",
     )
-    p.add_argument("--seeds", type=seeds, help="comma-separated (default: 3 seeds)")
+    p.add_argument("--seeds", type=seeds, help=SEEDS_HELP)
     p.add_argument(
         "--out", type=out, help="result folder (default runs/ablate-CASE-PROFILE)"
     )
@@ -221,7 +228,7 @@ def cmd_list(args) -> int:
         print(f"  {name:12s} {c.title}")
         print(
             f"  {'':12s} paper: {pp.iterations} steps, lr {pp.lr:g}, seed {pp.seed}; "
-            f"quick: {q.iterations} steps; {counts}"
+            f"quick: {q.iterations} steps, {q.n_seeds} seeds; {counts}"
         )
     return 0
 

@@ -40,6 +40,7 @@ from .runs.folder import record_decay
 from .runs.names import DTYPES, FINGERPRINT, NAME, is_fingerprint
 
 __all__ = [
+    "MAX_SEEDS",
     "Training",
     "Execution",
     "Verdicts",
@@ -409,6 +410,10 @@ class Execution:
 
     def __post_init__(self):
         _check_fields(self)
+
+
+#: ``until_decided``'s default ``max_seeds``: seeds per method at most
+MAX_SEEDS = 15
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,6 +18,7 @@ from ..runs import atomic as aio
 from ..runs.csvtext import read_cell
 from ..runs.errors import FolderError
 from ..runs.folder import VARIABLES
+from ..runs.names import FIELDS, FIELDS_FIGURE, LOSS, LOSS_FIGURE, RECORD
 from ..runs.records import (
     MAX_ARTIFACT_BYTES,
     check,
@@ -60,7 +61,7 @@ def image(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 #: the arrays of ``fields.npz`` (as the runner writes them): name -> (dtype
 #: kinds, dimensions); M points of k inputs, F fields, a grid of n per axis
-FIELDS = {
+ARRAYS = {
     "x": ("iuf", 2),  # (M, k)
     "exact": ("iuf", 2),  # (M, F)
     "pred": ("iuf", 2),  # (M, F)
@@ -73,11 +74,11 @@ FIELDS = {
 
 
 def load_fields(run: Path) -> dict:
-    """``fields.npz`` of a run folder (:data:`FIELDS`, arrays only, never
+    """``fields.npz`` of a run folder (:data:`ARRAYS`, arrays only, never
     pickles, sizes capped before loading: :func:`read_npz`), its shapes
     consistent; ``FolderError`` naming it otherwise."""
-    path = run / "fields.npz"
-    f = read_npz(path, FIELDS)
+    path = run / FIELDS
+    f = read_npz(path, ARRAYS)
     problem = _fields_problem(f)
     if problem:
         raise FolderError(f"{path}: malformed ({problem})")
@@ -106,7 +107,7 @@ def _fields_problem(f: dict) -> str | None:
 
 def load_loss(run: Path) -> tuple[list[str], np.ndarray]:
     """``loss.csv`` of a run folder: its header and its rows (as many columns)."""
-    return load_table(run / "loss.csv")
+    return load_table(run / LOSS)
 
 
 def load_variables(run: Path) -> tuple[list[str], np.ndarray] | None:
@@ -136,19 +137,19 @@ def load_table(path: Path) -> tuple[list[str], np.ndarray]:
 
 def figure_names(inputs: int) -> list[str]:
     """The figures :func:`run_figures` draws for a case with ``inputs`` inputs."""
-    return (["fields.png"] if inputs == 2 else []) + ["loss.png"]
+    return ([FIELDS_FIGURE] if inputs == 2 else []) + [LOSS_FIGURE]
 
 
 def run_figures(run: str | Path) -> list[Path]:
     """Write ``fields.png`` (2-D inputs) and ``loss.png`` into a run folder."""
     plt = plt_module()
     run = Path(run)
-    path = run / "metrics.json"
+    path = run / RECORD
     meta = check(read_record(path), path, "run", options=record_problem)
     written = []
     f = load_fields(run)
     names = [str(n) for n in f["fields"]]
-    if "fields.png" in figure_names(f["axes"].shape[0]):
+    if FIELDS_FIGURE in figure_names(f["axes"].shape[0]):
         ext = [f["axes"][0][0], f["axes"][0][-1], f["axes"][1][0], f["axes"][1][-1]]
         fig, axs = plt.subplots(
             len(names), 3, figsize=(12, 3.4 * len(names)), squeeze=False
@@ -182,7 +183,7 @@ def run_figures(run: str | Path) -> list[Path]:
                 fig.colorbar(im, ax=ax)
         fig.suptitle(f"{meta['case']} — {meta['method']}, seed {meta['seed']}")
         fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))
-        written.append(aio.save_figure(run / "fields.png", fig, dpi=110))
+        written.append(aio.save_figure(run / FIELDS_FIGURE, fig, dpi=110))
         plt.close(fig)
     header, table = load_loss(run)
     fig, ax = plt.subplots(figsize=(6.5, 4))
@@ -193,7 +194,7 @@ def run_figures(run: str | Path) -> list[Path]:
     ax.legend(fontsize=8)
     ax.set_title(f"{meta['case']} — {meta['method']} loss history")
     fig.tight_layout()
-    written.append(aio.save_figure(run / "loss.png", fig, dpi=110))
+    written.append(aio.save_figure(run / LOSS_FIGURE, fig, dpi=110))
     plt.close(fig)
     return written
 
@@ -203,7 +204,7 @@ def missing_figures(path: str | Path, case) -> list[str]:
     are not there but can be drawn (its ``fields.npz`` and ``loss.csv`` are
     there)."""
     path = Path(path)
-    if not ((path / "fields.npz").is_file() and (path / "loss.csv").is_file()):
+    if not ((path / FIELDS).is_file() and (path / LOSS).is_file()):
         return []
     return [n for n in figure_names(len(case.inputs)) if not (path / n).exists()]
 

@@ -15,7 +15,7 @@ from ..analysis.sequential import until_decided as seq_decide
 from ..analysis.summaries import write_summary
 from ..analysis.table import BASELINE
 from ..checks import SEED_MAX, check_int, unique
-from ..config import MARGIN, TIME_CAP, Options, RunConfig
+from ..config import MARGIN, MAX_SEEDS, TIME_CAP, Options, RunConfig
 from ..problems.metrics import errors_line, summary_field
 from ..problems.problem import Problem, Profile
 from ..runs import atomic
@@ -251,7 +251,6 @@ def _some_finished(runs: list[RunResult]) -> None:
         raise TrainingDiverged(f"no run finished ({said}{more})")
 
 
-MAX_SEEDS = 15  # until_decided's default max_seeds
 
 
 def decide_runs(

@@ -50,6 +50,15 @@ from .atomic import (
     writable_folder,
 )
 from .errors import FolderError
+from .names import (
+    CHECKPOINT,
+    FIELDS,
+    FIELDS_FIGURE,
+    LOSS,
+    LOSS_FIGURE,
+    MODEL,
+    RECORD,
+)
 
 __all__ = [
     "RunFolder",
@@ -73,13 +82,13 @@ VARIABLES = "variables.csv"  # a run's unknowns at every logged step (train=)
 LOG = "train.log"  # what a user's training function printed (train=)
 # every file a run writes in its folder: the only ones --overwrite deletes
 RUN_FILES = (
-    "metrics.json",
-    "checkpoint.pt",
-    "loss.csv",
-    "fields.npz",
-    "model.pt",
-    "fields.png",
-    "loss.png",
+    RECORD,
+    CHECKPOINT,
+    LOSS,
+    FIELDS,
+    MODEL,
+    FIELDS_FIGURE,
+    LOSS_FIGURE,
     VARIABLES,
     LOG,
 )
@@ -132,7 +141,7 @@ def _is_record(path: Path) -> bool:
 def _holds_record(path: Path) -> bool:
     """A record of ours in ``path`` or up to ``_LEGACY_DEPTH`` levels below it
     (links to folders not followed: :func:`~.records.find`)."""
-    return any(map(_is_record, records.find(path, "metrics.json", _LEGACY_DEPTH)))
+    return any(map(_is_record, records.find(path, RECORD, _LEGACY_DEPTH)))
 
 
 def _link_inside_ours(path: Path) -> Path | None:
@@ -252,8 +261,8 @@ class RunFolder:
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        self.metrics = self.path / "metrics.json"
-        self.checkpoint = self.path / "checkpoint.pt"
+        self.metrics = self.path / RECORD
+        self.checkpoint = self.path / CHECKPOINT
 
     def check(self) -> None:
         """Check that the folder is ours and can be written in or created, creating

@@ -19,6 +19,13 @@ from pathlib import Path
 from .errors import FolderError
 
 __all__ = [
+    "RECORD",
+    "CHECKPOINT",
+    "LOSS",
+    "FIELDS",
+    "MODEL",
+    "FIELDS_FIGURE",
+    "LOSS_FIGURE",
     "DTYPES",
     "METRICS",
     "set_names",
@@ -34,6 +41,18 @@ __all__ = [
     "run_folder",
     "NULLABLE_METRICS",
 ]
+
+#: the files of a run folder, by what they hold (every reader and writer uses
+#: these names): the record (its presence marks the run finished), the
+#: checkpoint, the loss history, the fields on the evaluation points, the
+#: network's weights, and their figures
+RECORD = "metrics.json"
+CHECKPOINT = "checkpoint.pt"
+LOSS = "loss.csv"
+FIELDS = "fields.npz"
+MODEL = "model.pt"
+FIELDS_FIGURE = "fields.png"
+LOSS_FIGURE = "loss.png"
 
 DTYPES = ("float32", "float64")  # a run's float types
 #: the error metrics of every field and metric set (:mod:`deepxde_lnn.problems.metrics`)

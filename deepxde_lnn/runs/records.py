@@ -56,9 +56,12 @@ from ..checks import check_name, is_integer, is_number
 from .errors import FolderError
 from .names import (
     DTYPES,
+    FIELDS,
+    LOSS,
     METRICS,
     NAME,
     NULLABLE_METRICS,
+    RECORD,
     inside,
     is_fingerprint,
     set_names,
@@ -96,7 +99,7 @@ MAX_CHECKPOINT_BYTES = 2**30  # networks, Adam's moments, the loss table: MBs
 MAX_DEPTH = 16  # folders below a root that a walk reads (records sit 2-5 deep)
 MAX_DIGITS = 30  # integers in a record are counts, seeds and bytes
 MAX_TEXT = 200  # device names, version strings
-ARTIFACTS = ("loss.csv", "fields.npz")  # what summaries read besides the record
+ARTIFACTS = (LOSS, FIELDS)  # what summaries read besides the record
 _FLAGS = (
     os.O_RDONLY
     | getattr(os, "O_NOFOLLOW", 0)
@@ -553,7 +556,7 @@ def load_runs(
     ``need`` (names held to ``known``, option values by ``options``), with its
     folder as ``"_dir"``; sorted by path."""
     runs = []
-    for path in find(root, "metrics.json"):
+    for path in find(root, RECORD):
         rec = check(read_record(path), path, need, known, options=options)
         runs.append({**rec, "_dir": str(path.parent)})
     return runs

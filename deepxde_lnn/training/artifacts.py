@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +14,10 @@ import torch
 from ..problems.problem import Problem
 from ..runs import atomic
 from ..runs.csvtext import formula_safe
+from ..runs.names import FIELDS, LOSS, MODEL
 from .job import Run
 
-__all__ = ["write_loss", "write_run"]
+__all__ = ["write_fields", "write_loss", "write_model", "write_run"]
 
 
 def write_run(r: Run, case: Problem, record: dict) -> None:
@@ -23,22 +25,45 @@ def write_run(r: Run, case: Problem, record: dict) -> None:
     checkpoint stays until every run trained with it is written (the runner's
     ``_finish``)."""
     f, folder = r.fields, r.folder
-    write_loss(folder.path / "loss.csv", r.prior_rows, r.data.names)
-    atomic.save_npz(
-        folder.path / "fields.npz",
-        x=f["x"],
-        exact=f["exact"],
-        pred=f["pred"],
-        abs_error=np.abs(f["pred"] - f["exact"]),
-        mask=f["mask"],
-        axes=np.array(f["axes"]),
-        inputs=np.array(case.inputs),
-        fields=np.array(case.fields),
+    write_loss(folder.path / LOSS, r.prior_rows, r.data.names)
+    write_fields(
+        folder.path,
+        f["x"],
+        f["exact"],
+        f["pred"],
+        f["mask"],
+        f["axes"],
+        case.inputs,
+        case.fields,
     )
-    buf = io.BytesIO()
-    torch.save(r.net.state_dict(), buf)
-    atomic.atomic_write_bytes(folder.path / "model.pt", buf.getvalue())
+    write_model(folder.path, r.net)
     atomic.write_json(folder.metrics, record)
+
+
+def write_fields(
+    folder: Path, x, exact, pred, mask, axes, inputs: Sequence[str], fields
+) -> None:
+    """``fields.npz``: the evaluation points ``x``, the exact and predicted
+    fields, ``|pred - exact|``, the mask of points inside the domain, the grid's
+    axes (empty off a grid), the input names and the field names."""
+    atomic.save_npz(
+        folder / FIELDS,
+        x=x,
+        exact=exact,
+        pred=pred,
+        abs_error=np.abs(pred - exact),
+        mask=mask,
+        axes=np.array(axes),
+        inputs=np.array(inputs, dtype=str),
+        fields=np.array(fields),
+    )
+
+
+def write_model(folder: Path, net: torch.nn.Module) -> None:
+    """``model.pt``: the network's ``state_dict``."""
+    buf = io.BytesIO()
+    torch.save(net.state_dict(), buf)
+    atomic.atomic_write_bytes(folder / MODEL, buf.getvalue())
 
 
 def write_loss(path: Path, table: np.ndarray, names) -> None:

@@ -35,7 +35,7 @@ from ..problems.problem import Problem
 from ..problems.scripted import ScriptedProblem
 from ..runs.checkpoint import CheckpointError
 from ..runs.folder import FolderError, RunFolder
-from ..runs.names import lr_label
+from ..runs.names import LOSS, lr_label
 from . import phases
 from .artifacts import write_loss, write_run
 from .controller import Controller, Progress, Signals
@@ -309,14 +309,14 @@ def _finish(
         if k in riding:
             out.append(None)
         elif r.diverged_at is not None:
-            write_loss(path / "loss.csv", table, r.data.names)
+            write_loss(path / LOSS, table, r.data.names)
             msg = (
                 f"non-finite loss at step {r.diverged_at}; stopped. The last good "
                 f"checkpoint (if any) is kept in {r.folder.checkpoint}"
             )
             out.append(Outcome(r.cfg, path, "diverged", message=msg))
         elif not done:
-            write_loss(path / "loss.csv", table, r.data.names)
+            write_loss(path / LOSS, table, r.data.names)
             msg = (
                 f"interrupted at step {ctl.step}; checkpoint saved in "
                 f"{r.folder.checkpoint}. Rerun the same command to continue it "

@@ -47,8 +47,9 @@ from ..problems.scripted import UNKNOWNS, ScriptedProblem, intercepted, working_
 from ..runs import atomic
 from ..runs.cost import load_average, timing_fields
 from ..runs.folder import LOG, VARIABLES, RunFolder
+from ..runs.names import LOSS
 from ..runs.provenance import device_info, versions
-from .artifacts import write_loss
+from .artifacts import write_fields, write_loss, write_model
 from .controller import Signals
 from .job import kept_float, quiet_float
 from .outcome import Outcome
@@ -202,7 +203,7 @@ def _train(cfg: RunConfig, folder: RunFolder, case: ScriptedProblem, signals):
         return Outcome(cfg, folder.path, "interrupted", message=msg)
     table, names = _loss_table(model)
     if not np.isfinite(table[-1, 1]):
-        write_loss(folder.path / "loss.csv", table, names)
+        write_loss(folder.path / LOSS, table, names)
         msg = f"non-finite loss at step {int(table[-1, 0])}; stopped"
         return Outcome(cfg, folder.path, "diverged", message=msg)
     x, exact, pred, functions = _scored(model, case, cfg.score)
@@ -387,26 +388,15 @@ def _relative(value: float, true: float) -> float | None:
 
 def _write(folder, case, model, table, names, trace, record, x, exact, pred, fields):
     path = folder.path
-    write_loss(path / "loss.csv", table, names)
+    write_loss(path / LOSS, table, names)
     if record.get("variables"):
         variables = list(record["variables"])
         rows = np.array([[step, *values] for step, values in trace], np.float64)
         _write_table(path / VARIABLES, rows, ["step", *variables])
     inputs = case.input_names if case.scoring != UNKNOWNS else ()
-    atomic.save_npz(
-        path / "fields.npz",
-        x=x,
-        exact=exact,
-        pred=pred,
-        abs_error=np.abs(pred - exact),
-        mask=np.ones(len(exact), bool),
-        axes=np.array(()),
-        inputs=np.array(inputs, dtype=str),
-        fields=np.array(fields),
-    )
-    buf = io.BytesIO()
-    torch.save(model.net.state_dict(), buf)
-    atomic.atomic_write_bytes(path / "model.pt", buf.getvalue())
+    mask = np.ones(len(exact), bool)
+    write_fields(path, x, exact, pred, mask, (), inputs, fields)
+    write_model(path, model.net)
     atomic.write_json(folder.metrics, record)
 
 
