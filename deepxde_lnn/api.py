@@ -76,7 +76,7 @@ from .problems.problem import Problem
 from .problems.scripted import ScriptedProblem
 from .runs import atomic
 from .runs.folder import RunFolder, claim, writing
-from .runs.names import lr_name, run_folder, seed_name
+from .runs.names import lr_name, run_folder, run_label, seed_name
 from .study import registry
 from .training import runner
 
@@ -338,7 +338,7 @@ def run(
     folder = RunFolder(out)
     folder.check()  # ours and writable, before anything in it is read
     done = None if overwrite else folder.finished(cfg.identity(), RunConfig.identity_of)
-    label = f"{cfg.case} {cfg.method} seed {cfg.seed}"
+    label = run_label(cfg.case, cfg.method, cfg.seed)
     rec = runner.run(
         cfg,
         out,

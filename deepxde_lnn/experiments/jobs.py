@@ -35,7 +35,7 @@ from ..checks import check_int
 from ..config import BACKENDS, RunConfig, check_backend_name, stackable_protocol
 from ..problems.problem import Problem
 from ..runs.folder import RunFolder
-from ..runs.names import lr_label
+from ..runs.names import run_label
 from ..training.controller import Progress
 from ..training.outcome import Outcome, RunInterrupted, TrainingDiverged, WorkersLost
 from ..training.runner import run, run_stacked
@@ -77,7 +77,7 @@ def capped_workers(workers: int | None, n_units: int, backend: str = "loky") -> 
 def _one(cfg, out, overwrite, threads, progress, case) -> Outcome:
     """Run one job (in a worker process or here) and report its outcome."""
     _set_threads(threads)
-    label = f"{cfg.case} {cfg.method} seed {cfg.seed}{lr_label(cfg.lr)}"
+    label = _label(cfg)
     try:
         rec = run(
             cfg,
@@ -175,7 +175,7 @@ def _lost(units, stop: str, err: Exception) -> str:
 
 
 def _label(cfg) -> str:
-    return f"{cfg.case} {cfg.method} seed {cfg.seed}{lr_label(cfg.lr)}"
+    return run_label(cfg.case, cfg.method, cfg.seed, cfg.lr)
 
 
 def _mark(stop: str, what: str, index: int) -> str:

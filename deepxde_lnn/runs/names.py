@@ -37,6 +37,7 @@ __all__ = [
     "inside",
     "lr_text",
     "lr_name",
+    "run_label",
     "seed_name",
     "run_folder",
     "NULLABLE_METRICS",
@@ -121,6 +122,14 @@ def lr_label(lr: float | None) -> str:
     """`` lr 0.001`` after a run's method and seed in a message; nothing for a
     run trained by the user's function (its lr is the function's)."""
     return "" if lr is None else f" lr {lr_text(lr)}"
+
+
+def run_label(case: str, method: str, seeds, lr: float | None = None) -> str:
+    """How a message names a run (``laplace lnn seed 1 lr 0.001``) or a stack
+    of them (``... seeds 1,2,3``): ``seeds`` one seed or several."""
+    seeds = [seeds] if isinstance(seeds, int) else list(seeds)
+    word = "seed" if len(seeds) == 1 else "seeds"
+    return f"{case} {method} {word} {','.join(map(str, seeds))}{lr_label(lr)}"
 
 
 def lr_name(lr: float) -> str:

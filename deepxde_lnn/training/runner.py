@@ -35,7 +35,7 @@ from ..problems.problem import Problem
 from ..problems.scripted import ScriptedProblem
 from ..runs.checkpoint import CheckpointError
 from ..runs.folder import FolderError, RunFolder
-from ..runs.names import LOSS, lr_label
+from ..runs.names import LOSS, run_label
 from . import phases
 from .artifacts import write_loss, write_run
 from .controller import Controller, Progress, Signals
@@ -285,9 +285,8 @@ def _rider(folder: RunFolder, cfg: RunConfig, step: int) -> dict | None:
 
 
 def _label(job: Job) -> str:
-    seeds = ",".join(str(r.cfg.seed) for r in job.runs)
-    word = "seed" if len(job.runs) == 1 else "seeds"
-    return f"{job.cfg.case} {job.cfg.method} {word} {seeds}{lr_label(job.cfg.lr)}"
+    seeds = [r.cfg.seed for r in job.runs]
+    return run_label(job.cfg.case, job.cfg.method, seeds, job.cfg.lr)
 
 
 def _finish(
