@@ -76,7 +76,7 @@ from .problems.problem import Problem
 from .problems.scripted import ScriptedProblem
 from .runs import atomic
 from .runs.folder import RunFolder, claim, writing
-from .runs.names import lr_name, run_folder, run_label, seed_name
+from .runs.names import BOTH, BUDGETS, lr_name, run_folder, run_label, seed_name
 from .study import registry
 from .training import runner
 
@@ -412,7 +412,7 @@ def compare(
         case, data, nets, name, train, reference, true_values, fields, inputs
     )
     scripted_options(o, problem)
-    check_choice(budget, "budget", ("steps", "time"))
+    check_choice(budget, "budget", BUDGETS)
     if budget == "time" and isinstance(problem, ScriptedProblem):
         raise ValueError("budget: with train=, your function sets the steps")
     check_bool(until_decided, "until_decided")
@@ -495,7 +495,7 @@ def ablate(
     *,
     methods: Sequence[str] | str | None = None,
     seeds: Sequence[int] | None = None,
-    budget: str = "both",
+    budget: str = BOTH,
     out: str | os.PathLike | None = None,
     **options: Unpack[ManyOptions],
 ) -> Ablation:
@@ -521,11 +521,11 @@ def ablate(
     """
     o = _options(options, ablate)
     problem = problem_of(case)
-    check_choice(budget, "budget", ("steps", "time", "both"))
+    check_choice(budget, "budget", (*BUDGETS, BOTH))
     seeds = seeds_of(seeds, profile_of(o, problem))
     root = out_of(out, f"runs/ablate-{problem.name}-{profile_name(o, problem)}")
     methods = methods_of(methods, problem, variants(problem))
-    budgets = ["steps", "time"] if budget == "both" else [budget]
+    budgets = list(BUDGETS) if budget == BOTH else [budget]
     check_configs(o, problem, methods, seeds)
     with claim(root):  # empty or ours, pinned: it gets steps/, time/, ablation.md
         comparisons = {

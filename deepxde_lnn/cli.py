@@ -29,6 +29,7 @@ from .options import (
     positive_int,
     seeds,
 )
+from .runs.names import BOTH, BUDGETS
 from .runs.records import MAX_JSON_BYTES, read_bytes
 from .training.outcome import RunInterrupted, TrainingDiverged, WorkersLost
 from .training.signals import sigterm_as_interrupt
@@ -97,7 +98,7 @@ def _add_compare(sub) -> None:
     p.add_argument(
         "--budget",
         default="steps",
-        choices=("steps", "time"),
+        choices=BUDGETS,
         help="steps: every method the same number of steps (the paper's); time: "
         "every method the same wall-clock seconds (--seconds, or the first "
         "method's measured time for the profile's steps, kept in OUT/budget.json)",
@@ -128,8 +129,8 @@ def _add_ablate(sub) -> None:
     _parallel(p)
     p.add_argument(
         "--budget",
-        default="both",
-        choices=("steps", "time", "both"),
+        default=BOTH,
+        choices=(*BUDGETS, BOTH),
         help="step-matched, time-matched or both (default)",
     )
     p.add_argument(

@@ -50,6 +50,7 @@ from ..analysis.table import (
 )
 from ..config import record_problem
 from ..runs import atomic
+from ..runs.names import BUDGETS
 from ..runs.records import escape, load_runs
 
 if TYPE_CHECKING:  # the table is built without torch (the report's promise)
@@ -59,8 +60,6 @@ __all__ = ["variants", "table", "figure", "BUDGETS", "TABLE", "FIGURE"]
 
 #: the ablation's table and figure in its folder (the table marks the folder)
 TABLE, FIGURE = "ablation.md", "ablation.png"
-
-BUDGETS = ("steps", "time")
 
 
 def variants(case: Case) -> list[str]:

@@ -27,6 +27,8 @@ __all__ = [
     "FIELDS_FIGURE",
     "LOSS_FIGURE",
     "DTYPES",
+    "BUDGETS",
+    "BOTH",
     "METRICS",
     "set_names",
     "NAME",
@@ -56,6 +58,10 @@ FIELDS_FIGURE = "fields.png"
 LOSS_FIGURE = "loss.png"
 
 DTYPES = ("float32", "float64")  # a run's float types
+#: what a comparison holds equal between its methods: the steps or the seconds
+BUDGETS = ("steps", "time")
+#: ``ablate``'s choice of both budgets, one after the other
+BOTH = "both"
 #: the error metrics of every field and metric set (:mod:`deepxde_lnn.problems.metrics`)
 METRICS = ("RMSE", "MSE", "MAE", "relL2", "MaxErr")
 #: those a record may hold as null, where they are not a number: relL2 against a

@@ -55,6 +55,7 @@ from numpy.lib import format as npy
 from ..checks import check_name, is_integer, is_number
 from .errors import FolderError
 from .names import (
+    BUDGETS,
     DTYPES,
     FIELDS,
     LOSS,
@@ -326,14 +327,18 @@ def _seconds_or_null(v) -> bool:
     return v is None or (is_number(v) and v >= 0)
 
 
-BUDGETS = ("steps", "time", "script")  # the same steps, seconds; the function's
+# a record's budget: a comparison's (the same steps, seconds) or the function's
+RECORDED_BUDGETS = (*BUDGETS, "script")
 # key -> (test, what it must be), the keys a run writes beside its options (which
 # their own fields check: ``options`` of :func:`problem`); absent keys are
 # checked by ``problem``
 _TYPES = {
     "seed": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
     "problem": (is_fingerprint, "sha256: and 64 hex digits"),
-    "budget": (lambda v: v in BUDGETS, " or ".join(map(repr, BUDGETS))),
+    "budget": (
+        lambda v: v in RECORDED_BUDGETS,
+        " or ".join(map(repr, RECORDED_BUDGETS)),
+    ),
     "lbfgs_loss_scale": (lambda v: v is None or is_number(v), "a finite number"),
     "parameters": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
     "seconds_per_iteration": (lambda v: is_number(v) and v >= 0, "a number >= 0"),
