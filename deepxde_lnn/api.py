@@ -14,7 +14,7 @@ The problem is a registered case name (``"laplace"``), the path of a case file o
 your own (``"my_case.py"``, declaring ``CASE``; it is executed), a
 :class:`~deepxde_lnn.problems.case.Case`, or plain DeepXDE: ``data=`` (a function returning
 a ``dde.data.Data`` with a solution) and ``nets=`` (``{name: function returning a
-network}``), see :mod:`deepxde_lnn.problems.custom`. The options (training, execution,
+network}``), see :mod:`deepxde_lnn.problems.deepxde_problem`. The options (training, execution,
 verdicts) are the fields of :mod:`deepxde_lnn.config`, given as keywords; each
 call's signature and docstring list them with their types, defaults and help
 texts, built from those fields at import (:func:`_api`).
@@ -70,10 +70,10 @@ from .experiments.results import Ablation, Comparison, RunResult, Sweep
 from .experiments.selection import baseline_of, methods_of, out_of, seeds_of
 from .keywords import ManyOptions, RunOptions
 from .problems.case import Case, load_file
-from .problems.custom import DeepXDEProblem
+from .problems.deepxde_problem import DeepXDEProblem
 from .problems.methods import COMPARED
 from .problems.problem import Problem
-from .problems.scripted import ScriptedProblem
+from .problems.scripted_problem import ScriptedProblem
 from .runs import atomic
 from .runs.folder import RunFolder, claim, writing
 from .runs.names import BOTH, BUDGETS, lr_name, run_folder, run_label, seed_name

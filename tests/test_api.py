@@ -22,7 +22,7 @@ from helpers import SignalAt
 
 from deepxde_lnn import cli
 from deepxde_lnn.config import RunConfig
-from deepxde_lnn.problems.custom import DeepXDEProblem
+from deepxde_lnn.problems.deepxde_problem import DeepXDEProblem
 from deepxde_lnn.training.runner import RunInterrupted, run
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -23,7 +23,7 @@ from deepxde_lnn.problems.build import build_net
 from deepxde_lnn.problems.data import ResampledPDE, Term
 from deepxde_lnn.problems.sampling import Box, Edge
 from deepxde_lnn.study import registry
-from deepxde_lnn.training import job, runner
+from deepxde_lnn.training import runner, stack
 from deepxde_lnn.training.stacking import StackedData
 
 LO, HI = (0.0, 0.0), (1.0, 1.0)
@@ -237,7 +237,7 @@ def test_the_runner_builds_compiled_data_and_records_it(tmp_path, fake_compile):
         registry.get("laplace")
     )
     case = registry.get("laplace")
-    assert job.build(case, [cfg], [None]).data.compile_jets is True
+    assert stack.build(case, [cfg], [None]).data.compile_jets is True
     rec = runner.run(cfg, tmp_path / "fast", case=case, progress=None)
     assert rec["derivatives"].startswith(
         "Taylor-mode jets compiled with torch.compile (pde, "
@@ -306,12 +306,12 @@ def test_auto_compiles_where_the_compile_pays():
             RunConfig("laplace", iterations=iterations, seed=s).resolved(case)
             for s in range(k)
         ]
-        built = job.build(case, cfgs, [None] * k)
+        built = stack.build(case, cfgs, [None] * k)
         expected = iterations * k >= compiled.PAYS_FROM and compiled._can_compile()
         assert built.runs[0].data.compile_jets is expected
     # a time budget would pay for the compile: eager on auto, however long
     timed = RunConfig("laplace", iterations=10**6, seconds=1.0).resolved(case)
-    assert job.build(case, [timed], [None]).runs[0].data.compile_jets is False
+    assert stack.build(case, [timed], [None]).runs[0].data.compile_jets is False
 
 
 def test_bad_compile_jets_is_refused_naming_it(tmp_path, capsys):

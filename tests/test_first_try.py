@@ -22,7 +22,7 @@ from deepxde_lnn.analysis.stats import bound_text, ratio_ci
 from deepxde_lnn.analysis.summaries import judge
 from deepxde_lnn.experiments.results import Verdict
 from deepxde_lnn.runs.records import read_record
-from deepxde_lnn.training.record import describe
+from deepxde_lnn.training.run_record import describe
 
 ROOT = Path(__file__).resolve().parents[1]
 QUIET = dict(verbose=False, progress=False, workers=1)

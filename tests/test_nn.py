@@ -11,7 +11,7 @@ import torch
 
 from deepxde_lnn import LNN, MLP, LiquidBlock
 from deepxde_lnn.networks.pytorch import tanh
-from deepxde_lnn.training import record
+from deepxde_lnn.training import run_record as record
 
 
 def p_mlp(d, m, L, w):

@@ -4,7 +4,7 @@ and its interval as a bar on a logarithmic axis, over the shaded equivalence ban
 
 One drawing for every figure that shows verdicts: the reproduction report's
 headline (:func:`deepxde_lnn.study.reproduction.verdicts_figure`) and a compare's
-``summary.png`` (:mod:`.overview`). The rows come from the verdicts the tables
+``summary.png`` (:mod:`.summary_figure`). The rows come from the verdicts the tables
 state (a :class:`~.stats.RatioCI` with the verdict of its family after Holm's
 adjustment), never recomputed here.
 

@@ -34,9 +34,9 @@ from ..runs.names import lr_text
 from ..runs.records import escape, load_runs, metric_sets
 from .figures import plt_module
 from .forest import ForestRow
-from .overview import error_norm, summary_figure
 from .sequential import looks_of
 from .stats import LEVEL, MARGIN, RatioCI, holm
+from .summary_figure import error_norm, summary_figure
 from .table import (
     BASELINE,
     COMPANIONS,

@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..analysis.figures import plt_module
-from ..analysis.overview import summary_figure
 from ..analysis.sequential import looks_of
 from ..analysis.stats import MARGIN
 from ..analysis.summaries import one_case, verdict_rule
+from ..analysis.summary_figure import summary_figure
 from ..analysis.table import (
     BASELINE,
     MATCHED,

@@ -11,10 +11,10 @@ from pathlib import Path
 from ..analysis.stats import SEEDS_CAP
 from ..analysis.table import BASELINE
 from ..checks import check_choice, unique
-from ..problems.custom import DeepXDEProblem
+from ..problems.deepxde_problem import DeepXDEProblem
 from ..problems.methods import canonical
 from ..problems.problem import Problem
-from ..problems.scripted import ScriptedProblem
+from ..problems.scripted_problem import ScriptedProblem
 from ..runs.names import safe_name
 
 __all__ = ["methods_of", "baseline_of", "seeds_of", "check_seed_count", "out_of"]

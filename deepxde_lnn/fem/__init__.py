@@ -9,16 +9,15 @@ closed form ``T*(r) = T∞ + QR/(2h) + Q(R² - r²)/(4k)``.  P1 elements on the
 mesh-convergence study and the checksummed reference field the heat case
 compares against (see ``docs/heat.md``).
 
-Modules: :mod:`.problem` (constants :data:`HEAT`, closed form, evaluation grid),
+Modules: :mod:`.heat_problem` (constants :data:`HEAT`, closed form, evaluation grid),
 :mod:`.mesh` (disk meshes, nested prolongation), :mod:`.solver` (weak form,
-assembly, solver), :mod:`.norms` (error norms, point evaluation), :mod:`.study`
+assembly, solver), :mod:`.norms` (error norms, point evaluation), :mod:`.convergence`
 (convergence study), :mod:`.reference` (writing and loading the stored
 reference).  Nothing here imports DeepXDE or the networks.
 """
 
-from .mesh import disk_meshes, longest_edge, nested_prolongation
-from .norms import error_norms, probe_matrix, sample_solution
-from .problem import (
+from .convergence import ConvergenceStudy, convergence_slopes, convergence_study
+from .heat_problem import (
     HEAT,
     T_REF,
     HeatProblem,
@@ -27,9 +26,10 @@ from .problem import (
     exact_temperature,
     points_sha256,
 )
+from .mesh import disk_meshes, longest_edge, nested_prolongation
+from .norms import error_norms, probe_matrix, sample_solution
 from .reference import load_reference, write_reference
 from .solver import ELEMENTS, HeatSolution, heat_system, solve_heat
-from .study import ConvergenceStudy, convergence_slopes, convergence_study
 
 __all__ = [
     "ConvergenceStudy",

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from skfem import MeshTri
 
-from .problem import HEAT, _check_int, _check_real
+from .heat_problem import HEAT, _check_int, _check_real
 
 __all__ = ["disk_meshes", "longest_edge", "nested_prolongation"]
 

@@ -37,9 +37,9 @@ from deepxde_lnn.runs.csvtext import formula_safe
 from deepxde_lnn.runs.errors import FolderError
 from deepxde_lnn.runs.records import MAX_ARTIFACT_BYTES, read_bytes, read_npz
 
+from .convergence import ConvergenceStudy, convergence_study
+from .heat_problem import HEAT, HeatProblem, InvalidReferenceError, points_sha256
 from .norms import probe_matrix
-from .problem import HEAT, HeatProblem, InvalidReferenceError, points_sha256
-from .study import ConvergenceStudy, convergence_study
 
 if TYPE_CHECKING:  # importlib.resources.abc is Python >= 3.11
     from importlib.resources.abc import Traversable

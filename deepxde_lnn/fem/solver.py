@@ -38,8 +38,8 @@ from skfem import (
 )
 from skfem.helpers import dot, grad
 
+from .heat_problem import HEAT, HeatProblem, _check_int
 from .mesh import disk_meshes, longest_edge, nested_prolongation
-from .problem import HEAT, HeatProblem, _check_int
 
 __all__ = ["ELEMENTS", "HeatSolution", "heat_system", "solve_heat"]
 

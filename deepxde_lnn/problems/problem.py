@@ -1,5 +1,5 @@
 """What the runner needs of a problem, so that a ``Case`` and a user's own
-DeepXDE problem (:mod:`deepxde_lnn.problems.custom`) train through the same code.
+DeepXDE problem (:mod:`deepxde_lnn.problems.deepxde_problem`) train through the same code.
 
 A problem names its inputs and output fields, gives its training profiles (a
 :class:`Profile` each; :data:`DEFAULT` where it declares none), builds a method's

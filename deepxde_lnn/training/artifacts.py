@@ -15,7 +15,7 @@ from ..problems.problem import Problem
 from ..runs import atomic
 from ..runs.csvtext import formula_safe
 from ..runs.names import FIELDS, LOSS, MODEL
-from .job import Run
+from .stack import Run
 
 __all__ = ["write_fields", "write_loss", "write_model", "write_run"]
 

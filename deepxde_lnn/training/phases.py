@@ -24,7 +24,7 @@ from ..runs.cost import load_average
 from .accurate import LBFGSConverged, make_lbfgs
 from .controller import Controller
 from .graphed import GraphedStep, plain_adam_state, plain_scheduler_state
-from .job import Job, Run, check_checkpoints, restore, stacked_from
+from .stack import Job, Run, check_checkpoints, restore, stacked_from
 from .stacking import select_adam_, split_adam_state, stack_adam_states
 
 __all__ = [

@@ -16,8 +16,8 @@ pass it). The paper protocol (``docs/protocol.md``): Adam with library defaults 
 constant lr, one full batch per step, every point set redrawn each step, final
 iterate reported. Timing covers the training loop only (checkpoint I/O excluded).
 
-The parts: :mod:`.job` (building and restoring a job), :mod:`.phases` (training
-it), :mod:`.record` (its record), :mod:`.artifacts` (its files) and
+The parts: :mod:`.stack` (building and restoring a job), :mod:`.phases` (training
+it), :mod:`.run_record` (its record), :mod:`.artifacts` (its files) and
 :mod:`.timing`; this module holds the one training path and the public names.
 """
 
@@ -32,14 +32,17 @@ import numpy as np
 
 from ..config import RunConfig, stackable_protocol
 from ..problems.problem import Problem
-from ..problems.scripted import ScriptedProblem
+from ..problems.scripted_problem import ScriptedProblem
 from ..runs.checkpoint import CheckpointError
 from ..runs.folder import FolderError, RunFolder
 from ..runs.names import LOSS, run_label
 from . import phases
 from .artifacts import write_loss, write_run
 from .controller import Controller, Progress, Signals
-from .job import (
+from .outcome import Outcome, RunInterrupted, TrainingDiverged
+from .run_record import evaluate, predict
+from .scripted_run import run_scripted
+from .stack import (
     Job,
     build,
     checkpoint_state,
@@ -47,9 +50,6 @@ from .job import (
     nothing_to_resume,
     resume_state,
 )
-from .outcome import Outcome, RunInterrupted, TrainingDiverged
-from .record import evaluate, predict
-from .scripted import run_scripted
 from .timing import stacking_pays, step_seconds
 
 __all__ = [

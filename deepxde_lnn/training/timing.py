@@ -12,8 +12,8 @@ import torch
 from ..config import RunConfig
 from ..problems.problem import Problem
 from .controller import sync
-from .job import build
 from .phases import start
+from .stack import build
 
 __all__ = ["stacking_pays", "step_seconds"]
 

@@ -53,7 +53,7 @@ import torch
 
 from ..checks import check_choice, check_name, is_number
 from ..runs.checkpoint import rng_state, set_rng_state
-from .custom import check_nets, default_name
+from .deepxde_problem import check_nets, default_name
 from .fingerprints import of_definition
 from .problem import MAX_POINTS, SCRIPT_PROFILE, Profile
 

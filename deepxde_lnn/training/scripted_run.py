@@ -1,4 +1,4 @@
-"""One run of a :class:`~deepxde_lnn.problems.scripted.ScriptedProblem`: the
+"""One run of a :class:`~deepxde_lnn.problems.scripted_problem.ScriptedProblem`: the
 user's ``train(net)`` trains the network its way; this seeds it, times it,
 records what the model did and scores it.
 
@@ -41,9 +41,14 @@ import torch
 
 from ..checks import is_number
 from ..config import RunConfig
-from ..problems.custom import term_names
+from ..problems.deepxde_problem import term_names
 from ..problems.metrics import all_fields, field_metrics
-from ..problems.scripted import UNKNOWNS, ScriptedProblem, intercepted, working_in
+from ..problems.scripted_problem import (
+    UNKNOWNS,
+    ScriptedProblem,
+    intercepted,
+    working_in,
+)
 from ..runs import atomic
 from ..runs.cost import load_average, timing_fields
 from ..runs.folder import LOG, VARIABLES, RunFolder
@@ -51,9 +56,9 @@ from ..runs.names import LOSS
 from ..runs.provenance import device_info, versions
 from .artifacts import write_fields, write_loss, write_model
 from .controller import Signals
-from .job import kept_float, quiet_float
 from .outcome import Outcome
-from .record import describe
+from .run_record import describe
+from .stack import kept_float, quiet_float
 
 __all__ = ["run_scripted", "Recorder", "LOG", "FILES", "VARIABLES", "unknowns"]
 

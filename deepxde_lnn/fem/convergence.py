@@ -18,9 +18,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .heat_problem import HEAT, HeatProblem, _check_int
 from .mesh import nested_prolongation
 from .norms import error_norms, probe_matrix
-from .problem import HEAT, HeatProblem, _check_int
 from .solver import HeatSolution, _check_element, _iter_solutions
 
 __all__ = ["ConvergenceStudy", "convergence_slopes", "convergence_study"]

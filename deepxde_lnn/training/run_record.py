@@ -18,8 +18,8 @@ from ..problems.problem import Problem
 from ..runs.cost import timing_fields
 from ..runs.provenance import device_info, versions
 from .accurate import iterations_done
-from .job import Job, Run
 from .phases import adam_text
+from .stack import Job, Run
 
 __all__ = ["describe", "evaluate", "predict"]
 
