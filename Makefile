@@ -34,7 +34,7 @@ test-backends: $(BACKENDS)
 
 docs: $(INSTALLED)
 	$(BIN)/python -m deepxde_lnn.study
-	$(BIN)/python -m deepxde_lnn.options docs/options.md
+	$(BIN)/python -m deepxde_lnn.flags docs/options.md
 	$(BIN)/deepxde-lnn report docs/results --readme README.md
 	$(BIN)/python -m deepxde_lnn.api deepxde_lnn/keywords.py
 	$(BIN)/python -m sphinx -W --keep-going -q -b html -c docs . build/docs

@@ -131,4 +131,4 @@ CASE = Case(
 
 
 if __name__ == "__main__":
-    deepxde_lnn.main(CASE)  # flags as for `deepxde-lnn run`: see deepxde_lnn.example
+    deepxde_lnn.main(CASE)  # flags as for `deepxde-lnn run`: see deepxde_lnn.case_script

@@ -33,7 +33,7 @@ on_import()  # the user's backend, else pytorch (the command line: pytorch)
 
 if TYPE_CHECKING:  # static analysis (IDEs, type checkers) sees the lazy names below
     from .api import ablate, compare, run, sweep
-    from .example import main
+    from .case_script import main
     from .networks.gated import GatedResidualAttention
     from .networks.limits import TORCH_DEFAULT
     from .networks.matched import matched, matched_sizes
@@ -71,7 +71,7 @@ _EXPERIMENTS = ("run", "compare", "sweep", "ablate")
 # PyTorch's only: the engine's entry points and the networks it alone has
 _PYTORCH_ONLY = {
     **dict.fromkeys(_EXPERIMENTS, "api"),
-    "main": "example",
+    "main": "case_script",
     "matched": "networks.matched",
     "matched_sizes": "networks.matched",
     "GatedResidualAttention": "networks.gated",

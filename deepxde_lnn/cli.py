@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ._backend import quiet_deepxde, require_pytorch
 from .config import MAX_SEEDS, Execution, Training, Verdicts
-from .options import (
+from .flags import (
     Parser,
     add_options,
     chosen_options,

@@ -6,7 +6,7 @@ help text and (for the command line) its text parser: :class:`Training` (what a
 run is: steps, lr, schedule, float type, budget, L-BFGS; and how it computes),
 :class:`Execution` (reuse, workers, stacking, output) and :class:`Verdicts` (the
 equivalence margin). The Python API's keywords, the command line's flags
-(:func:`deepxde_lnn.options.add_options`), the case scripts' flags (those the
+(:func:`deepxde_lnn.flags.add_options`), the case scripts' flags (those the
 scripts honour, ``script=True``), a record's identity (:meth:`RunConfig.identity`,
 which decides reuse and which runs a table pools) and the type check of a record
 read back (:func:`record_problem`) are all derived from these fields, so a new
@@ -95,7 +95,7 @@ def option(
     identity (what makes two runs the same run); ``omit``: a value left out of
     the identity (records written before the option existed); ``from_profile``:
     ``None`` takes the profile's value; ``cli``: has a flag; ``script``: a
-    training option that the case scripts (:mod:`deepxde_lnn.example`, DeepXDE's
+    training option that the case scripts (:mod:`deepxde_lnn.case_script`, DeepXDE's
     own loop) honour; the others are refused there, never ignored."""
     meta = dict(
         help=help,

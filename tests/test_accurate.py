@@ -224,7 +224,7 @@ def test_seeds_are_not_stacked_with_lbfgs_or_a_fixed_pool():
 def test_case_scripts_scale_the_lbfgs_loss_to_one():
     from types import SimpleNamespace
 
-    from deepxde_lnn import example
+    from deepxde_lnn import case_script as example
 
     model = SimpleNamespace(train_state=SimpleNamespace(loss_train=[3e-7, 1e-7]))
     np.testing.assert_allclose(example.unit_loss_weights(model), [2.5e6, 2.5e6])

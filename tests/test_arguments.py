@@ -13,7 +13,8 @@ import pytest
 import torch
 from helpers import run_cli, tiny_case
 
-from deepxde_lnn import LNN, api, example
+from deepxde_lnn import LNN, api
+from deepxde_lnn import case_script as example
 from deepxde_lnn.config import RunConfig
 from deepxde_lnn.experiments import jobs
 from deepxde_lnn.problems.data import ResampledPDE, Term

@@ -14,7 +14,8 @@ import pytest
 import torch
 
 import deepxde_lnn
-from deepxde_lnn import cli, example
+from deepxde_lnn import case_script as example
+from deepxde_lnn import cli
 from deepxde_lnn.config import RunConfig
 from deepxde_lnn.networks import compiled, taylor
 from deepxde_lnn.networks.pytorch import LNN

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import deepxde_lnn
-from deepxde_lnn import api, cli, example
+from deepxde_lnn import api, cli
+from deepxde_lnn import case_script as example
 from deepxde_lnn.config import Execution, Training, Verdicts, option_fields
 from deepxde_lnn.study import registry
 

@@ -18,7 +18,8 @@ import pytest
 from helpers import tiny_case
 
 import deepxde_lnn
-from deepxde_lnn import cli, example
+from deepxde_lnn import case_script as example
+from deepxde_lnn import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 W = "1,100,100,100,100"  # laplace: pde, bottom, top, left, right
@@ -90,7 +91,7 @@ import torch
 
 torch.set_num_threads(1)
 import deepxde_lnn
-from deepxde_lnn import cli, example
+from deepxde_lnn import cli, case_script as example
 from helpers import tiny_case
 
 out, poisson = Path(sys.argv[1]), sys.argv[2]

@@ -8,7 +8,8 @@ import pytest
 from helpers import run_cli
 
 import deepxde_lnn
-from deepxde_lnn import cli, example
+from deepxde_lnn import case_script as example
+from deepxde_lnn import cli
 from deepxde_lnn.config import (
     Execution,
     Options,
@@ -17,7 +18,7 @@ from deepxde_lnn.config import (
     Verdicts,
     option_fields,
 )
-from deepxde_lnn.options import options_markdown
+from deepxde_lnn.flags import options_markdown
 from deepxde_lnn.study import registry
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,8 +25,8 @@ import deepxde as dde
 import numpy as np
 
 from .config import RunConfig, Training, option_fields
+from .flags import Parser, add_options, chosen_options, parse_seed
 from .networks import compiled
-from .options import Parser, add_options, chosen_options, parse_seed
 from .problems.build import build_data, build_net
 from .problems.case import Case, Profile
 from .problems.methods import METHODS
