@@ -274,7 +274,7 @@ def scripted_options(o: Options, problem: Problem) -> None:
     """With ``train=``, the training is the function's: a training option other
     than ``score`` is a ValueError naming it (never silently ignored), as is
     stacking."""
-    if not isinstance(problem, ScriptedProblem):
+    if not problem.trains_itself:
         return
     for f in dataclasses.fields(Training):
         if f.name != "score" and getattr(o.training, f.name) != f.default:
@@ -413,7 +413,7 @@ def compare(
     )
     scripted_options(o, problem)
     check_choice(budget, "budget", BUDGETS)
-    if budget == "time" and isinstance(problem, ScriptedProblem):
+    if budget == "time" and problem.trains_itself:
         raise ValueError("budget: with train=, your function sets the steps")
     check_bool(until_decided, "until_decided")
     methods = methods_of(methods, problem, COMPARED)

@@ -61,6 +61,7 @@ class Case:
     fingerprint: str | None = field(default=None, repr=False)
 
     scores = ("final",)  # a case's runs are scored on their final iterate
+    trains_itself = False  # the package's runner trains it
 
     @property
     def default_profile(self) -> str:

@@ -49,6 +49,7 @@ class DeepXDEProblem:
     (default: the data function's name if it is a safe name, else ``custom``)."""
 
     default_profile = PROFILE
+    trains_itself = False
     extra_metrics = None
     extra_grids: Mapping[str, int] = MappingProxyType({})
     paper_table: Mapping = MappingProxyType({})  # no paper numbers to set beside

@@ -127,6 +127,9 @@ class Problem(Protocol):
     # None for a registered case, else a fingerprint (.fingerprints)
     fingerprint: str | None
     default_profile: str  # the profile a run takes when none is asked for
+    # its own function trains it (train=): no training option, resume, stack or
+    # time budget of the package's applies (training.scripted_run runs it)
+    trains_itself: bool
     inputs: tuple[str, ...]
     fields: tuple[str, ...]
     extra_metrics: Callable[[np.ndarray, np.ndarray, np.ndarray], dict] | None

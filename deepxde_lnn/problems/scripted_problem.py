@@ -84,6 +84,7 @@ class ScriptedProblem:
     by a dry call of every network (:func:`probe`) before anything trains."""
 
     default_profile = SCRIPT_PROFILE
+    trains_itself = True
     extra_metrics = None
     extra_grids: Mapping[str, int] = MappingProxyType({})
     paper_table: Mapping = MappingProxyType({})

@@ -32,7 +32,6 @@ import numpy as np
 
 from ..config import RunConfig, stackable_protocol
 from ..problems.problem import Problem
-from ..problems.scripted_problem import ScriptedProblem
 from ..runs.checkpoint import CheckpointError
 from ..runs.folder import FolderError, RunFolder
 from ..runs.names import LOSS, run_label
@@ -94,7 +93,7 @@ def run(
             "resume continues the checkpoint in out, overwrite discards it; pass "
             "one of them"
         )
-    if isinstance(case, ScriptedProblem):  # the user's function trains it
+    if case.trains_itself:  # the user's function trains it
         if resume or callbacks:
             what = "resume" if resume else "callbacks"
             raise ValueError(f"{what}: not for a run that train= trains")
