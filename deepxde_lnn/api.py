@@ -103,7 +103,8 @@ PROBLEM_ARGS = {
     "nets": "``{name: function of no arguments returning a dde.nn.NN}``, with "
     "``data`` or ``train``; the names are the methods.",
     "name": "with ``data`` or ``train``, the problem's name in records and "
-    "folders (default: the function's name).",
+    "folders (default: the function's name; for one named ``train``, ``data`` "
+    "and the like, the name of the file that defines it).",
     "train": "instead of ``case``, with ``nets``: your training as a function "
     "``train(net) -> dde.Model`` that builds the data and the model, compiles and trains it as your script does and "
     "returns the model. The training options are the function's (only ``score`` "

@@ -295,3 +295,18 @@ def test_the_remaining_time_is_estimated_from_the_pace_so_far():
         == "2/8 runs finished in 60 s; about 3 min left at this pace"
     )
     assert remaining_time(8, 8, 7200) == "8/8 runs finished in 2.0 h"
+
+
+def test_a_problem_is_named_after_its_script_when_its_function_says_nothing(tmp_path):
+    # issue 52, item 6: every user's function is called train
+    from deepxde_lnn.problems.deepxde_problem import default_name
+
+    script = tmp_path / "allen_cahn.py"
+    script.write_text("def train(net):\n    return net\n\ndef heat_1d(net):\n    pass\n")
+    space = {}
+    exec(compile(script.read_text(), str(script), "exec"), space)
+    assert default_name(space["train"], "script") == "allen_cahn"
+    assert default_name(space["heat_1d"], "script") == "heat_1d"
+    typed = {}
+    exec(compile("train = lambda net: net", "<stdin>", "exec"), typed)
+    assert default_name(typed["train"], "script") == "script"  # a lambda, no file

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import io
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from types import MappingProxyType
 
 import deepxde as dde
@@ -46,7 +47,7 @@ PROFILE = DEFAULT_PROFILE  # the one profile of a DeepXDEProblem (its DEFAULT)
 
 class DeepXDEProblem:
     """A user's ``data`` and ``nets`` factories as a problem named ``name``
-    (default: the data function's name if it is a safe name, else ``custom``)."""
+    (default: :func:`default_name` of the data function, else ``custom``)."""
 
     default_profile = PROFILE
     trains_itself = False
@@ -126,15 +127,34 @@ def check_nets(nets) -> dict:
     return dict(nets)
 
 
+#: function names that say nothing of the problem (every script has a ``train``):
+#: the name of the file that defines the function says more
+GENERIC_NAMES = ("train", "data", "main", "run", "make_data", "get_data", "<lambda>")
+
+
 def default_name(func, fallback: str) -> str:
-    """A problem's default name: its function's name if that is a safe name,
-    else ``fallback``."""
+    """A problem's default name: its function's name where that is a safe name
+    that says something, else (``train``, ``data``, ...: :data:`GENERIC_NAMES`)
+    the name of the file that defines it (``allen_cahn`` for ``allen_cahn.py``),
+    else the function's name, else ``fallback``."""
     name = getattr(func, "__name__", "")
+    if name not in GENERIC_NAMES and _is_safe(name):
+        return name
+    code = getattr(func, "__code__", None)
+    path = Path(code.co_filename) if code is not None else None
+    if path is not None and not code.co_filename.startswith("<"):
+        if _is_safe(path.stem) and not path.stem.startswith("_"):
+            return path.stem
+    return name if _is_safe(name) else fallback
+
+
+def _is_safe(name: str) -> bool:
+    """Whether ``name`` may name a problem (folders and records)."""
     try:
         check_name(name, "name")
     except ValueError:
-        return fallback
-    return name
+        return False
+    return True
 
 
 def _test_set(data: Data) -> tuple[np.ndarray, np.ndarray]:

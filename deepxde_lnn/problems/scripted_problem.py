@@ -80,7 +80,8 @@ UNKNOWNS = "unknowns"
 
 class ScriptedProblem:
     """``train(net) -> dde.Model`` over the networks ``nets``, named ``name``
-    (default: the function's name if it is a safe name, else ``script``); checked
+    (default: :func:`~.deepxde_problem.default_name` of the function: its name, or
+    for a ``train`` the name of its file; else ``script``); checked
     by a dry call of every network (:func:`probe`) before anything trains."""
 
     default_profile = SCRIPT_PROFILE
