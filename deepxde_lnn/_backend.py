@@ -39,7 +39,8 @@ def on_import() -> None:
     :func:`ensure_pytorch_backend`, its ``ImportError`` as one ``error:`` line
     and exit status 2 (that process cannot catch what its own import raises).
     Elsewhere: the user's backend where one is chosen (:func:`chosen_backend`),
-    else ``pytorch``."""
+    else ``pytorch`` where PyTorch is installed (without it, DeepXDE finds an
+    installed backend as it does)."""
     if _is_command_line():
         try:
             ensure_pytorch_backend()
@@ -47,8 +48,8 @@ def on_import() -> None:
             print(f"error: {err}", file=sys.stderr)
             raise SystemExit(2) from None
         return
-    if chosen_backend() is None:
-        os.environ["DDE_BACKEND"] = REQUIRED
+    if chosen_backend() is None and torch_installed():
+        os.environ["DDE_BACKEND"] = REQUIRED  # else DeepXDE finds one itself
     if os.environ.get(QUIET) == "1":
         import_deepxde_quietly()
 
@@ -85,14 +86,18 @@ def require_pytorch(what: str) -> None:
         )
 
 
+def torch_installed() -> bool:
+    """Whether PyTorch can be imported here (without importing it)."""
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):  # a broken or blocked installation
+        return False
+
+
 def require_torch(what: str) -> None:
     """An ``ImportError`` in one line where PyTorch is not installed (it is the
     ``torch`` extra)."""
-    try:
-        found = importlib.util.find_spec("torch") is not None
-    except (ImportError, ValueError):  # a broken or blocked installation
-        found = False
-    if not found:
+    if not torch_installed():
         raise ImportError(
             f"{what} needs PyTorch, which is not installed: pip install "
             "'deepxde-lnn[torch]' (on a machine without a GPU, PyTorch's CPU build "

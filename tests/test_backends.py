@@ -372,3 +372,24 @@ def test_the_networks_need_no_torch_and_the_engine_says_what_it_needs(backend):
     module, error = done.stdout.splitlines()[-2:]
     assert module == f"deepxde_lnn.networks.{backend.replace('.', '_')}"
     assert error.startswith("deepxde_lnn.compare needs PyTorch, which is not installed")
+
+
+@pytest.mark.slow  # a process
+def test_without_torch_and_no_choice_deepxde_finds_its_backend(tmp_path):
+    skip_missing("tensorflow.compat.v1")
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("DDE_BACKEND", "DDEBACKEND")
+    }
+    code = NO_TORCH + "import deepxde\nprint(deepxde.backend.backend_name)\n"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**env, "HOME": str(tmp_path)},  # no config file of DeepXDE's
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    module, _, chosen = done.stdout.splitlines()[-3:]
+    # DeepXDE's own choice (its first installed backend), not pytorch
+    assert chosen != "pytorch"
+    assert module == f"deepxde_lnn.networks.{chosen.replace('.', '_')}"
