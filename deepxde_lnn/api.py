@@ -55,7 +55,7 @@ from .config import (
 from .experiments.ablation import TABLE as ABLATION_TABLE
 from .experiments.ablation import figure as ablation_figure
 from .experiments.ablation import table, variants
-from .experiments.jobs import check_backend
+from .experiments.jobs import check_backend, check_threads, torch_threads
 from .experiments.orchestration import (
     check_configs,
     compare_runs,
@@ -88,7 +88,10 @@ else:  # PEP 692 before Python 3.11
 __all__ = ["run", "compare", "sweep", "ablate", "problem_of"]
 
 # the options of each call, by name (the fields of deepxde_lnn.config)
-RUN_OPTIONS = (*option_fields(Training), "overwrite", "progress", "verbose")
+RUN_OPTIONS = (
+    *option_fields(Training),
+    *("overwrite", "progress", "verbose", "threads", "force_threads"),
+)
 MANY_OPTIONS = tuple(option_fields(Training, Execution, Verdicts))
 
 # The arguments that say what the problem is, as the calls' docstrings describe
@@ -221,6 +224,7 @@ def _options(given: Mapping[str, object], call: Callable) -> Options:
     names = list(inspect.signature(call).parameters)[1:]  # after the problem
     o = Options.of(given, f"{call.__name__}()", names)
     check_backend(o.execution.backend, o.execution.address)
+    check_threads(o.execution)
     return o
 
 
@@ -340,15 +344,16 @@ def run(
     folder.check()  # ours and writable, before anything in it is read
     done = None if overwrite else folder.finished(cfg.identity(), RunConfig.identity_of)
     label = run_label(cfg.case, cfg.method, cfg.seed)
-    rec = runner.run(
-        cfg,
-        out,
-        resume=resume,
-        overwrite=overwrite,
-        progress=progress_of(o, label),
-        case=problem,
-        on_done=functools.partial(draw_missing, case=problem),
-    )
+    with torch_threads(o.execution.threads or 1):
+        rec = runner.run(
+            cfg,
+            out,
+            resume=resume,
+            overwrite=overwrite,
+            progress=progress_of(o, label),
+            case=problem,
+            on_done=functools.partial(draw_missing, case=problem),
+        )
     print_record(o, rec, out)
     status = "done" if done is None else "reused"
     return RunResult(cfg.method, cfg.seed, cfg.lr, Path(out), status, rec)

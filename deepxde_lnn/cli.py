@@ -41,6 +41,10 @@ SEEDS_HELP = (
 )
 
 
+# the execution options of one run as of many (the others: _parallel)
+RUN_EXECUTION = ("overwrite", "progress", "threads", "force_threads")
+
+
 def _common(p):
     p.add_argument(
         "case",
@@ -48,16 +52,12 @@ def _common(p):
         "(path/to/my_case.py, declaring CASE)",
     )
     add_options(p, Training)
-    add_options(p, Execution, only=("overwrite", "progress"))
-    p.add_argument("--threads", type=positive_int("threads"), help="torch CPU threads")
-    p.add_argument(
-        "--force-threads", action="store_true", help="allow more threads than cores"
-    )
+    add_options(p, Execution, only=RUN_EXECUTION)
 
 
 def _parallel(p):
     """The options of commands over many runs: execution and verdicts."""
-    add_options(p, Execution, exclude=("overwrite", "progress"))
+    add_options(p, Execution, exclude=RUN_EXECUTION)
     add_options(p, Verdicts)
 
 
@@ -344,21 +344,6 @@ def _check_fem_levels(levels: int) -> None:
         )
 
 
-def _set_threads(args) -> None:
-    n = getattr(args, "threads", None)
-    if not n:
-        return
-    cores = os.cpu_count() or 1
-    if n > cores and not args.force_threads:
-        raise ValueError(
-            f"threads: {n} is more than this machine's {cores} cores "
-            "(pass --force-threads to allow it)"
-        )
-    import torch
-
-    torch.set_num_threads(n)
-
-
 COMMANDS = {
     "list": cmd_list,
     "run": cmd_run,
@@ -424,7 +409,6 @@ def _run(args) -> int:
     """The command's exit status; a ``ValueError`` is one ``error:`` line, 2, and
     memory running out one ``error:`` line naming what was not allocated, 1."""
     try:
-        _set_threads(args)
         return COMMANDS[args.command](args)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)

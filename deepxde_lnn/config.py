@@ -407,6 +407,17 @@ class Execution:
     )
     progress: bool = option(True, "progress bars or lines", check=_bool)
     verbose: bool = option(True, "a line per run", check=_bool, cli=False)
+    threads: int | None = option(
+        None,
+        "torch CPU threads per run (default 1: a PINN's small matrices run about "
+        "as fast on one, and a loaded machine then slows each run, not all of them "
+        "many times); runs at a time x threads at most the cores",
+        check=_int_at_least(1),
+        parse=_parsed(_parse_int(1), "threads"),
+    )
+    force_threads: bool = option(
+        False, "allow runs at a time x threads beyond the cores", check=_bool
+    )
 
     def __post_init__(self):
         _check_fields(self)

@@ -58,6 +58,12 @@ class RunOptions(TypedDict, total=False):
     """progress bars or lines."""
     verbose: bool
     """a line per run."""
+    threads: int | None
+    """torch CPU threads per run (default 1: a PINN's small matrices run about as fast
+    on one, and a loaded machine then slows each run, not all of them many times); runs
+    at a time x threads at most the cores."""
+    force_threads: bool
+    """allow runs at a time x threads beyond the cores."""
 
 
 class ManyOptions(TypedDict, total=False):
@@ -114,6 +120,12 @@ class ManyOptions(TypedDict, total=False):
     """progress bars or lines."""
     verbose: bool
     """a line per run."""
+    threads: int | None
+    """torch CPU threads per run (default 1: a PINN's small matrices run about as fast
+    on one, and a loaded machine then slows each run, not all of them many times); runs
+    at a time x threads at most the cores."""
+    force_threads: bool
+    """allow runs at a time x threads beyond the cores."""
     margin: float
     """equivalence margin m: 'equivalent within xm' when the error ratio's whole 95 %
     interval lies in [1/m, m] (default 2; docs/verdicts.md)."""

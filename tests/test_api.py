@@ -346,3 +346,32 @@ def test_the_plain_deepxde_example_runs_as_written(tmp_path):
     script = SCRIPT.read_text()
     for line in ("def poisson_1d():", "SIZES = [1, 50, 50, 50, 1]", "num_test=100"):
         assert line in code and line in script
+
+
+def test_threads_beyond_the_cores_are_refused_before_anything(tmp_path, monkeypatch):
+    # issue 52, item 1: runs at a time x threads never exceed the cores given
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    out = tmp_path / "cmp"
+    kw = dict(data=EX.poisson_1d, nets=EX.NETS, seeds=[1], iterations=5, out=out)
+    with pytest.raises(ValueError, match="threads: 2 runs at a time x 2 threads"):
+        deepxde_lnn.compare(**kw, workers=2, threads=2, progress=False)
+    with pytest.raises(ValueError, match="threads: 3 threads is more than"):
+        deepxde_lnn.run(
+            data=EX.poisson_1d, nets=EX.NETS, method="fnn", out=out, threads=3
+        )
+    assert not out.exists()
+
+
+def test_a_run_here_takes_one_thread_unless_asked_and_gives_them_back(tmp_path):
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        kw = dict(data=EX.poisson_1d, nets=EX.NETS, method="fnn", seed=1)
+        kw |= dict(iterations=5, progress=False, verbose=False)
+        one = deepxde_lnn.run(**kw, out=tmp_path / "one")
+        assert one.record["threads"] == 1
+        assert torch.get_num_threads() == 2  # the caller's setting, put back
+        two = deepxde_lnn.run(**kw, out=tmp_path / "two", threads=2, force_threads=True)
+        assert two.record["threads"] == 2
+    finally:
+        torch.set_num_threads(before)

@@ -116,7 +116,7 @@ def option_types() -> dict:
 
 def _options_of(call: str) -> dict:
     if call == "run":  # one run: its training, and how this call writes it
-        run = ("overwrite", "progress", "verbose")
+        run = ("overwrite", "progress", "verbose", "threads", "force_threads")
         return {**option_fields(Training), **{n: option_fields()[n] for n in run}}
     return option_fields()
 

@@ -123,7 +123,7 @@ def test_pool_equals_sequential_runs(
             case=tiny_case(),
         )
     assert _metrics(outcomes) == reference
-    threads = max(1, os.cpu_count() // 2) if address is None else 1  # Dask's
+    threads = 1  # one per run by default; Dask's workers: one each
     assert [o.record["threads"] for o in outcomes] == [threads, threads]
     for _, out in _jobs(tmp_path):
         assert (out / "metrics.json").exists() and (out / "fields.png").exists()

@@ -6,8 +6,10 @@ folders afterwards. Each finished run's figures are drawn where it trained
 (:func:`deepxde_lnn.analysis.figures.draw_missing`). The local default is joblib's
 ``loky`` process pool (one worker runs in this process). ``backend="dask"`` sends
 the same jobs to a Dask cluster, the one whose scheduler is at ``address`` or else a
-``LocalCluster`` (``pip install deepxde-lnn[cluster]``). Local workers get
-``cores // workers`` torch threads each; a cluster's workers keep their own. The
+``LocalCluster`` (``pip install deepxde-lnn[cluster]``). Each local run gets
+``threads`` torch threads (default 1), here or in a worker, and runs at a time x
+threads stay within the cores (:func:`check_threads`); a cluster's workers keep
+their own. The
 backends are :data:`deepxde_lnn.config.BACKENDS` (why not Ray: docs/running.md).
 Finished runs are reused and interrupted ones resumed by the runner itself, so a
 job can be repeated or moved freely.
@@ -50,21 +52,55 @@ __all__ = [
     "default_workers",
     "capped_workers",
     "check_backend",
+    "check_threads",
+    "torch_threads",
 ]
 
 CONNECT_SECONDS = 5  # how long a cluster's scheduler may take to answer at start
 
 
-def default_workers(n_jobs: int) -> int:
-    """As many workers as cores, no more than jobs."""
-    return max(1, min(n_jobs, os.cpu_count() or 1))
+def default_workers(n_jobs: int, threads: int = 1) -> int:
+    """As many workers as the cores hold at ``threads`` each, no more than jobs."""
+    return max(1, min(n_jobs, (os.cpu_count() or 1) // threads))
 
 
-def capped_workers(workers: int | None, n_units: int, backend: str = "loky") -> int:
-    """``workers`` (default: :func:`default_workers`) at most the units of work
-    and, for local processes, the cores; a cap is said in one line on stderr."""
+def check_threads(execution) -> None:
+    """ValueError naming ``threads`` where runs at a time x threads (at
+    ``execution.workers``, or one run) exceed this machine's cores, unless
+    ``force_threads``; a cluster's workers keep their own threads."""
+    threads = execution.threads
+    if threads is None or execution.force_threads or execution.address:
+        return
+    cores = os.cpu_count() or 1
+    runs = execution.workers or 1
+    if runs * threads > cores:
+        at = f"{runs} runs at a time x {threads}" if runs > 1 else f"{threads}"
+        raise ValueError(
+            f"threads: {at} threads is more than this machine's {cores} cores; "
+            "fewer, or force_threads (--force-threads) to allow it"
+        )
+
+
+@contextlib.contextmanager
+def torch_threads(n: int):
+    """Torch's CPU threads set to ``n`` meanwhile (in this process: put back
+    after)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def capped_workers(
+    workers: int | None, n_units: int, backend: str = "loky", threads: int = 1
+) -> int:
+    """``workers`` (default: :func:`default_workers` at ``threads`` each) at most
+    the units of work and, for local processes, the cores; a cap is said in one
+    line on stderr."""
     if workers is None:
-        return default_workers(n_units)
+        return default_workers(n_units, threads)
     check_int(workers, "workers", 1)
     cores = os.cpu_count() or 1
     limit = max(1, min(n_units, cores) if backend == "loky" else n_units)
@@ -114,10 +150,12 @@ def iter_jobs(
     address: str | None = None,
     overwrite: bool = False,
     progress=None,
+    threads: int | None = None,
     case: Problem,
 ):
     """Run ``(config, folder)`` jobs of the problem ``case``, ``workers`` at a
-    time, yielding each outcome (in job order) as soon as it is known.
+    time with ``threads`` torch threads each (default 1), yielding each outcome
+    (in job order) as soon as it is known.
     ``stack=True`` trains the jobs that differ only by seed as one stacked model
     (:func:`~deepxde_lnn.training.runner.run_stacked`).
 
@@ -128,13 +166,13 @@ def iter_jobs(
     check_backend_name(backend)
     jobs = [(cfg.resolved(case), Path(out)) for cfg, out in jobs]  # all checked
     units = _units(jobs, stack, case)
-    workers = capped_workers(workers, len(units), backend)
+    threads = threads or 1
+    workers = capped_workers(workers, len(units), backend, threads)
     if backend == "loky" and (workers == 1 or len(units) <= 1):
-        yield from _serial(units, overwrite, progress, case)
+        yield from _serial(units, overwrite, progress, case, threads)
         return
-    # local workers share this machine's cores; a cluster's keep their own threads
-    # (Dask's: one per worker process), whatever the cores of this machine
-    threads = max(1, (os.cpu_count() or 1) // workers) if address is None else None
+    # a cluster's workers keep their own threads (Dask's: one per worker process)
+    threads = threads if address is None else None
     from joblib import Parallel, delayed
 
     lines = _lines if progress else None
@@ -207,15 +245,17 @@ def _units(jobs, stack: bool, case: Problem) -> list[list]:
     return list(groups.values())
 
 
-def _serial(units, overwrite, progress, case):
-    """The units one after another in this process. A signal (Ctrl-C, SIGTERM)
-    stops the running unit at a checkpoint, and then the rest do not start."""
+def _serial(units, overwrite, progress, case, threads: int):
+    """The units one after another in this process, at ``threads`` torch threads
+    (put back after each). A signal (Ctrl-C, SIGTERM) stops the running unit at a
+    checkpoint, and then the rest do not start."""
     stopped = False
     for unit in units:
         if stopped:
             yield from _not_started(unit)
             continue
-        outcomes = _unit(unit, overwrite, None, progress, case)
+        with torch_threads(threads):
+            outcomes = _unit(unit, overwrite, None, progress, case)
         stopped = any(o.status == "interrupted" for o in outcomes)
         yield from outcomes
 

@@ -123,6 +123,7 @@ def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
         backend=o.execution.backend,
         address=o.execution.address,
         overwrite=o.execution.overwrite,
+        threads=o.execution.threads,
         progress=(
             (lambda label: progress_of(o, label)) if o.execution.progress else None
         ),
