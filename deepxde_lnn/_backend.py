@@ -4,8 +4,9 @@ DeepXDE picks its backend once, at its first import, from ``DDE_BACKEND`` (or
 ``DDEBACKEND``), else its config file ``~/.deepxde/config.json``. Importing this
 package respects that choice, and an already imported DeepXDE: the networks
 (``deepxde_lnn.LNN`` and its kin) are the classes of the backend DeepXDE runs on.
-Where nothing is chosen it chooses ``pytorch`` (``DDE_BACKEND=pytorch`` in this
-process's environment), before anything imports :mod:`deepxde`.
+Where nothing is chosen and PyTorch is installed it chooses ``pytorch``
+(``DDE_BACKEND=pytorch`` in this process's environment), before anything imports
+:mod:`deepxde`; without PyTorch, DeepXDE finds an installed backend as it does.
 
 The engine (``compare``, ``run``, ``sweep``, ``ablate``, case files and the
 command line) runs on PyTorch only: :func:`require_pytorch` stops it elsewhere
