@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from ._backend import on_import, require_pytorch
 from ._version import __version__
+from .networks import NETWORKS  # their names only: no backend imported
 
 on_import()  # the user's backend, else pytorch (the command line: pytorch)
 
@@ -85,7 +86,7 @@ def __getattr__(name):
         from .networks.limits import TORCH_DEFAULT
 
         return TORCH_DEFAULT
-    if name in _NETWORKS:
+    if name in NETWORKS:
         return _network(name)
     if name in _PYTORCH_ONLY:
         require_pytorch(f"deepxde_lnn.{name}")
@@ -98,17 +99,13 @@ def __getattr__(name):
     raise AttributeError(f"module 'deepxde_lnn' has no attribute {name!r}")
 
 
-_NETWORKS = ("LNN", "MLP", "LiquidBlock", "ReZero")
-_NETWORKS += ("LiquidDeepONet", "LiquidDeepONetCartesianProd")
-
-
 def _network(name: str):
     """``name`` of the networks' module for DeepXDE's backend (imported now)."""
     from deepxde import backend
 
-    from . import networks
+    from .networks import backend_module
 
-    module = networks.backend_module(backend.backend_name)
+    module = backend_module(backend.backend_name)
     if not hasattr(module, name):  # the module says why (its UNAVAILABLE)
         why = getattr(module, "UNAVAILABLE", {}).get(name, "not written")
         raise AttributeError(

@@ -38,7 +38,6 @@ from .deeponet import liquid_deeponet
 from .limits import TORCH_DEFAULT
 from .plan import (
     ACTIVATION,
-    check_activation,
     check_activation_identifier,
     check_block,
     check_initializer,
@@ -58,7 +57,6 @@ __all__ = [
     "LiquidDeepONet",
     "LiquidDeepONetCartesianProd",
     "TORCH_DEFAULT",
-    "check_activation",
     "tanh",
 ]
 
