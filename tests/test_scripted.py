@@ -310,3 +310,67 @@ def test_a_problem_is_named_after_its_script_when_its_function_says_nothing(tmp_
     typed = {}
     exec(compile("train = lambda net: net", "<stdin>", "exec"), typed)
     assert default_name(typed["train"], "script") == "script"  # a lambda, no file
+
+
+def reads_its_data(net):
+    """Reads its points by a relative path, as DeepXDE's inverse examples do, and
+    writes by relative paths what DeepXDE writes for it."""
+    x = np.loadtxt("dataset/points.dat")[:, None]
+    data = dde.data.PDE(
+        dde.geometry.Interval(0, 1),
+        lambda x, u: dde.grad.hessian(u, x) + 1,
+        [],
+        num_domain=4,
+        anchors=x,
+        num_test=5,
+        solution=lambda x: x * (1 - x) / 2,
+    )
+    model = dde.Model(data, net)
+    model.compile("adam", lr=1e-3)
+    check = dde.callbacks.ModelCheckpoint("ckpt/model", period=2)
+    history, state = model.train(iterations=2, callbacks=[check], verbose=0)
+    dde.saveplot(history, state, issave=True, isplot=False)
+    return model
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_train_reads_where_it_was_launched_and_writes_in_each_runs_files(
+    tmp_path, monkeypatch, workers
+):
+    # issue 52, item 7: a relative data path works; DeepXDE's files never collide
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dataset").mkdir()
+    np.savetxt(tmp_path / "dataset/points.dat", np.linspace(0.1, 0.9, 5))
+    nets = {"fnn": lambda: dde.nn.FNN([1, 4, 1], "tanh", "Glorot uniform")}
+    result = deepxde_lnn.compare(
+        train=reads_its_data, nets=nets, seeds=[0, 1], out="out", workers=workers,
+        verbose=False, progress=False,
+    )  # fmt: skip
+    for run in result.runs:
+        files = run.out / "files"
+        assert {p.name for p in files.iterdir()} == {"ckpt", *DATS}
+        assert list((files / "ckpt").glob("model-*.pt"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dataset", "out"]
+    assert Path.cwd() == tmp_path
+
+
+DATS = ("loss.dat", "train.dat", "test.dat")
+
+
+def test_what_deepxde_writes_by_a_relative_path_is_redirected_and_put_back(tmp_path):
+    from deepxde.utils import external
+
+    from deepxde_lnn.problems.user_files import PATH_ARGUMENTS, writing_to
+
+    before = {key: getattr(*key) for key in PATH_ARGUMENTS}
+    with writing_to(tmp_path / "f") as folder:
+        value = dde.callbacks.VariableValue(dde.Variable(1.0), filename="sub/v.dat")
+        value.file.close()
+        assert Path(value.file.name) == folder / "sub/v.dat"
+        assert dde.saveplot is not before[(external, "saveplot")]
+        absolute = tmp_path / "mine.dat"
+        value = dde.callbacks.VariableValue(dde.Variable(1.0), filename=absolute)
+        value.file.close()
+    assert (tmp_path / "mine.dat").is_file()  # an absolute path is the user's
+    assert {key: getattr(*key) for key in PATH_ARGUMENTS} == before
+    assert dde.saveplot is before[(external, "saveplot")]

@@ -30,9 +30,11 @@ of one batch are evaluated as a step would. Its model tells the network's
 outputs per point, whether the test data has a solution, the scoring inputs, the
 reference's shape and the unknowns; a problem there is one
 ``ValueError`` naming ``train``, ``nets``, ``reference``, ``true_values``,
-``fields`` or ``inputs``, before anything trains. The dry call runs in a
-temporary folder (what the function writes there is discarded), with the random
-states and DeepXDE's float type restored after.
+``fields`` or ``inputs``, before anything trains. The dry call runs in the
+working directory, as the runs do (the function reads its data files as the
+script does); what DeepXDE writes for it by a relative path goes to a temporary
+folder and is discarded (:mod:`.user_files`); the random states and DeepXDE's
+float type are restored after.
 """
 
 from __future__ import annotations
@@ -40,7 +42,6 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
-import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -56,6 +57,7 @@ from ..runs.checkpoint import rng_state, set_rng_state
 from .deepxde_problem import check_nets, default_name
 from .fingerprints import of_definition
 from .problem import MAX_POINTS, SCRIPT_PROFILE, Profile
+from .user_files import writing_to
 
 __all__ = [
     "ScriptedProblem",
@@ -64,7 +66,6 @@ __all__ = [
     "Probe",
     "probe",
     "intercepted",
-    "working_in",
     "output_count",
     "numbered",
     "UNKNOWNS",
@@ -118,6 +119,9 @@ class ScriptedProblem:
         # DeepXDE's float type where the problem is made (a script sets it at its
         # top): the runs in worker processes train with it too
         self.dtype = dde.config.default_float()
+        # where the function reads its files by a relative path: the runs (in
+        # worker processes too) call it here
+        self.workdir = Path.cwd()
         self.probe = _agreed(
             {key: probe(self, key) for key in self.nets}, self.reference is None
         )
@@ -345,20 +349,6 @@ def intercepted(
             setattr(dde.Model, name, original)
 
 
-@contextlib.contextmanager
-def working_in(path: str | os.PathLike) -> Iterator[Path]:
-    """Run the block with ``path`` (created) as the working directory; the
-    caller's is restored after, whatever the block did with it."""
-    path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
-    before = os.getcwd()
-    os.chdir(path)
-    try:
-        yield path
-    finally:
-        os.chdir(before)
-
-
 def _stop(model, arguments) -> None:
     raise _Stopped(model)
 
@@ -369,7 +359,7 @@ def probe(problem: ScriptedProblem, key: str) -> Probe:
     state, dtype = rng_state(None), dde.config.default_float()
     try:
         with tempfile.TemporaryDirectory(prefix="deepxde-lnn-probe-") as scratch:
-            with working_in(scratch), contextlib.redirect_stdout(io.StringIO()):
+            with writing_to(scratch), contextlib.redirect_stdout(io.StringIO()):
                 model = _dry_model(problem, key)
                 return _probed(problem, key, model)
     finally:
@@ -404,8 +394,7 @@ def _dry_model(problem: ScriptedProblem, key: str):
     except (Exception, SystemExit) as err:  # sys.exit() in train: not the caller's
         raise ValueError(
             f"train raised {type(err).__name__}: {err} (in a dry call with "
-            f"nets[{key!r}], before any training; it runs in a temporary folder: "
-            "read input files by absolute path)"
+            f"nets[{key!r}], before any training)"
         ) from err
     else:
         what = type(returned).__name__

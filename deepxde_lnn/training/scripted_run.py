@@ -13,10 +13,11 @@ variables at every logged step) for a model that has them:
   given), on the final iterate or (``score="best"``) DeepXDE's best model: the
   test predictions at the logged step of lowest training loss;
 * ``train.log``: what the function printed (DeepXDE's tables and messages);
-* ``files/``: the function's working directory while it runs, where the files
-  it writes by a relative path land (``ModelCheckpoint("ckpt/model")``, whose
-  folder is created, ``VariableValue(..., filename=...)``, ``model.save``); the
-  caller's working directory is restored after, whatever the function did;
+* ``files/``: where the files DeepXDE writes for the function by a relative
+  path land (``ModelCheckpoint("ckpt/model")``, whose folder is created,
+  ``VariableValue(..., filename=...)``, ``model.save``, ``dde.saveplot``); the
+  function itself runs in the directory it was launched from, and reads its
+  data files there (:mod:`~deepxde_lnn.problems.user_files`);
 * where the data has no solution and no ``reference`` is given, the fields are
   the unknowns themselves (``true_values``), one value each;
 * no checkpoint: a run stopped by a signal is discarded and trained again by the
@@ -31,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
-import os
 import time
 from pathlib import Path
 
@@ -43,12 +43,8 @@ from ..checks import is_number
 from ..config import RunConfig
 from ..problems.deepxde_problem import term_names
 from ..problems.metrics import all_fields, field_metrics
-from ..problems.scripted_problem import (
-    UNKNOWNS,
-    ScriptedProblem,
-    intercepted,
-    working_in,
-)
+from ..problems.scripted_problem import UNKNOWNS, ScriptedProblem, intercepted
+from ..problems.user_files import working_in, writing_to
 from ..runs import atomic
 from ..runs.cost import load_average, timing_fields
 from ..runs.folder import LOG, VARIABLES, RunFolder
@@ -62,7 +58,7 @@ from .stack import kept_float, quiet_float
 
 __all__ = ["run_scripted", "Recorder", "LOG", "FILES", "VARIABLES", "unknowns"]
 
-FILES = "files"  # the working directory of the user's function: its own files
+FILES = "files"  # where DeepXDE's files for the user's function land
 
 
 class Recorder(dde.callbacks.Callback):
@@ -102,31 +98,17 @@ def recording(trace: list, signals: Signals, recipe: list):
     """While the user's function runs: every ``Model.compile`` call is noted in
     ``recipe`` (the optimizer, lr, decay and loss weights it was given), every
     ``Model.train`` call gets a :class:`Recorder` after the function's own
-    callbacks, and the folders of the files it saves by a relative path are
-    created in the working directory (the run's ``files/``)."""
+    callbacks."""
 
     def on_compile(model, arguments):
         recipe.append(_compiled(arguments))
 
     def on_train(model, arguments):
         given = list(arguments.get("callbacks") or [])
-        paths = [arguments.get("model_save_path")]
-        paths += [getattr(cb, "filepath", None) for cb in given]
-        _make_parents(p for p in paths if isinstance(p, str))
         arguments["callbacks"] = [*given, Recorder(trace, signals)]
 
     with intercepted(on_compile, on_train):
         yield
-
-
-def _make_parents(paths) -> None:
-    """The folder of each relative path, created below the working directory
-    (never outside it)."""
-    here = Path.cwd()
-    for p in paths:
-        parent = (here / p).resolve().parent
-        if not os.path.isabs(p) and here in (parent, *parent.parents):
-            parent.mkdir(parents=True, exist_ok=True)
 
 
 def _compiled(arguments: dict) -> str:
@@ -191,8 +173,12 @@ def _train(cfg: RunConfig, folder: RunFolder, case: ScriptedProblem, signals):
     recipe: list[str] = []
     printed = io.StringIO()  # what the function prints goes to train.log
     with signals.deferred(), recording(trace, signals, recipe):
-        # relative files (callbacks, model.save) land in the run's files/
-        with working_in(folder.path / FILES), contextlib.redirect_stdout(printed):
+        # it reads where it was launched; DeepXDE's relative files land in files/
+        with (
+            working_in(case.workdir),
+            writing_to(folder.path / FILES),
+            contextlib.redirect_stdout(printed),
+        ):
             loads = load_average()
             start, cpu = time.perf_counter(), time.process_time()
             model = _called(case.train, net, "train")

@@ -7,8 +7,9 @@ system of two Poisson equations on [-1, 1],
 ``TwoHeads`` is a ``dde.nn.NN`` written by hand: a shared tanh layer, then one
 head per field. It does not say how many outputs it has (no ``num_outputs``):
 the dry call that ``compare`` makes before training finds the two by calling it.
-``ModelCheckpoint("ckpt/model")`` saves into each run's ``files/ckpt/`` (the
-function runs in its run's ``files/`` folder; the ``ckpt`` folder is created).
+``ModelCheckpoint("ckpt/model")`` saves into each run's ``files/ckpt/`` (what
+DeepXDE writes by a relative path goes to the run's ``files/`` folder; the ``ckpt``
+folder is created).
 
 float64 is set at the top of the script, as DeepXDE's examples do: before the
 networks are built, and in every worker process too. (Inside ``train`` it comes
