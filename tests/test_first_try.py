@@ -328,8 +328,9 @@ def test_a_verdict_is_its_familys_as_summary_md_says_it():
     for v in verdicts:
         assert v.unadjusted == "better"
         assert v.verdict != "better"  # Holm over nine: not decided alone
-        assert f"(Holm over 9: {v.verdict})" in str(v)
-        assert "lnn better" in str(v)  # the interval's own verdict, then Holm's
+        # the verdict that counts leads, the interval's own beside it
+        assert str(v).startswith(f"{v.field} RMSE: {v.verdict} (Holm over 9; ")
+        assert "alone: better" in str(v)
 
 
 def test_print_of_a_comparison_gives_the_verdicts_first(tmp_path):

@@ -302,7 +302,9 @@ def test_a_problem_is_named_after_its_script_when_its_function_says_nothing(tmp_
     from deepxde_lnn.problems.deepxde_problem import default_name
 
     script = tmp_path / "allen_cahn.py"
-    script.write_text("def train(net):\n    return net\n\ndef heat_1d(net):\n    pass\n")
+    script.write_text(
+        "def train(net):\n    return net\n\ndef heat_1d(net):\n    pass\n"
+    )
     space = {}
     exec(compile(script.read_text(), str(script), "exec"), space)
     assert default_name(space["train"], "script") == "allen_cahn"

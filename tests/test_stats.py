@@ -2,6 +2,7 @@
 adjustment and the sequential rule's error rate (by simulation)."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -212,6 +213,32 @@ def test_holm_keeps_the_family_wise_error_by_simulation():
     assert adjusted / trials <= 0.05 < 0.15 < raw / trials
 
 
+def test_a_verdict_between_two_failures_says_so():
+    # issue 52, item 2: a ratio of two failures is not a result
+    ci = ratio_ci(*_pair(_exact(0.0, 0.1, 6)))
+    assert ci.verdict.startswith("equivalent") and ci.verdict_text() == ci.verdict
+    both = replace(ci, unconverged=(True, True))
+    assert both.verdict_text() == f"{ci.verdict} (neither converged)"
+    assert both.describe("lnn", "fnn").endswith(f": {ci.verdict} (neither converged)")
+    one = replace(ci, unconverged=(False, True))
+    assert one.describe("lnn", "fnn").endswith("(fnn did not converge)")
+    assert (
+        replace(ci, unconverged=(True, False))
+        .verdict_text()
+        .endswith("(it did not converge)")
+    )
+
+
+def test_converged_and_failures_use_the_relative_error_level():
+    from deepxde_lnn.analysis.stats import CONVERGED_BELOW, converged
+
+    assert converged([0.1, 0.2, 0.9]) and not converged([0.6, 0.7, 0.1])
+    assert converged([None, None]) is None  # a zero truth: unknown
+    low = CONVERGED_BELOW * 0.99
+    assert failures([1.0, 1.0, 1.0], [low, CONVERGED_BELOW, None]) == 1
+    assert failures([1.0, 1.0, 1.0], [0.9, 0.9, 0.9]) == 3  # every seed
+
+
 def test_summary_lines_show_holm_where_it_differs():
     from deepxde_lnn.analysis.summaries import verdict_lines
 
@@ -221,7 +248,8 @@ def test_summary_lines_show_holm_where_it_differs():
     found = [("lnn", "u", strong), ("lnn", "v", weak), ("lnn", "Avg", undecided)]
     lines = verdict_lines(found)
     assert lines[0].endswith(": lnn better")
-    assert lines[1].endswith(": lnn better (Holm over 3: undecided)")
+    # the verdict that counts leads (issue 52, item 6), the interval's own beside
+    assert lines[1].startswith("v RMSE: undecided (Holm over 3; alone: better); ")
     assert lines[2].startswith("Avg RMSE: lnn/pinn error ratio 1 (95% CI ")
     assert lines[2].endswith("undecided (~75 seeds)")
 

@@ -102,3 +102,26 @@ def test_summary_shows_the_robust_companions_beside_each_verdict(folders):
     report = reproduction.render(reproduction.load([folders / "ab"]), ["ab"])
     (cells,) = _lines(report, "| `lnn`")
     assert cells[10:12] == [lnn.text(), "0/3"]
+
+
+def test_two_failed_networks_are_never_just_equivalent(tmp_path):
+    # issue 52, item 2: relL2 = 10 x RMSE in these records: 0.6-0.8 for both
+    for seed, (a, b) in enumerate([(0.06, 0.062), (0.07, 0.068), (0.08, 0.081)]):
+        write_record(tmp_path, "lnn", seed, a)
+        write_record(tmp_path, "pinn", seed, b)
+    runs = load_runs(tmp_path, options=record_problem)
+    summary = build_summary(runs)
+    (verdict,) = summary.verdicts
+    assert verdict.ci.verdict.startswith("equivalent")
+    assert verdict.line.split(";")[0].endswith("(neither converged)")
+    assert "failures lnn 3/3, pinn 3/3" in verdict.line
+    assert "did not converge where the median" in summary.markdown
+    report = reproduction.render(reproduction.load([tmp_path]), [str(tmp_path)])
+    (cells,) = _lines(report, "| `lnn`")
+    assert cells[9].endswith("(neither converged)") and cells[11] == "3/3"
+    # one of them converged: the other is named
+    write_record(tmp_path / "more", "lnn", 0, 0.01)
+    write_record(tmp_path / "more", "pinn", 0, 0.07)
+    more = load_runs(tmp_path / "more", options=record_problem)
+    (one,) = [r for r in rows(more, "phi") if r.ci is not None]
+    assert one.ci.convergence_text("lnn", "pinn") == "pinn did not converge"

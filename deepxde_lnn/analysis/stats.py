@@ -37,6 +37,11 @@ Beside each verdict, two robust companions that do not assume log-normal errors
   and 10x is a decade above the typical seed (settled runs' seeds stay within a
   few times of each other); two seeds can never fail (neither exceeds 10x their
   mean), three can show one.
+
+A ratio of two failures is not a result: where a method's median relative L2
+error is at least ``CONVERGED_BELOW`` (0.5, an error half the size of the
+solution) it did not converge, and every verdict says so beside it
+(:attr:`RatioCI.unconverged`): ``equivalent within ×2 (neither converged)``.
 """
 
 from __future__ import annotations
@@ -59,6 +64,8 @@ __all__ = [
     "p_below",
     "failures",
     "FAILURE_FACTOR",
+    "CONVERGED_BELOW",
+    "converged",
     "holm",
     "check_margin",
     "UNDECIDED",
@@ -80,6 +87,9 @@ DECIDING = ("better", "worse")  # verdicts that say which method is better
 # (``seeds=range(10**5)``), not a design
 SEEDS_CAP = 1000
 FAILURE_FACTOR = 10.0  # a seed fails when its error exceeds this x its method's median
+#: a run has converged when its relative L2 error is below this: its error is
+#: smaller than half the solution (a network that learned nothing scores about 1)
+CONVERGED_BELOW = 0.5
 BOOTSTRAP = {"n_resamples": 9999, "seed": 0}  # p_below's interval, reproducibly
 
 
@@ -114,6 +124,22 @@ class RatioCI:
     dof: float = 0.0
     spread: float = math.nan
     exact: tuple[int, int] = (0, 0)
+    #: whether A and B did not converge (:func:`converged`); a note, not a verdict
+    unconverged: tuple[bool, bool] = (False, False)
+
+    def convergence_text(self, a: str = "it", b: str = "the baseline") -> str:
+        """``neither converged``, ``A did not converge``, ``B did not converge``
+        or "" (both did)."""
+        if all(self.unconverged):
+            return "neither converged"
+        return next(
+            (
+                f"{who} did not converge"
+                for who, u in zip((a, b), self.unconverged)
+                if u
+            ),
+            "",
+        )
 
     @property
     def undefined(self) -> bool:
@@ -193,22 +219,33 @@ class RatioCI:
         ok = stats.t.ppf(q, n - 1) * self.spread / np.sqrt(n) < target
         return int(n[np.argmax(ok)]) if ok.any() else SEEDS_CAP + 1
 
-    def verdict_text(self) -> str:
-        """The verdict, and for an undecided one the seeds that would likely
-        decide it, e.g. ``undecided (~14 seeds)``."""
-        v = self.verdict
-        if v != UNDECIDED:
-            return v
+    def verdict_text(self, a: str = "it", b: str = "the baseline") -> str:
+        """The verdict, for an undecided one the seeds that would likely decide
+        it, and whether ``a`` and ``b`` converged, e.g. ``undecided (~14 seeds;
+        neither converged)``."""
+        notes = [self._seeds_text()] if self.verdict == UNDECIDED else []
+        notes.append(self.convergence_text(a, b))
+        said = "; ".join(n for n in notes if n)
+        return f"{self.verdict} ({said})" if said else self.verdict
+
+    def _seeds_text(self) -> str:
+        """What an undecided verdict lacks: the seeds that would likely decide it."""
         if self.undefined:
-            return f"{v} (ratio undefined: an error of 0)"
+            return "ratio undefined: an error of 0"
         need = self.seeds_needed
         if need is None:
-            return f"{v} (one seed: no spread yet)"
+            return "one seed: no spread yet"
         if need > SEEDS_CAP:
-            return f"{v} (> {SEEDS_CAP} seeds)"
-        return f"{v} (~{need} seeds)"
+            return f"> {SEEDS_CAP} seeds"
+        return f"~{need} seeds"
 
-    def describe(self, a: str = "A", b: str = "B") -> str:
+    def describe(
+        self, a: str = "A", b: str = "B", adjusted: str | None = None, family: int = 1
+    ) -> str:
+        """The ratio, its interval and its verdict in words. Where Holm's
+        adjustment over a ``family`` of verdicts changed it (``adjusted``), the
+        adjusted verdict leads, the interval's own follows: ``lnn undecided
+        (Holm over 12; alone: better); lnn/pinn error ratio ...``."""
         how = "paired by seed" if self.paired else "Welch"
         if self.undefined:
             zero = ", ".join(
@@ -220,15 +257,25 @@ class RatioCI:
                 f"{a}/{b} error ratio undefined: an error of 0 ({zero}) has no "
                 f"logarithm (n={self.n_a}/{self.n_b}, {how}): {self.verdict}"
             )
-        verdict = self.verdict_text()
-        if self.verdict in DECIDING:
-            verdict = f"{a} {verdict}"
-        return (
+        ratio = (
             f"{a}/{b} error ratio {self.ratio:.3g} "
             f"({_pct(self.interval_level)} CI {bound_text(self.low)}–"
-            f"{bound_text(self.high)}, "
-            f"n={self.n_a}/{self.n_b}, {how}): {verdict}"
+            f"{bound_text(self.high)}, n={self.n_a}/{self.n_b}, {how})"
         )
+        alone = self.verdict_text(a, b)
+        if adjusted is None or adjusted == self.verdict:
+            return f"{ratio}: {_named(a, self.verdict, alone)}"
+        notes = "; ".join(
+            n for n in (f"alone: {alone}", self.convergence_text(a, b)) if n
+        )
+        lead = _named(a, adjusted, adjusted)
+        return f"{lead} (Holm over {family}; {notes}); {ratio}"
+
+
+def _named(a: str, verdict: str, text: str) -> str:
+    """``text`` (saying ``verdict``), led by the method's name where it says
+    which method is better: ``lnn better``."""
+    return f"{a} {text}" if verdict in DECIDING else text
 
 
 def bound_text(x: float) -> str:
@@ -418,9 +465,27 @@ def p_below(
     return _p_below_of(xa, xb, paired, float(level))
 
 
-def failures(errors: Sequence[float], factor: float = FAILURE_FACTOR) -> int:
-    """How many of one method's ``errors`` (one per seed) exceed ``factor``
-    times their median."""
+def converged(relative_errors: Sequence[float | None]) -> bool | None:
+    """Whether one method converged: the median of its seeds' relative L2 errors
+    is below :data:`CONVERGED_BELOW` (None where no seed has one: a zero truth)."""
+    known = [v for v in relative_errors if v is not None]
+    return bool(np.median(known) < CONVERGED_BELOW) if known else None
+
+
+def failures(
+    errors: Sequence[float],
+    relative: Sequence[float | None] = (),
+    factor: float = FAILURE_FACTOR,
+) -> int:
+    """How many of one method's seeds failed: their error (``errors``, one per
+    seed) exceeds ``factor`` times the median, or their relative L2 error
+    (``relative``, None where unknown) is at least :data:`CONVERGED_BELOW`."""
     v = np.asarray(errors, float)
+    if not len(v):
+        return 0
     with np.errstate(over="ignore"):  # a median near float64's largest: none fail
-        return int(np.sum(v > factor * np.median(v))) if len(v) else 0
+        tail = v > factor * np.median(v)
+    far = np.array([q is not None and q >= CONVERGED_BELOW for q in relative], bool)
+    if len(far):
+        tail |= far
+    return int(np.sum(tail))

@@ -40,6 +40,7 @@ from .summary_figure import error_norm, summary_figure
 from .table import (
     BASELINE,
     COMPANIONS,
+    CONVERGENCE_RULE,
     Row,
     ci_text,
     companions,
@@ -97,10 +98,9 @@ def verdict_lines(
 
 def _verdict_line(m, fld, ci, adj, n, baseline, metric="RMSE", beside=None) -> str:
     beside = beside or {}
-    return (
-        f"{escape(fld)} {metric}: {ci.describe(escape(m), escape(baseline))}"
-        + ("" if adj == ci.verdict else f" (Holm over {n}: {adj})")
-        + (f"; {beside[m, fld]}" if (m, fld) in beside else "")
+    said = ci.describe(escape(m), escape(baseline), adj, n)
+    return f"{escape(fld)} {metric}: {said}" + (
+        f"; {beside[m, fld]}" if (m, fld) in beside else ""
     )
 
 
@@ -388,7 +388,7 @@ def verdict_rule(
         "common seeds, otherwise Welch): 'better' / 'worse' when the whole interval "
         f"lies below / above 1, 'equivalent within ×{m}' when it lies inside "
         f"[1/{m}, {m}] (margin ×{m}), otherwise 'undecided', with the seeds that "
-        "would likely decide it at the observed spread."
+        "would likely decide it at the observed spread. " + CONVERGENCE_RULE
     )
     text += (
         " The verdicts against each baseline are one family, with Holm's "

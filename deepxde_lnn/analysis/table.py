@@ -39,12 +39,14 @@ from ..runs.cost import LOADED_SHARE, cost
 from ..runs.names import lr_text
 from ..runs.records import escape, metric_sets
 from .stats import (
+    CONVERGED_BELOW,
     FAILURE_FACTOR,
     LEVEL,
     MARGIN,
     PBelow,
     RatioCI,
     bound_text,
+    converged,
     failures,
     holm,
     p_below,
@@ -74,6 +76,8 @@ __all__ = [
     "companions",
     "COMPANIONS",
     "FAILURE_RULE",
+    "CONVERGENCE_RULE",
+    "not_converged",
     "value",
     "TIMING_MARKS",
     "timing_mark",
@@ -385,8 +389,16 @@ class Row:
 
     @property
     def failures(self) -> int:
-        """Seeds whose RMSE exceeds ``FAILURE_FACTOR`` times the median's."""
-        return failures(self.values("RMSE"))
+        """Seeds that failed (:data:`FAILURE_RULE`): an RMSE above
+        ``FAILURE_FACTOR`` times the median's, or a relative L2 error of at
+        least ``CONVERGED_BELOW`` (so a method failing every seed shows it)."""
+        rmse = [value(r, self.field, "RMSE") for r in self.runs]
+        return failures(rmse, [value(r, self.field, "relL2") for r in self.runs])
+
+    @property
+    def converged(self) -> bool | None:
+        """Whether the method converged (:func:`~.stats.converged`)."""
+        return converged([value(r, self.field, "relL2") for r in self.runs])
 
     @property
     def vs_paper(self) -> float | None:
@@ -433,6 +445,7 @@ def rows(
     for r in sorted(have, key=lambda r: (method_order(r["method"]), r["seed"])):
         by_method.setdefault(r["method"], []).append(r)
     base = {r["seed"]: value(r, field, "RMSE") for r in by_method.get(baseline, [])}
+    failed_base = base and not_converged(_row(baseline, field, by_method[baseline]))
     several = len({r.get("device", "?") for r in have}) > 1
     out = []
     for m, mine in by_method.items():
@@ -440,13 +453,22 @@ def rows(
         rmse = {r["seed"]: value(r, field, "RMSE") for r in mine}
         compared = base and m != baseline
         ci = ratio_ci(rmse, base, LEVEL, margin, looks) if compared else None
+        if ci is not None:
+            ci = dataclasses.replace(ci, unconverged=(not_converged(row), failed_base))
         below = p_below(rmse, base, LEVEL) if compared else None
         devices = row.devices if several else ()
         out.append(dataclasses.replace(row, ci=ci, below=below, devices=devices))
     return out
 
 
-def _row(method: str, field: str, mine: list[dict], paper: Mapping | None) -> Row:
+def not_converged(row: Row) -> bool:
+    """Whether ``row``'s method did not converge (unknown counts as converged)."""
+    return row.converged is False
+
+
+def _row(
+    method: str, field: str, mine: list[dict], paper: Mapping | None = None
+) -> Row:
     """The row of ``method``'s runs ``mine``, without a comparison."""
     metrics = {k: [value(r, field, k) for r in mine] for k in (*METRICS, *EXTRA)}
     steps = [c.step_seconds for c in map(cost, mine) if c.step_seconds is not None]
@@ -481,8 +503,11 @@ def judged_text(ci: RatioCI | None, adjusted: str | None) -> str:
     after Holm) where it differs; "—" for no comparison."""
     if ci is None:
         return "—"
-    raw = ci.verdict_text()
-    return raw if adjusted == ci.verdict else f"{raw} (Holm: {adjusted})"
+    if adjusted == ci.verdict:
+        return ci.verdict_text()
+    alone = dataclasses.replace(ci, unconverged=(False, False)).verdict_text()
+    notes = (f"Holm: {adjusted}", ci.convergence_text())
+    return f"{alone} (" + "; ".join(n for n in notes if n) + ")"
 
 
 def ci_text(ci: RatioCI | None) -> str:
@@ -528,7 +553,15 @@ def companions(row: Row, base: Row, baseline: str = BASELINE) -> str:
 
 FAILURE_RULE = (
     f"a seed fails when its RMSE exceeds {FAILURE_FACTOR:g}× the median RMSE of "
-    "its method's seeds"
+    f"its method's seeds, or when its relative L2 error is {CONVERGED_BELOW:g} or "
+    "more (it did not converge)"
+)
+#: when a verdict says that a method did not converge, in a sentence (summaries)
+CONVERGENCE_RULE = (
+    "A method did not converge where the median of its seeds' relative L2 errors "
+    f"is {CONVERGED_BELOW:g} or more (an error half the size of the solution): a "
+    "verdict between two such methods compares two failures and says so "
+    '("neither converged").'
 )
 #: what :func:`companions` states, in a sentence (summaries)
 COMPANIONS = (

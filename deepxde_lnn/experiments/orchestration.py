@@ -252,8 +252,6 @@ def _some_finished(runs: list[RunResult]) -> None:
         raise TrainingDiverged(f"no run finished ({said}{more})")
 
 
-
-
 def decide_runs(
     o: Options, case, methods, seeds, root: Path, budget, baseline, max_seeds
 ) -> Comparison:

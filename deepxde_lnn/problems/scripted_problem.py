@@ -57,7 +57,7 @@ from ..runs.checkpoint import rng_state, set_rng_state
 from .deepxde_problem import check_nets, default_name
 from .fingerprints import of_definition
 from .problem import MAX_POINTS, SCRIPT_PROFILE, Profile
-from .user_files import writing_to
+from .user_files import working_in, writing_to
 
 __all__ = [
     "ScriptedProblem",
@@ -359,7 +359,11 @@ def probe(problem: ScriptedProblem, key: str) -> Probe:
     state, dtype = rng_state(None), dde.config.default_float()
     try:
         with tempfile.TemporaryDirectory(prefix="deepxde-lnn-probe-") as scratch:
-            with writing_to(scratch), contextlib.redirect_stdout(io.StringIO()):
+            with (
+                working_in(problem.workdir),
+                writing_to(scratch),
+                contextlib.redirect_stdout(io.StringIO()),
+            ):
                 model = _dry_model(problem, key)
                 return _probed(problem, key, model)
     finally:

@@ -110,5 +110,4 @@ def working_in(path: str | os.PathLike) -> Iterator[None]:
     try:
         yield
     finally:
-        if os.getcwd() != before:
-            os.chdir(before)
+        os.chdir(before)
