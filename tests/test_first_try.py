@@ -305,7 +305,7 @@ def test_describe_reads_the_sizes_off_a_plain_torch_stack():
     assert describe(dde.nn.FNN([2, 8, 8, 1], "tanh", "Glorot uniform")) == (
         "FNN([2, 8, 8, 1])"
     )
-    assert describe(_Wide()) == "_Wide()"
+    assert describe(_Wide()) == "_Wide(linear 1→3; 6 parameters)"  # issue 52, item 4
 
 
 # --- what the console says is what summary.md says ----------------------------------

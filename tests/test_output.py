@@ -107,3 +107,74 @@ def test_error_norm_spans_at_most_six_decades_above_rare_dips():
     maps = [np.full(100, 1e-3), np.r_[np.full(99, 1e-2), 1e-9]]
     norm = error_norm(maps)
     assert norm.vmin == pytest.approx(1e-3) and norm.vmax == pytest.approx(1e-2)
+
+
+def _two_field_runs(root, scale_k=0.01):
+    """Runs of fnn and lnn on fields u (scale 1) and k (scale ``scale_k``) over
+    one input, as records and artifacts (the lnn's errors 0.6 times the fnn's)."""
+    from deepxde_lnn.problems.metrics import all_fields
+
+    x = np.linspace(0, 1, 40)[:, None]
+    exact = np.hstack([np.sin(np.pi * x), scale_k * (1 + x**2)])
+    runs = []
+    for m, factor in (("fnn", 1.0), ("lnn", 0.6)):
+        for seed in range(3):
+            d = root / m / f"seed-{seed}"
+            d.mkdir(parents=True)
+            wobble = np.hstack([0.05 * np.sin(3 * x), 0.2 * scale_k * np.cos(5 * x)])
+            pred = exact + factor * (1 + 0.1 * seed) * wobble
+            np.savez(
+                d / "fields.npz", x=x, exact=exact, pred=pred,
+                abs_error=np.abs(pred - exact), mask=np.ones(40, bool),
+                axes=np.array(()), inputs=np.array(["x"]), fields=np.array(["u", "k"]),
+            )  # fmt: skip
+            (d / "loss.csv").write_text("step,total\n0,1.0\n500,0.1\n")
+            rec = {
+                "case": "mine", "method": m, "seed": seed, "_dir": str(d),
+                "lr": 1e-3, "iterations": 500, "profile": "quick", "dtype": "float32",
+                "device": "cpu", "device_name": "CPU", "parameters": 100,
+                "train_seconds": 1.0, "seconds_per_iteration": 0.002,
+                "final_loss": {"total": 0.1}, "grid_points": 40, "versions": {},
+            }  # fmt: skip
+            rec["metrics"] = all_fields(pred, exact, ["u", "k"])
+            runs.append(rec)
+    return runs
+
+
+def test_every_field_has_its_row_and_a_function_is_drawn_against_its_truth(tmp_path):
+    # issue 52, items 3 and 4
+    runs = _two_field_runs(tmp_path)
+    fig = summary_figure(runs, ["fnn", "lnn"])
+    titles = [ax.get_title() for ax in fig.axes]
+    for name in ("u", "k"):
+        assert f"fnn: |error| of {name}\n(worst seed, 2)" in titles
+        assert f"{name}: predicted and true" in titles
+        assert any(t.startswith(f"{name}: every seed") for t in titles)
+    (k,) = [ax for ax in fig.axes if ax.get_title() == "k: predicted and true"]
+    true = [line for line in k.get_lines() if line.get_label() == "true"][0]
+    assert max(true.get_ydata()) == pytest.approx(0.02)  # k's own scale
+    maps = {t: ax for ax, t in zip(fig.axes, titles) if "|error| of" in t}
+    assert maps["fnn: |error| of k\n(worst seed, 2)"].get_ylim()[1] < 0.01
+    (loss,) = [ax for ax in fig.axes if ax.get_title().startswith("total loss")]
+    assert loss.get_lines()[0].get_marker() == "o"  # two logged points: marked
+
+
+def test_the_mean_of_fields_of_different_scales_gets_no_verdict(tmp_path):
+    from deepxde_lnn.analysis.summaries import build_summary
+
+    runs = _two_field_runs(tmp_path / "far")
+    out = build_summary(runs, baseline="fnn")
+    assert [v.field for v in out.verdicts] == ["u", "k"]
+    assert "Avg (the mean of the fields' errors) has no verdict" in out.markdown
+    near = _two_field_runs(tmp_path / "near", scale_k=0.5)
+    out = build_summary(near, baseline="fnn")
+    assert [v.field for v in out.verdicts] == ["u", "k", "Avg"]
+
+
+def test_a_network_of_another_shape_is_described_by_its_layers():
+    import deepxde as dde
+
+    from deepxde_lnn.training.run_record import describe
+
+    net = dde.nn.PFNN([2, [20, 20], [20, 20], 2], "tanh", "Glorot uniform")
+    assert describe(net) == "PFNN(linear 2→20 ×2, 20→20 ×2, 20→1 ×2; 1,002 parameters)"

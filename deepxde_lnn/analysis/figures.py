@@ -28,6 +28,7 @@ from ..runs.records import (
 )
 
 __all__ = [
+    "point_means",
     "plt_module",
     "image",
     "load_fields",
@@ -236,14 +237,15 @@ def error_panel(ax, fig, f: dict, error: np.ndarray, norm) -> None:
         return
     x = x.reshape(len(x), -1)
     if x.shape[1] == 1:  # a line; over repeated points (many functions) the mean
-        at, where = np.unique(x[:, 0], return_inverse=True)
-        counts = np.bincount(where)
-        ax.semilogy(at, np.bincount(where, shown) / counts, lw=1)
+        at, mean, counts = point_means(x, shown, counted=True)
+        ax.semilogy(at, mean, lw=1)
         ax.set_xlabel(names[0] if names else "x")
         if counts.min() > 1 and counts.min() == counts.max():  # as many per point
-            ax.set_ylabel(f"mean over {counts[0]} functions", fontsize=8)
+            ax.set_ylabel(f"mean over the {counts[0]} functions at each x", fontsize=8)
         elif counts.max() > 1:
-            ax.set_ylabel("mean where a point repeats", fontsize=8)
+            ax.set_ylabel(
+                f"mean over the 1–{counts.max()} values at each x", fontsize=8
+            )
         return
     keep = _slice(x)
     sc = ax.scatter(x[keep, 0], x[keep, 1], c=shown[keep], s=6, cmap="magma", norm=norm)
@@ -251,6 +253,17 @@ def error_panel(ax, fig, f: dict, error: np.ndarray, norm) -> None:
     label = names if len(names) == x.shape[1] else [f"x{i + 1}" for i in range(2)]
     ax.set_xlabel(label[0])
     ax.set_ylabel(label[1])
+
+
+def point_means(x, values, counted: bool = False):
+    """``(at, mean)`` of ``values`` over a single input ``x``: its distinct
+    points, sorted, and the mean of the values at each (several functions share
+    the points of operator data); with ``counted``, how many there were too."""
+    x = np.asarray(x, dtype=np.float64).reshape(len(x), -1)
+    at, where = np.unique(x[:, 0], return_inverse=True)
+    counts = np.bincount(where)
+    mean = np.bincount(where, np.asarray(values, dtype=np.float64)) / counts
+    return (at, mean, counts) if counted else (at, mean)
 
 
 def _slice(x: np.ndarray, share: float = 0.2) -> np.ndarray:

@@ -67,6 +67,9 @@ __all__ = [
     "summary_figure",
     "forest_rows",
     "error_norm",
+    "average_judged",
+    "field_scales",
+    "AVERAGE_SCALES",
 ]
 
 
@@ -225,9 +228,44 @@ def build_summary(
     ]
     # several baselines: each judges the methods that are not baselines
     subjects = [m for m in methods if len(baselines) == 1 or m not in baselines]
-    verdicts = [v for b, t in tables.items() for v in _family(t, subjects, fields, b)]
+    judged = [f for f in fields if f != "Avg" or average_judged(runs, paper_table)]
+    verdicts = [v for b, t in tables.items() for v in _family(t, subjects, judged, b)]
     text = _markdown(runs, out, methods, fields, paper_seed, verdicts, excluded)
     return Summary(out, text, verdicts, tuple(excluded))
+
+
+#: the fields' scales (their truth's RMS) may differ this many times for their
+#: mean ``Avg`` to be judged (beyond it, the largest field would decide it alone)
+AVERAGE_SCALES = 10.0
+
+
+def field_scales(runs: Sequence[dict]) -> dict[str, float]:
+    """Each field's scale, the RMS of its truth: the median over ``runs`` of
+    RMSE / relL2 (fields whose truth is zero, without relL2, left out)."""
+    ratios: dict[str, list[float]] = {}
+    for r in runs:
+        for name, m in r["metrics"].items():
+            if name != "Avg" and m.get("relL2"):
+                ratios.setdefault(name, []).append(m["RMSE"] / m["relL2"])
+    return {k: float(np.median(v)) for k, v in ratios.items()}
+
+
+def average_judged(runs: Sequence[dict], paper_table: Mapping | None = None) -> bool:
+    """Whether the mean over fields ``Avg`` gets a verdict: where the case's paper
+    reports it (its table has ``Avg``), or where the fields' scales
+    (:func:`field_scales`) lie within :data:`AVERAGE_SCALES` of each other.
+    Otherwise it is a mean of errors of different sizes, which the largest
+    decides; each field has its own verdict."""
+    if any("Avg" in row for row in (paper_table or {}).values()):
+        return True
+    scales = [v for v in field_scales(runs).values() if v > 0]
+    if len(scales) < len(set(_own_fields(runs))):  # a truth of zero: not known
+        return True
+    return max(scales) <= AVERAGE_SCALES * min(scales)
+
+
+def _own_fields(runs) -> list[str]:
+    return [k for r in runs for k in r["metrics"] if k != "Avg"]
 
 
 def _family(table: dict, methods, fields, baseline: str) -> list[Judged]:
@@ -471,7 +509,21 @@ def _markdown(runs, rows, methods, fields, paper_seed, verdicts, excluded=()) ->
         lines.append("")
     if verdicts:
         lines += [COMPANIONS, ""]
+    if "Avg" in fields and not any(v.field == "Avg" for v in verdicts):
+        lines += [_unjudged_average(runs), ""]
     return "\n".join(lines)
+
+
+def _unjudged_average(runs) -> str:
+    """Why the mean over fields has no verdict: the fields' scales."""
+    scales = field_scales(runs)
+    shown = ", ".join(f"{escape(k)} {v:.3g}" for k, v in scales.items())
+    return (
+        "Avg (the mean of the fields' errors) has no verdict: the fields' scales "
+        f"(the RMS of each truth: {shown}) differ by more than "
+        f"×{AVERAGE_SCALES:g}, so the largest field would decide it alone; each "
+        "field is judged on its own."
+    )
 
 
 def _per_function(runs, methods) -> list[str]:

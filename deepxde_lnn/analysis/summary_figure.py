@@ -1,22 +1,31 @@
-"""``summary.png``: what a comparison found, every seed visible.
+"""``summary.png``: what a comparison found, every seed and every field visible.
 
-One row of panels, drawn from the run folders (never live runs):
+One row of panels per field (its own scales: a small field never vanishes under
+a large one), drawn from the run folders (never live runs):
 
-* per method, the ``|error|`` of its **worst seed** (the largest error of the
-  summary field), on one logarithmic colour scale for all (:func:`error_norm`);
-  over several fields, the mean of their ``|error|`` (the title says so); 1-D
-  panels share one y-scale;
-* **every seed's error**: one point per seed and method (log scale), the same
-  seed joined by a line across methods (paired seeds), the geometric mean marked;
+* per method, the field's ``|error|`` of its **worst seed** (the largest error
+  of the summary field), on one logarithmic colour scale for all methods
+  (:func:`error_norm`); 1-D panels share one y-scale;
+* over one input, the field **predicted against its truth** (each method's
+  picked seed, the truth dashed): a learned unknown function ``k(x)`` is seen
+  as it is, not only its error;
+* **every seed's error** of the field: one point per seed and method (log
+  scale), the same seed joined by a line across methods (paired seeds), the
+  geometric mean marked.
+
+Then one row for the whole comparison:
+
 * the **verdicts**, where the summary states some: one row per verdict (network
   against baseline on a field), the error ratio and its interval as a forest
   plot (:mod:`.forest`: log axis, the equivalence band shaded, coloured by
   verdict, open where Holm's adjustment changes it);
-* the loss histories (geometric mean over seeds, min–max band);
+* the loss histories (geometric mean over seeds, min–max band; each logged
+  point marked where there are few, as for L-BFGS alone);
 * for a problem with unknowns (``variables.csv``), each unknown against the step,
   one thin line per seed, its true value dashed.
 
-Runs kept as their record alone (pruned artifacts) count in the strip only.
+At most :data:`MAX_FIELDS` field rows are drawn (the others are in the tables).
+Runs kept as their record alone (pruned artifacts) count in the strips only.
 """
 
 from __future__ import annotations
@@ -28,12 +37,21 @@ import numpy as np
 
 from ..problems.metrics import summary_field
 from ..runs.records import is_pruned, metric_sets
-from .figures import error_panel, load_fields, load_loss, load_variables, plt_module
+from .figures import (
+    error_panel,
+    load_fields,
+    load_loss,
+    load_variables,
+    plt_module,
+    point_means,
+)
 from .forest import ROW_INCHES, ForestRow, forest, forest_legend
 
 __all__ = ["summary_figure", "error_norm", "worst_seed"]
 
 MAX_UNKNOWNS = 4  # panels of unknowns drawn (the rest are in variables.csv)
+MAX_FIELDS = 8  # rows of fields drawn (the rest are in the tables)
+FEW_POINTS = 20  # a loss history of at most this many logged points is marked
 
 
 def error_norm(errors: list[np.ndarray], decades: float = 6.0):
@@ -52,12 +70,14 @@ def error_norm(errors: list[np.ndarray], decades: float = 6.0):
     return LogNorm(vmin=max(low, top * 10**-decades), vmax=top)
 
 
-def _error(run: dict) -> float | None:
-    """The RMSE of a run's summary field (None: a record without metrics)."""
+def _error(run: dict, name: str | None = None) -> float | None:
+    """The RMSE of a run's field ``name`` (None: its summary field); None for a
+    record without metrics or without that field."""
     sets = metric_sets(run) if isinstance(run.get("metrics"), dict) else {}
     if not sets:
         return None
-    return sets[summary_field(list(sets))].get("RMSE")
+    values = sets.get(name or summary_field(list(sets)))
+    return values.get("RMSE") if isinstance(values, dict) else None
 
 
 def worst_seed(runs: list[dict]) -> dict:
@@ -95,42 +115,87 @@ def summary_figure(
     shown = [m for m in methods if any(r["method"] == m for r in drawn)]
     if not shown:
         return None
-    worst = {m: PICKS[pick]([r for r in drawn if r["method"] == m]) for m in shown}
-    fields = {m: load_fields(Path(worst[m]["_dir"])) for m in shown}
+    picked = {m: PICKS[pick]([r for r in drawn if r["method"] == m]) for m in shown}
+    fields = {m: load_fields(Path(picked[m]["_dir"])) for m in shown}
     maps = [m for m in shown if fields[m]["x"].shape[1] > 0]  # unknowns alone: none
+    names = _field_names(fields[shown[0]], runs)[:MAX_FIELDS]
+    profile = bool(maps) and _one_input(fields[maps[0]])
     traces = _traces(drawn, shown)
     colour = {m: f"C{i % 10}" for i, m in enumerate(methods)}  # one per method
-    strip = any(_error(r) is not None for r in runs)
     judged = bool(verdicts)
-    ncols = len(maps) + strip + judged + 1 + min(len(traces), MAX_UNKNOWNS)
-    height = max(3.6, ROW_INCHES * (len(verdicts) + 2) + 1.4)
-    fig, axs = plt.subplots(1, ncols, figsize=(4.2 * ncols, height), squeeze=False)
-    axs = list(axs[0])
-    _maps(fig, axs[: len(maps)], maps, fields, worst, pick)
-    axs = axs[len(maps) :]
-    if strip:
-        _strip(axs.pop(0), runs, methods, colour)
+    per_field = len(maps) + profile + 1  # maps, predicted vs true, every seed
+    overall = judged + 1 + min(len(traces), MAX_UNKNOWNS)
+    ncols = max(per_field, overall)
+    last = max(3.6, ROW_INCHES * (len(verdicts) + 2) + 1.4) if judged else 3.6
+    heights = [3.4] * len(names) + [last]
+    fig, axs = plt.subplots(
+        len(heights),
+        ncols,
+        figsize=(4.2 * ncols, sum(heights)),
+        squeeze=False,
+        gridspec_kw={"height_ratios": heights},
+    )
+    for row, name in zip(axs, names):
+        _maps(fig, row[: len(maps)], maps, fields, picked, pick, name)
+        if profile:
+            _profile(row[len(maps)], maps, fields, name, colour)
+        _strip(row[len(maps) + profile], runs, methods, colour, name)
+        for ax in row[per_field:]:
+            ax.set_axis_off()
+    bottom = list(axs[-1])
     if judged:
-        _verdicts(axs.pop(0), verdicts, _key(runs))
-    _losses(axs.pop(0), drawn, shown, colour)
-    for ax, (name, lines) in zip(axs, list(traces.items())[:MAX_UNKNOWNS]):
+        _verdicts(bottom.pop(0), verdicts)
+    _losses(bottom.pop(0), drawn, shown, colour)
+    for ax, (name, lines) in zip(bottom, list(traces.items())[:MAX_UNKNOWNS]):
         _unknown(ax, name, lines, colour)
+    for ax in bottom[min(len(traces), MAX_UNKNOWNS) :]:
+        ax.set_axis_off()
     fig.suptitle(runs[0]["case"])
     fig.tight_layout()
     return fig
 
 
-def _maps(fig, axs, methods, fields, worst, pick: str) -> None:
-    """The picked seed's |error| per method, one colour scale (and y-scale)."""
-    if not methods:
+def _field_names(f: dict, runs) -> list[str]:
+    """The fields a figure draws a row for: those of ``fields.npz``; for the
+    unknowns alone (no inputs), the metric sets of the records."""
+    names = [str(n) for n in f["fields"]]
+    if names:
+        return names
+    sets = metric_sets(runs[0]) if isinstance(runs[0].get("metrics"), dict) else {}
+    return [k for k in sets if k != "Avg"][:1] or ["u"]
+
+
+def _one_input(f: dict) -> bool:
+    """Whether the field is drawn over one input (a line, not a map)."""
+    return (
+        f["axes"].shape[0] != 2
+        and np.asarray(f["x"]).reshape(len(f["x"]), -1).shape[1] == 1
+    )
+
+
+def _column(f: dict, name: str) -> int | None:
+    """The column of field ``name`` in a run's ``fields.npz`` (None: absent)."""
+    names = [str(n) for n in f["fields"]]
+    return names.index(name) if name in names else None
+
+
+def _maps(fig, axs, methods, fields, picked, pick: str, name: str) -> None:
+    """The picked seed's |error| of field ``name`` per method, one colour scale
+    (and y-scale) for the row."""
+    cols = {m: _column(fields[m], name) for m in methods}
+    have = [m for m in methods if cols[m] is not None]
+    if not have:
         return
-    errors = {m: fields[m]["abs_error"].mean(axis=1) for m in methods}
+    errors = {m: fields[m]["abs_error"][:, cols[m]] for m in have}
     norm = error_norm(list(errors.values()))
     for ax, m in zip(axs, methods):
+        if m not in errors:
+            ax.set_axis_off()
+            continue
         error_panel(ax, fig, fields[m], errors[m], norm)
-        names = [str(n) for n in fields[m]["fields"]]
-        what = "|error|" if len(names) == 1 else f"mean |error| of {', '.join(names)}"
-        ax.set_title(f"{m}: {what}\n({pick} seed, {worst[m]['seed']})", fontsize=9)
+        ax.set_title(
+            f"{m}: |error| of {name}\n({pick} seed, {picked[m]['seed']})", fontsize=9
+        )
     lines = [ax for ax in axs if ax.get_lines()]  # 1-D panels: one y-scale
     if len(lines) > 1:
         low = min(ax.get_ylim()[0] for ax in lines)
@@ -139,12 +204,32 @@ def _maps(fig, axs, methods, fields, worst, pick: str) -> None:
             ax.set_ylim(low, high)
 
 
-def _strip(ax, runs, methods, colour) -> None:
-    """Every seed's error per method; the same seed joined across methods."""
+def _profile(ax, methods, fields, name: str, colour) -> None:
+    """Field ``name`` over the one input: each method's picked seed predicted,
+    the truth dashed (where a point repeats, the mean there)."""
+    truth = None
+    for m in methods:
+        f, j = fields[m], _column(fields[m], name)
+        if j is None:
+            continue
+        at, pred = point_means(f["x"], f["pred"][:, j])
+        ax.plot(at, pred, lw=1.2, color=colour[m], label=m)
+        truth = truth or point_means(f["x"], f["exact"][:, j])
+    if truth is not None:
+        ax.plot(*truth, "k--", lw=1, label="true")
+    inputs = [str(n) for n in fields[methods[0]]["inputs"]]
+    ax.set_xlabel(inputs[0] if inputs else "x")
+    ax.set_title(f"{name}: predicted and true", fontsize=9)
+    ax.legend(fontsize=7, loc="best")
+
+
+def _strip(ax, runs, methods, colour, name: str | None = None) -> None:
+    """Every seed's error of field ``name`` (None: the summary field) per
+    method; the same seed joined across methods."""
     at = {m: i for i, m in enumerate(methods)}
     by_seed: dict[int, dict[str, float]] = {}
     for r in runs:
-        e = _error(r)
+        e = _error(r, name)
         if e is not None and e > 0 and r["method"] in at:
             by_seed.setdefault(r["seed"], {})[r["method"]] = e
     for errors in by_seed.values():
@@ -165,20 +250,27 @@ def _strip(ax, runs, methods, colour) -> None:
         ax.plot([i - 0.25, i + 0.25], [geo, geo], color="k", lw=1.5, zorder=3)
     ax.set_yscale("log")
     ax.set_xticks(range(len(methods)), methods, fontsize=8, rotation=20)
-    key = _key(runs)
+    key = name or _key(runs)
     ax.set_ylabel(f"{key} RMSE" if key else "RMSE")
-    ax.set_title("every seed (grey: the same seed; bar: geo. mean)", fontsize=9)
+    ax.set_title(f"{key}: every seed (grey: one seed; bar: geo. mean)", fontsize=9)
 
 
-def _verdicts(ax, verdicts: Sequence[ForestRow], key: str | None) -> None:
-    """The summary's verdicts as a forest plot, with its legend."""
+def _verdicts(ax, verdicts: Sequence[ForestRow]) -> None:
+    """The summary's verdicts as a forest plot (each row names its field), with
+    its legend below the axes, where it covers no row."""
     forest(
         ax,
         verdicts,
         title="verdicts: error ratio to the baseline",
-        xlabel=f"{key or 'RMSE'} RMSE ratio (geometric mean, 95 % CI)",
+        xlabel="RMSE ratio of the row's field (geometric mean, 95 % CI)",
     )
-    ax.legend(handles=forest_legend(verdicts), fontsize=6, loc="best")
+    ax.legend(
+        handles=forest_legend(verdicts),
+        fontsize=6,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.18),
+        ncol=2,
+    )
 
 
 def _key(runs) -> str | None:
@@ -201,6 +293,8 @@ def _losses(ax, runs, methods, colour) -> None:
             np.exp(np.log(total).mean(0)),
             label=f"{m} (geo. mean)",
             color=colour[m],
+            marker="o" if n <= FEW_POINTS else None,  # e.g. L-BFGS alone
+            ms=3,
         )
         ax.fill_between(steps, total.min(0), total.max(0), alpha=0.2, color=colour[m])
     ax.set_xlabel("step")

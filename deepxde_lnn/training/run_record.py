@@ -125,8 +125,32 @@ def describe(net) -> str:
     -style summary."""
     extra = net.extra_repr()
     sizes = getattr(net, "layer_sizes", None) or _linear_sizes(net)
-    args = ", ".join(a for a in (str(sizes) if sizes else "", extra) if a)
+    shown = str(sizes) if sizes else _layers_text(net)
+    args = ", ".join(a for a in (shown, extra) if a)
     return f"{type(net).__name__}({args})"
+
+
+def _layers_text(net, most: int = 8) -> str:
+    """A network of another shape (a class of the user's, DeepXDE's PFNN) in
+    words: its linear layers in order, repeats counted, and its trainable
+    parameters: ``linear 2→32, 32→32 ×2, 32→1 ×5; 2,533 parameters``."""
+    shapes = [
+        f"{m.in_features}→{m.out_features}"
+        for m in net.modules()
+        if isinstance(m, torch.nn.Linear)
+    ]
+    runs: list[list] = []
+    for shape in shapes:
+        if runs and runs[-1][0] == shape:
+            runs[-1][1] += 1
+        else:
+            runs.append([shape, 1])
+    parts = [f"{s} ×{n}" if n > 1 else s for s, n in runs]
+    if len(parts) > most:
+        parts = [*parts[: most - 1], f"… ({len(shapes)} in all)"]
+    count = sum(p.numel() for p in net.parameters() if p.requires_grad)
+    layers = f"linear {', '.join(parts)}; " if parts else ""
+    return f"{layers}{count:,} parameters"
 
 
 def _linear_sizes(net) -> list[int] | None:
