@@ -623,3 +623,31 @@ def _plain_runs(tmp_path):
     for seed, rmse in zip(SEEDS, LAPLACE["lnn"]):
         _write(root, "laplace", "lnn", seed, rmse)
     return root
+
+
+def test_a_report_of_your_own_folder_speaks_of_your_problem(tmp_path):
+    # issue 52, item 5: no paper columns, your baseline, no paper "Missing"
+    from helpers import write_record
+
+    problem = {"problem": "sha256:" + "ab" * 32, "profile": "script",
+               "iterations": None, "lr": None, "budget": "script",
+               "fields": ["u"], "steps": 200}  # fmt: skip
+    for seed, (a, b) in enumerate([(0.01, 0.02), (0.011, 0.019), (0.012, 0.025)]):
+        for method, rmse in (("lnn", a), ("fnn", b)):
+            write_record(tmp_path, method, seed, rmse, case="mine", **problem,
+                         metrics={"u": {"RMSE": rmse, "MSE": rmse**2, "MAE": rmse,
+                                        "relL2": rmse, "MaxErr": rmse}})  # fmt: skip
+    text = reproduction.render(reproduction.load([tmp_path]), [str(tmp_path)])
+    assert "### [1] trained by your function (its own steps" in text
+    assert "Verdicts against `fnn`." in text
+    assert "| RMSE / fnn (95 % CI) | verdict | P(< fnn) (95 % CI) |" in text
+    assert "paper RMSE" not in text and "## Missing" not in text
+    assert "None steps" not in text and "lr yours" not in text
+    (lnn,) = [line for line in text.splitlines() if line.startswith("| `lnn`")]
+    assert "| better |" in lnn
+    groups = reproduction._by_case(
+        reproduction.prepare(reproduction.load([tmp_path]))[0]
+    )
+    fig = reproduction.case_figure("mine", groups["mine"])
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["seed", "geometric mean"]  # no paper star to name

@@ -242,8 +242,19 @@ class Group:
         """The other options, in words: ``, loss_weights (1, 100), score best``."""
         return "".join(f", {escape(k)} {option_text(v)}" for k, v in self.others)
 
+    @property
+    def own_training(self) -> bool:
+        """Whether the runs were trained by the user's function (its steps,
+        optimizer and learning rate its own: none of the package's)."""
+        return self.iterations is None
+
     def label(self) -> str:
         profile, dtype, budget = map(escape, (self.profile, self.dtype, self.budget))
+        if self.own_training:
+            return (
+                f"trained by your function (its own steps, optimizer and learning "
+                f"rate), {dtype}" + self._others() + self._problem()
+            )
         steps = f"{self.iterations} steps"
         if self.lbfgs:
             steps = f"{self.iterations} Adam steps + at most {self.lbfgs} L-BFGS"
@@ -262,6 +273,8 @@ class Group:
     def short(self) -> str:
         """A few words naming the group in the headline table."""
         profile = escape(self.profile) + self._problem()
+        if self.own_training:
+            return f"{profile}, your function's training" + self._others()
         if self.seconds is not None:
             return f"{profile}, {self.seconds:.4g} s per run" + self._others()
         if self.lbfgs:

@@ -147,11 +147,34 @@ def _fields(runs: list[dict]) -> list[str]:
     return list(dict.fromkeys(f for r in runs for f in r["sets"]))
 
 
-def _rows(runs: list[dict], field: str, paper: dict | None, margin: float):
+def _rows(
+    runs: list[dict],
+    field: str,
+    paper: dict | None,
+    margin: float,
+    baseline: str = BASELINE,
+):
     """The table of one field of one group's runs (:func:`deepxde_lnn.analysis.table.rows`),
     over the looks of a sequential design if the runs came from one."""
     looks = max((r.get("_looks", 1) for r in runs if field in r["sets"]), default=1)
-    return rows(runs, field, BASELINE, margin, looks, paper)
+    return rows(runs, field, baseline, margin, looks, paper)
+
+
+def is_paper_case(case: str, runs: list[dict]) -> bool:
+    """Whether ``runs`` of ``case`` are of one of the paper's cases (else of a
+    problem of the user's: its records carry its fingerprint)."""
+    return case in catalog.NAMES and not any(r.get("problem") for r in runs)
+
+
+def baseline_for(case: str, runs: list[dict]) -> str:
+    """What a case's verdicts are against: `pinn` for the paper's cases and
+    wherever a `pinn` ran; for a problem of the user's, the first method other
+    than `lnn` in the tables' order (the registry's, then by name: ``fnn``
+    before ``fnn-matched``)."""
+    methods = sorted({r["method"] for r in runs}, key=method_order)
+    if is_paper_case(case, runs) or BASELINE in methods:
+        return BASELINE
+    return next((m for m in methods if m != SUBJECT), methods[0])
 
 
 # ---------------------------------------------------------------- numbers
@@ -185,9 +208,13 @@ def _at_paper_protocol(record: dict) -> bool:
 def missing(runs: list[dict]) -> dict[str, dict[str, int]]:
     """``{case: {method: seeds}}`` for every method of :data:`REQUIRED` with fewer
     than :data:`N_SEEDS` seeds at the paper's protocol (profile, steps, lr,
-    float32, step budget), over the package's cases and any other case in ``runs``."""
+    float32, step budget), over the package's cases and any other case in ``runs``
+    (never a problem of the user's: a record with its fingerprint)."""
     paper_runs = [r for r in runs if _at_paper_protocol(r)]
-    names = sorted(set(catalog.NAMES) | {r["case"] for r in runs}, key=_case_order)
+    names = sorted(
+        set(catalog.NAMES) | {r["case"] for r in runs if not r.get("problem")},
+        key=_case_order,
+    )
     out = {}
     for case in names:
         found = {
@@ -214,7 +241,22 @@ HOW_TO_READ = (
     "different hardware; a CPU run timed under load counts its CPU seconds, marked "
     "†, and a run recorded before CPU time was kept is marked ‡, its wall seconds "
     "not to be trusted), RMSE mean ± sample std and median over seeds, then relL2 and MaxErr "
-    "mean ± std. 'paper' is the paper's single-seed RMSE (Tables 2–7: its own "
+    "mean ± std. {paper}'RMSE / {b}' is the geometric-mean RMSE ratio of the method to {bb} "
+    "over seeds with a 95 % Student-t interval on log errors, paired over the "
+    "seeds both ran (otherwise Welch, marked). {rule} Beside the verdict, two "
+    "robust companions that do not rest on log-normal errors: 'P(< {b})', the "
+    "probability that a seed of the method ends with a smaller RMSE than a seed "
+    "of {bb} (Mann-Whitney's U over the pairs of seeds, ties counting 1/2; over "
+    "the common seeds where the ratio is paired) with a 95 % percentile bootstrap "
+    "interval (seeds resampled, in pairs where paired; not adjusted for looks or "
+    "Holm), 0.5 when neither tends to be lower; and 'failures', the seeds that "
+    "failed out of the method's seeds, where {failure}. Figures show "
+    "every seed's RMSE (dots), the geometric mean over seeds (bar){star} on a log scale; where a case has several configurations, "
+    "their numbers [k] follow the method names."
+)
+#: what the paper's columns hold (a report with a paper case)
+PAPER_COLUMNS_TEXT = (
+    "'paper' is the paper's single-seed RMSE (Tables 2–7: its own "
     "protocol, hardware and seed), shown at the `paper` and `accurate` profiles "
     "(the latter trains the same problems better: float64, a fixed point set, Adam "
     "with decay then L-BFGS), and "
@@ -225,27 +267,47 @@ HOW_TO_READ = (
     "paper's baselines were its own designs, not defined in the paper "
     "(`ra-gated` and `xpinn-authors` follow the authors' code), so those ratios "
     "compare implementations as much as methods; the other methods have no paper "
-    "row. 'RMSE / pinn' is the geometric-mean RMSE ratio of the method to `pinn` "
-    "over seeds with a 95 % Student-t interval on log errors, paired over the "
-    "seeds both ran (otherwise Welch, marked). {rule} Beside the verdict, two "
-    "robust companions that do not rest on log-normal errors: 'P(< pinn)', the "
-    "probability that a seed of the method ends with a smaller RMSE than a seed "
-    "of `pinn` (Mann-Whitney's U over the pairs of seeds, ties counting 1/2; over "
-    "the common seeds where the ratio is paired) with a 95 % percentile bootstrap "
-    "interval (seeds resampled, in pairs where paired; not adjusted for looks or "
-    "Holm), 0.5 when neither tends to be lower; and 'failures', the seeds that "
-    "failed out of the method's seeds, where {failure}. Figures show "
-    "every seed's RMSE (dots), the geometric mean over seeds (bar) and the paper's "
-    "number (star) on a log scale; where a case has several configurations, "
-    "their numbers [k] follow the method names."
+    "row. "
 )
+#: the baseline in words where a report holds problems of the user's
+OWN_BASELINE = (
+    "the case's baseline (`pinn` for the paper's cases; for a problem of your own, "
+    "the first method other than `lnn` in the table's order, named above its "
+    "tables)"
+)
+
+
+def how_to_read(margin: float, by_case: dict) -> str:
+    """The report's reading guide: its paper parts where it holds a paper case,
+    its baseline in words where it holds a problem of the user's."""
+    groups = [runs for groups in by_case.values() for runs in groups.values()]
+    paper = any(is_paper_case(runs[0]["case"], runs) for runs in groups)
+    ours = not all(is_paper_case(runs[0]["case"], runs) for runs in groups)
+    return HOW_TO_READ.format(
+        rule=VERDICTS.format(m=f"{margin:g}"),
+        failure=FAILURE_RULE,
+        paper=PAPER_COLUMNS_TEXT if paper else "",
+        b="baseline" if ours else BASELINE,
+        bb=OWN_BASELINE if ours else f"`{BASELINE}`",
+        star=" and the paper's number (star)" if paper else "",
+    )
+
 
 TABLE_HEAD = (
     "| method | seeds | parameters | s/step | RMSE mean ± std | RMSE median "
-    "| paper RMSE | ours/paper | RMSE / pinn (95 % CI) | verdict "
-    "| P(< pinn) (95 % CI) | failures | relL2 mean ± std | MaxErr mean ± std |"
+    "| paper RMSE | ours/paper | RMSE / {b} (95 % CI) | verdict "
+    "| P(< {b}) (95 % CI) | failures | relL2 mean ± std | MaxErr mean ± std |"
 )
-N_COLUMNS = TABLE_HEAD.count("|") - 1
+PAPER_COLUMNS = " paper RMSE | ours/paper |"  # left out for a problem of the user's
+
+
+def table_head(baseline: str, paper: bool) -> list[str]:
+    """A field table's head: against ``baseline``, with the paper's columns
+    where ``paper``."""
+    head = TABLE_HEAD.format(b=escape(baseline))
+    if not paper:
+        head = head.replace(PAPER_COLUMNS, "")
+    return [head, "|---" * (head.count("|") - 1) + "|"]
 
 
 VERDICTS = (
@@ -293,7 +355,7 @@ def _header(roots, runs, by_case, margin: float) -> list[str]:
         "Do not edit by hand; "
         f"rebuild with `deepxde-lnn report {folders}`.",
         "",
-        HOW_TO_READ.format(rule=VERDICTS.format(m=f"{margin:g}"), failure=FAILURE_RULE),
+        how_to_read(margin, by_case),
         "",
     ]
 
@@ -453,9 +515,12 @@ def _case_section(
         lines += [f"![{name}: RMSE per seed]({quote(f'{figures}/{case}.png')})", ""]
     for k, (group, runs) in enumerate(groups.items(), start=1):
         paper = _paper_of(case, group)
+        baseline, ours = baseline_for(case, runs), not is_paper_case(case, runs)
         lines += [f"### [{k}] {group.label()}", "", _group_line(runs), ""]
+        if ours:
+            lines += [f"Verdicts against `{escape(baseline)}`.", ""]
         for field in _fields(runs):
-            table = _rows(runs, field, paper, margin)
+            table = _rows(runs, field, paper, margin, baseline)
             texts = judged([row.ci for row in table])
             n = sum(row.ci is not None for row in table)
             lines += [
@@ -464,9 +529,9 @@ def _case_section(
                 f"{_count(n, 'verdict')} in this table.",
                 "",
             ]
-            lines += [TABLE_HEAD, "|---" * N_COLUMNS + "|"]
+            lines += table_head(baseline, paper=not ours)
             lines += [
-                "| " + " | ".join(_cells(row, text)) + " |"
+                "| " + " | ".join(_cells(row, text, paper=not ours)) + " |"
                 for row, text in zip(table, texts)
             ]
             lines.append("")
@@ -548,8 +613,9 @@ def _num(x: float | None, spec: str) -> str:
     return "—" if x is None else format(x, spec)
 
 
-def _cells(row: Row, verdict: str) -> list[str]:
+def _cells(row: Row, verdict: str, paper: bool = True) -> list[str]:
     ci = row.ci
+    papers = [_num(row.paper.get("RMSE"), ".3e"), _num(row.vs_paper, ".3g")]
     return [
         f"`{escape(row.method)}`",
         str(row.n),
@@ -558,8 +624,7 @@ def _cells(row: Row, verdict: str) -> list[str]:
         + (f" ({escape('/'.join(row.devices))})" if row.devices else ""),
         spread_text(row.stats["RMSE"]),
         f"{row.stats['RMSE']['median']:.3e}",
-        _num(row.paper.get("RMSE"), ".3e"),
-        _num(row.vs_paper, ".3g"),
+        *(papers if paper else []),
         ci_text(ci),
         verdict,
         p_below_text(row.below),
@@ -570,6 +635,10 @@ def _cells(row: Row, verdict: str) -> list[str]:
 
 
 def _missing_section(runs: list[dict]) -> list[str]:
+    """What a reproduction of the paper lacks; nothing for a report of the
+    user's problems alone."""
+    if all(r.get("problem") or r["case"] not in catalog.NAMES for r in runs):
+        return []
     lines = [
         "## Missing",
         "",
@@ -624,8 +693,11 @@ def case_figure(case: str, groups: dict[Group, list[dict]]):
     legend = [
         Line2D([], [], ls="", marker="o", ms=4, color="C0", label="seed"),
         Line2D([], [], color="k", lw=2, label="geometric mean"),
-        Line2D([], [], ls="", marker="*", ms=10, color="C3", label="paper"),
     ]
+    if any(_paper_of(case, group) for group in groups):  # a star to name
+        legend.append(
+            Line2D([], [], ls="", marker="*", ms=10, color="C3", label="paper")
+        )
     axs.flat[0].legend(handles=legend, fontsize=7)
     fig.suptitle(f"{case}: RMSE over seeds")
     fig.tight_layout()
