@@ -201,7 +201,7 @@ def options_markdown() -> str:
     out = [
         "# Options",
         "",
-        "Generated from `deepxde_lnn/config.py` by `python -m deepxde_lnn.flags "
+        "Generated from `deepxde_lnn/config/` by `python -m deepxde_lnn.flags "
         "docs/options.md` (`make docs`); a test keeps it current. Each option is a",
         "keyword of the Python API (`deepxde_lnn.compare(..., lr=1e-3)`) and a flag of",
         "the command line; the training options are also flags of the case scripts",

@@ -2,6 +2,7 @@
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -581,18 +582,33 @@ def test_package_and_case_catalog_import_no_torch(tmp_path):
 
 @pytest.mark.slow
 def test_the_report_and_readme_are_rendered_without_torch_or_deepxde(tmp_path):
+    """``make docs``'s report, in place over the committed one (a report of
+    ours is replaced), byte for byte as committed, figures included, and the
+    README's generated blocks as committed; neither it nor the API's report
+    imports torch or DeepXDE."""
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    if not (docs / "results").is_dir():
+        pytest.skip("docs/results is not beside the tests")
+    (tmp_path / "docs").mkdir()
+    committed = tmp_path / "docs" / "REPRODUCTION.md"
+    shutil.copy2(docs / "REPRODUCTION.md", committed)
+    shutil.copytree(docs / "REPRODUCTION", tmp_path / "docs" / "REPRODUCTION")
     code = (
         "import shutil, sys, deepxde_lnn\n"
         "from pathlib import Path\n"
         "from deepxde_lnn import cli\n"
-        "out = Path(sys.argv[1])\n"
+        f"out = Path({str(committed)!r})\n"
         "page = str(shutil.copy('README.md', out.with_name('README.md')))\n"
         "argv = ['report', 'docs/results', '--out', str(out), '--readme', page]\n"
         "assert cli.main(argv) == 0\n"
         "assert Path(page).read_text() == Path('README.md').read_text()\n"
-        "deepxde_lnn.report(['docs/results'], out=out)"
+        "small = ['docs/results/compare-laplace-quick']\n"
+        "deepxde_lnn.report(small, out=Path(sys.argv[1]))"
     )
     assert _modules_after(code, tmp_path) == []
+    assert committed.read_bytes() == (docs / "REPRODUCTION.md").read_bytes()
+    figures = sorted(p.name for p in (tmp_path / "docs" / "REPRODUCTION").iterdir())
+    assert figures == sorted(p.name for p in (docs / "REPRODUCTION").iterdir())
 
 
 def test_an_ablation_among_the_folders_gets_its_table(tmp_path):

@@ -133,23 +133,6 @@ def test_the_committed_report_and_its_figures_are_ours():
 
 
 @pytest.mark.slow  # renders every committed record (about 20 s)
-def test_make_docs_rebuilds_the_committed_report_in_place(tmp_path, monkeypatch):
-    """Held before too (anything was replaced); the guard that the default --out
-    keeps working for the committed report and figures."""
-    docs = REPO / "docs"
-    if not (docs / "results").is_dir():
-        pytest.skip("docs/results is not beside the tests")
-    (tmp_path / "docs").mkdir()
-    shutil.copy2(docs / "REPRODUCTION.md", tmp_path / "docs")
-    shutil.copytree(docs / "REPRODUCTION", tmp_path / "docs" / "REPRODUCTION")
-    monkeypatch.chdir(REPO)
-    res = report(["docs/results"], out=tmp_path / "docs" / "REPRODUCTION.md")
-    assert res.out.read_bytes() == (docs / "REPRODUCTION.md").read_bytes()
-    assert sorted(p.name for p in res.figures.iterdir()) == sorted(
-        p.name for p in (docs / "REPRODUCTION").iterdir()
-    )
-
-
 # item 4: ownership and deletion never follow links -------------------------------
 
 
