@@ -40,7 +40,7 @@ from deepxde.model import Model
 from deepxde.nn import NN
 
 from .analysis.figures import draw_missing
-from .analysis.summaries import sweep_table
+from .analysis.sweep import sweep_table
 from .analysis.table import SUBJECT
 from .checks import check_bool, check_choice, check_positive, unique
 from .config import (

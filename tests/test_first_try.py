@@ -19,7 +19,7 @@ import deepxde_lnn
 import deepxde as dde
 
 from deepxde_lnn.analysis.stats import bound_text, ratio_ci
-from deepxde_lnn.analysis.summaries import judge
+from deepxde_lnn.analysis.verdict_text import judge
 from deepxde_lnn.experiments.results import Verdict
 from deepxde_lnn.runs.records import read_record
 from deepxde_lnn.training.run_record import describe

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_hex
 
-from deepxde_lnn.analysis import summaries
+from deepxde_lnn.analysis import summaries, verdict_text
 from deepxde_lnn.analysis.figures import plt_module
 from deepxde_lnn.analysis.forest import COLOURS, ForestRow, forest, forest_figure
 from deepxde_lnn.analysis.stats import RatioCI
@@ -162,10 +162,10 @@ def test_summary_png_draws_the_summarys_verdicts(tmp_path, monkeypatch):
 
 def test_several_baselines_are_sections_of_the_panel():
     verdicts = [
-        summaries.Judged("lnn", "fnn", "u", _ci(0.5, 0.4, 0.6), "better", ""),
-        summaries.Judged("lnn", "fnn-m", "u", _ci(0.9, 0.6, 1.2), "undecided", ""),
+        verdict_text.Judged("lnn", "fnn", "u", _ci(0.5, 0.4, 0.6), "better", ""),
+        verdict_text.Judged("lnn", "fnn-m", "u", _ci(0.9, 0.6, 1.2), "undecided", ""),
     ]
-    rows = summaries.forest_rows(verdicts)
+    rows = verdict_text.forest_rows(verdicts)
     assert [(r.label, r.section) for r in rows] == [
         ("lnn / fnn: u", "against fnn"),
         ("lnn / fnn-m: u", "against fnn-m"),

@@ -240,7 +240,7 @@ def test_converged_and_failures_use_the_relative_error_level():
 
 
 def test_summary_lines_show_holm_where_it_differs():
-    from deepxde_lnn.analysis.summaries import verdict_lines
+    from deepxde_lnn.analysis.verdict_text import verdict_lines
 
     strong = ratio_ci(*_pair(_exact(-1.0, 0.2, 6)))
     weak = ratio_ci(*_pair(_exact(-0.5, 0.45, 6)))

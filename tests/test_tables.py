@@ -5,7 +5,8 @@ registry's order with the same numbers."""
 import pytest
 from helpers import write_record
 
-from deepxde_lnn.analysis.summaries import build_summary, sweep_table
+from deepxde_lnn.analysis.summaries import build_summary
+from deepxde_lnn.analysis.sweep import sweep_table
 from deepxde_lnn.analysis.table import method_order, rows
 from deepxde_lnn.config import record_problem
 from deepxde_lnn.experiments.ablation import table as ablation_table

@@ -1,12 +1,12 @@
 """Tables and figures of folders of runs (never of live runs; one run's figures
 are :mod:`.figures`').
 
-* :func:`summarize` — a folder of runs (``METHOD/seed-S/``): ``summary.csv`` and
-  ``summary.md`` with mean ± std (and median, min, max) over seeds per method and
-  field, the paper-seed run as its own row, the paper's number beside it, the
-  verdicts against the baseline, and one combined figure;
-* :func:`sweep_table` — a learning-rate sweep (``lr-X/METHOD/seed-S``):
-  ``sweep.md`` and ``sweep.png``.
+* :func:`write_summary` — a folder of runs (``METHOD/seed-S/``): ``summary.csv``
+  and ``summary.md`` with mean ± std (and median, min, max) over seeds per method
+  and field, the paper-seed run as its own row, the paper's number beside it, the
+  verdicts against the baseline (in words: :mod:`.verdict_text`; the records a
+  call asked for: :mod:`.asked`), and one combined figure
+  (:mod:`.summary_figure`). A learning-rate sweep's table is :mod:`.sweep`'s.
 
 The numbers come from :mod:`deepxde_lnn.analysis.table`. Records and artifacts are read as
 untrusted data (:mod:`deepxde_lnn.runs.records`): checked before use, every string
@@ -23,30 +23,25 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import RunConfig, record_problem
-from ..problems.metrics import METRICS, summary_field
+from ..config import record_problem
+from ..problems.metrics import METRICS
 from ..runs import atomic as aio
 from ..runs.cost import cost
 from ..runs.csvtext import formula_safe
 from ..runs.errors import FolderError
 from ..runs.folder import record_decay
-from ..runs.names import lr_text
 from ..runs.records import escape, load_runs, metric_sets
+from .asked import asked_runs
 from .figures import plt_module
-from .forest import ForestRow
 from .sequential import looks_of
-from .stats import LEVEL, MARGIN, RatioCI, holm
+from .stats import MARGIN
 from .summary_figure import error_norm, summary_figure
 from .table import (
     BASELINE,
     COMPANIONS,
-    CONVERGENCE_RULE,
     Row,
-    ci_text,
     companions,
-    judged,
     method_order,
-    option_text,
     rows,
     spread_text,
     timing_mark,
@@ -54,18 +49,14 @@ from .table import (
     timing_states,
     value,
 )
+from .verdict_text import Judged, forest_rows, judge, verdict_rule
 
 __all__ = [
     "Summary",
     "write_summary",
     "build_summary",
-    "asked_runs",
     "one_case",
-    "sweep_table",
-    "verdict_lines",
-    "verdict_rule",
     "summary_figure",
-    "forest_rows",
     "error_norm",
     "average_judged",
     "field_scales",
@@ -84,59 +75,6 @@ def one_case(runs: list[dict], case: str | None = None) -> str:
                 f"runs of {case}; a summary holds one case"
             )
     return case
-
-
-def verdict_lines(
-    found, baseline: str = BASELINE, metric: str = "RMSE", beside=None
-) -> list[str]:
-    """One line per verdict ``(method, field, ci)`` of ``found`` (one family), with
-    Holm's adjusted verdict where it differs; ``beside``: ``{(method, field):
-    text}`` appended to a verdict's line (its robust companions)."""
-    adjusted = holm([ci for _, _, ci in found], LEVEL)
-    return [
-        _verdict_line(m, fld, ci, adj, len(found), baseline, metric, beside)
-        for (m, fld, ci), adj in zip(found, adjusted)
-    ]
-
-
-def _verdict_line(m, fld, ci, adj, n, baseline, metric="RMSE", beside=None) -> str:
-    beside = beside or {}
-    said = ci.describe(escape(m), escape(baseline), adj, n)
-    return f"{escape(fld)} {metric}: {said}" + (
-        f"; {beside[m, fld]}" if (m, fld) in beside else ""
-    )
-
-
-@dataclass(frozen=True)
-class Judged:
-    """One verdict of a summary: ``method`` against ``baseline`` on ``field``, its
-    interval ``ci``, the verdict of its family (``adjusted``: Holm's over the
-    verdicts against that baseline; the one that counts) and its ``line`` as
-    ``summary.md`` says it."""
-
-    method: str
-    baseline: str
-    field: str
-    ci: RatioCI
-    adjusted: str
-    line: str
-
-
-def judge(found, baseline: str, beside=None) -> list[Judged]:
-    """The verdicts ``(method, field, ci)`` of ``found``, one family against
-    ``baseline``, each with Holm's adjustment and its line."""
-    adjusted = holm([ci for _, _, ci in found], LEVEL)
-    return [
-        Judged(
-            m,
-            baseline,
-            fld,
-            ci,
-            adj,
-            _verdict_line(m, fld, ci, adj, len(found), baseline, beside=beside),
-        )
-        for (m, fld, ci), adj in zip(found, adjusted)
-    ]
 
 
 @dataclass(frozen=True)
@@ -299,84 +237,6 @@ def _times(row: Row, base: Row) -> str:
     )
 
 
-def asked_runs(
-    runs: Sequence[dict], asked: Sequence[Mapping]
-) -> tuple[list[dict], list[str]]:
-    """The records among ``runs`` of the runs ``asked`` for (their identity,
-    :meth:`~deepxde_lnn.config.RunConfig.identity_of`, one of ``asked``; one
-    record per run, the first by path), and in words the others, counted by why:
-    another case, another problem of the same name, another configuration (what
-    differs), a method or seed not asked for, another copy of a run asked for."""
-    wanted = [dict(a) for a in asked]
-    configs = [_configuration(a) for a in wanted]
-    kept, taken, why = [], [], {}
-    for r in runs:
-        have = RunConfig.identity_of(r)
-        if have in wanted and have not in taken:
-            kept.append(r)
-            taken.append(have)
-            continue
-        if have in taken:
-            key = ("copy", "")
-        elif _configuration(have) not in configs:
-            key = _another(have, wanted[0])
-        elif have["method"] not in {a["method"] for a in wanted}:
-            key = ("method", have["method"])
-        else:
-            key = ("seed", have["seed"])
-        why.setdefault(key[0], {}).setdefault(key[1], []).append(r)
-    return kept, _excluded(why)
-
-
-def _configuration(identity: Mapping) -> dict:
-    """An identity without its method and seed: what a compare asks of all."""
-    return {k: v for k, v in identity.items() if k not in ("method", "seed")}
-
-
-def _another(have: dict, asked: dict) -> tuple[str, str]:
-    """Why the run of identity ``have`` is of another configuration than the
-    one ``asked``: its case, its problem, or the options that differ."""
-    if have["case"] != asked["case"]:
-        return ("case", escape(have["case"]))
-    if have.get("problem") != asked.get("problem"):
-        problem = have.get("problem")
-        return ("problem", "the registered case" if problem is None else problem[:19])
-    keys = dict.fromkeys([*asked, *have])
-    differ = [k for k in _configuration(keys) if have.get(k) != asked.get(k)]
-    return ("config", ", ".join(f"{k} {option_text(have.get(k))}" for k in differ))
-
-
-_WHY = {
-    "case": "of another case",
-    "problem": "of another problem of this name",
-    "config": "of another configuration",
-}
-
-
-def _excluded(why: dict) -> list[str]:
-    """One phrase per reason: ``N runs of another configuration (iterations 5)``,
-    ``1 run of a method not asked for (rezero)``."""
-
-    def runs(group) -> str:
-        return f"{len(group)} run" + ("s" if len(group) > 1 else "")
-
-    out = [
-        f"{runs(group)} {_WHY[kind]} ({detail})"
-        for kind in _WHY
-        for detail, group in why.get(kind, {}).items()
-    ]
-    for kind, what in (("method", "method"), ("seed", "seed")):
-        if kind in why:
-            names = sorted(why[kind], key=method_order if kind == "method" else None)
-            group = [r for rs in why[kind].values() for r in rs]
-            some = f"a {what}" if len(names) == 1 else f"{what}s"
-            shown = ", ".join(option_text(n) for n in names)
-            out.append(f"{runs(group)} of {some} not asked for ({shown})")
-    if "copy" in why:
-        out.append(f"{runs(why['copy'][''])} copying a run asked for")
-    return out
-
-
 # a metric no run of a row holds as a number (a zero truth's relL2)
 _NO_STATS = dict.fromkeys(("mean", "std", "median", "min", "max"), None) | {"n": 0}
 
@@ -406,40 +266,6 @@ def _csv_row(case: str, row: Row, metric: str, paper_seed: int | None) -> dict:
 
 def _fmt(x) -> str:
     return "—" if x is None else f"{x:.3e}"
-
-
-def verdict_rule(
-    margin: float, looks: int = 1, baseline: str | Sequence[str] = BASELINE
-) -> str:
-    """How the verdicts were reached, in one paragraph (summaries, tables);
-    several baselines: each one's verdicts are one family."""
-    m = f"{margin:g}"
-    several = not isinstance(baseline, str)
-    named = (
-        " and to ".join(f"`{escape(b)}`" for b in baseline)
-        if several
-        else f"`{escape(baseline)}`"
-    )
-    text = (
-        f"Verdicts on the geometric-mean RMSE ratio to {named} over "
-        f"seeds, with a {LEVEL:.0%} Student-t interval on log errors (paired over "
-        "common seeds, otherwise Welch): 'better' / 'worse' when the whole interval "
-        f"lies below / above 1, 'equivalent within ×{m}' when it lies inside "
-        f"[1/{m}, {m}] (margin ×{m}), otherwise 'undecided', with the seeds that "
-        "would likely decide it at the observed spread. " + CONVERGENCE_RULE
-    )
-    text += (
-        " The verdicts against each baseline are one family, with Holm's "
-        "adjustment in brackets where it changes one (the verdict that counts)."
-        if several
-        else ""
-    )
-    if looks > 1:
-        text += (
-            f" Seeds were added until decided over {looks} looks: each interval "
-            f"has level {1 - (1 - LEVEL) / looks:.4g} (Bonferroni over the looks)."
-        )
-    return text
 
 
 def _markdown(runs, rows, methods, fields, paper_seed, verdicts, excluded=()) -> str:
@@ -614,97 +440,5 @@ def _summary_figure(
     if fig is None:  # every run pruned to its record: nothing to draw
         return None
     path = aio.save_figure(root / "summary.png", fig, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def forest_rows(verdicts: Sequence[Judged]) -> list[ForestRow]:
-    """A summary's verdicts as the rows of a forest plot (:mod:`.forest`): one per
-    verdict, ``METHOD / BASELINE: FIELD``; several baselines: one section each."""
-    several = len({v.baseline for v in verdicts}) > 1
-    return [
-        ForestRow(
-            f"{v.method} / {v.baseline}: {v.field}",
-            v.ci,
-            v.adjusted,
-            f"against {v.baseline}" if several else "",
-        )
-        for v in verdicts
-    ]
-
-
-def sweep_table(
-    root: str | Path, margin: float = MARGIN, baseline: str = BASELINE
-) -> str:
-    """``sweep.md`` for a learning-rate sweep folder (``lr-X/METHOD/seed-S``): per lr
-    and method, mean ± std over seeds of the final loss J and the first field's
-    RMSE, relL2 and MaxErr (the 8-field average where there is one), and the
-    verdict against ``baseline`` at the same lr (where the sweep ran it; each
-    learning rate's verdicts are one family)."""
-    root = Path(root)
-    runs = load_runs(root, options=record_problem)
-    if not runs:
-        raise ValueError(f"no finished runs below {root}")
-    key = summary_field(list(runs[0]["metrics"]))
-    base = escape(baseline)
-    lines = [
-        f"# {escape(one_case(runs))}: learning-rate sweep ({escape(key)})",
-        "",
-        verdict_rule(margin, baseline=baseline),
-        "",
-        "| lr | method | seeds | J(final) | RMSE | relL2 | MaxErr | train s "
-        f"| RMSE / {base} (95 % CI) | verdict |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    by_lr: dict[float, list[dict]] = {}
-    for r in runs:
-        by_lr.setdefault(r["lr"], []).append(r)
-    tables = {lr: rows(by_lr[lr], key, baseline, margin) for lr in sorted(by_lr)[::-1]}
-    for lr, table in tables.items():
-        texts = judged([row.ci for row in table])
-        for row, verdict in zip(table, texts):
-            cells = [
-                spread_text(row.stats.get(k))
-                for k in ("J", "RMSE", "relL2", "MaxErr", "train_seconds")
-            ]
-            cells[-1] += timing_mark(row.timing)
-            cells += [ci_text(row.ci), verdict]
-            lines.append(
-                f"| {lr_text(lr)} | {escape(row.method)} | {row.n} | "
-                + " | ".join(cells)
-                + " |"
-            )
-    notes = timing_notes(timing_states(runs))
-    lines += ["", " ".join(notes)] if notes else []
-    text = "\n".join(lines) + "\n"
-    aio.atomic_write_text(root / "sweep.md", text)
-    sweep_figure(root, tables, key)
-    return text
-
-
-def sweep_figure(root: Path, tables: dict[float, list[Row]], key: str) -> Path:
-    """``sweep.png``: RMSE against the learning rate per method, mean ± std over
-    seeds (log-log)."""
-    plt = plt_module()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    found = {row.method for table in tables.values() for row in table}
-    for m in sorted(found, key=method_order):
-        points = sorted(
-            (lr, row.stats["RMSE"])
-            for lr, table in tables.items()
-            for row in table
-            if row.method == m
-        )
-        lrs = [lr for lr, _ in points]
-        mean = [s["mean"] for _, s in points]
-        std = [s["std"] for _, s in points]
-        ax.errorbar(lrs, mean, yerr=std, marker="o", capsize=3, label=m)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("learning rate")
-    ax.set_ylabel(f"{key} RMSE (mean ± std over seeds)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = aio.save_figure(root / "sweep.png", fig, dpi=110)
     plt.close(fig)
     return path

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from ..analysis.figures import plt_module
 from ..analysis.sequential import looks_of
 from ..analysis.stats import MARGIN
-from ..analysis.summaries import one_case, verdict_rule
+from ..analysis.summaries import one_case
 from ..analysis.summary_figure import summary_figure
 from ..analysis.table import (
     BASELINE,
@@ -48,6 +48,7 @@ from ..analysis.table import (
     rows,
     timing_notes,
 )
+from ..analysis.verdict_text import verdict_rule
 from ..config import record_problem
 from ..runs import atomic
 from ..runs.names import BUDGETS
