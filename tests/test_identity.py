@@ -1,5 +1,5 @@
 """A run's identity comes from the one declaration of the options
-(``deepxde_lnn/config.py``): the API's keywords, the command line's and the case
+(``deepxde_lnn/config/__init__.py``): the API's keywords, the command line's and the case
 scripts' flags, the type check of a record read back, the reuse of a finished run
 and the configurations a report tells apart all follow it, for the options there
 are (``loss_weights``) and for one added to it."""
@@ -64,7 +64,7 @@ def test_a_case_script_trains_with_its_loss_weights(capsys):
     assert rmse[0] == rmse[1] and not np.isclose(rmse[0], rmse[2], rtol=1e-6)
 
 
-# a training option added to config.py's Training (and one the case scripts do not
+# a training option added to config's Training (and one the case scripts do not
 # honour, which they must refuse): the test's own, in a copy of the package
 ADDED = """
     flavour: str | None = option(
@@ -185,12 +185,12 @@ print("SURFACES " + json.dumps(seen))
 
 def _package_with_the_option(tmp_path: Path) -> Path:
     """A copy of the package (its cases as an installed one has them) whose
-    config.py declares the options of :data:`ADDED`, and nothing else changed."""
+    config declares the options of :data:`ADDED`, and nothing else changed."""
     pkg = tmp_path / "pkg" / "deepxde_lnn"
     skip = shutil.ignore_patterns("__pycache__")
     shutil.copytree(ROOT / "deepxde_lnn", pkg, ignore=skip)
     shutil.copytree(ROOT / "cases", pkg / "cases", ignore=skip)
-    config = pkg / "config.py"
+    config = pkg / "config" / "__init__.py"
     text = config.read_text()
     assert text.count(ANCHOR) == 1, "the end of Training moved: update ANCHOR"
     config.write_text(text.replace(ANCHOR, ADDED + ANCHOR))
@@ -199,7 +199,7 @@ def _package_with_the_option(tmp_path: Path) -> Path:
 
 @pytest.mark.slow  # a Python process that trains a few tiny runs
 def test_an_added_option_reaches_every_surface(tmp_path):
-    """Declaring an option in config.py is all it takes: the API keyword, the CLI
+    """Declaring an option in the config package is all it takes: the API keyword, the CLI
     flag, the case scripts' flag (or their refusal), the record's type check, the
     identity that decides reuse, and the report's configurations all see it."""
     pkg = _package_with_the_option(tmp_path)

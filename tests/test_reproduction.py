@@ -661,7 +661,7 @@ def test_a_report_of_your_own_folder_speaks_of_your_problem(tmp_path):
     assert "None steps" not in text and "lr yours" not in text
     (lnn,) = [line for line in text.splitlines() if line.startswith("| `lnn`")]
     assert "| better |" in lnn
-    groups = reproduction._by_case(
+    groups = reproduction.by_case(
         reproduction.prepare(reproduction.load([tmp_path]))[0]
     )
     fig = reproduction.case_figure("mine", groups["mine"])

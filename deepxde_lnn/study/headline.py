@@ -1,0 +1,224 @@
+"""The report's headline: per case and configuration holding both, the LNN and the
+parameter-matched MLP against `pinn` on the case's summary field, one family of
+verdicts (Holm over the table), as a table and a forest plot."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from urllib.parse import quote
+
+from ..analysis.forest import CLIP, ForestRow, forest_figure
+from ..analysis.stats import LEVEL, MARGIN, RatioCI, holm
+from ..analysis.table import (
+    BASELINE,
+    MATCHED,
+    SUBJECT,
+    Group,
+    ci_text,
+    failures_text,
+    judged_text,
+    p_below_text,
+    prepare,
+)
+from ..problems.metrics import summary_field
+from ..runs.records import escape
+from .protocols import SETTLED
+from .report_records import by_case, field_rows, fields_of, paper_protocol
+
+__all__ = [
+    "Headline",
+    "headline",
+    "headline_table",
+    "headline_section",
+    "verdicts_figure",
+    "FOREST",
+]
+
+HEADLINE = (
+    "## Headline",
+    "",
+    "The liquid blocks against the same network without them (`pinn`) and against "
+    "the plain MLP of the LNN's parameter count (`pinn-matched`): one row per case "
+    "and configuration holding both `lnn` and `pinn`, on the case's summary field "
+    "(`Avg`, the mean over fields, where a case has several; otherwise its first "
+    "field). The rows of the settled profiles come first, one per case and "
+    "configuration (the package's answer: Adam's learning rate decayed so that "
+    "every seed ends settled, docs/protocol.md), then every other configuration, "
+    "the paper's protocol among them. Mean RMSE over seeds, the geometric-mean RMSE "
+    "ratio to `pinn` with its 95 % interval and verdict, the probability that a "
+    "seed of `lnn` ends below a seed of `pinn` and the failed seeds of each, as in "
+    "the case's tables below ([k] is the configuration's number there). The "
+    "table's {n} verdicts are one family (Holm's adjustment in brackets where it "
+    "changes one).",
+    "",
+)
+
+
+FOREST = "_verdicts.png"  # the headline's figure (no case is named with a "_" first)
+
+
+FOREST_NOTE = (
+    "The figure draws this table's verdicts, one row per case and configuration "
+    "in the table's order (the settled profiles first): the RMSE ratio to `pinn` "
+    "as a point and its 95 % interval as a bar, on a logarithmic axis, for `lnn` "
+    "(left) and `pinn-matched` (right). The shaded band is the equivalence margin "
+    "[1/{m}, {m}]; the colour is the interval's verdict; an open point is a verdict "
+    "that Holm's adjustment over the table changes (to the one in brackets below); "
+    "an arrow marks an interval that runs past ×{clip:g} either way."
+)
+
+
+HEADLINE_TABLE = (
+    "| case | field | configuration | seeds (lnn / pinn) | `lnn` RMSE | `pinn` RMSE "
+    "| `lnn` / `pinn` (95 % CI) | verdict | P(`lnn` < `pinn`) (95 % CI) "
+    "| failures `lnn`; `pinn` | `pinn-matched` / `pinn` (95 % CI) | verdict |",
+    "|---" * 12 + "|",
+)
+
+
+def headline_section(
+    cases: dict, margin: float, figures: str | None = None
+) -> list[str]:
+    found = _headline(cases, margin)
+    if not found:
+        return []
+    n = sum(ci is not None for h in found for ci in (h.lnn, h.matched))
+    head = [h.replace("{n}", str(n)) for h in HEADLINE]
+    if figures is not None:
+        alt = "lnn / pinn and pinn-matched / pinn per case and configuration"
+        note = FOREST_NOTE.format(m=f"{margin:g}", clip=CLIP)
+        head += [f"![{alt}]({quote(f'{figures}/{FOREST}')})", "", note, ""]
+    return [*head, *HEADLINE_TABLE, *map(_headline_line, found), ""]
+
+
+def headline_table(runs: list[dict], margin: float = MARGIN) -> str:
+    """The report's headline table alone, for records from :func:`load`; empty
+    when no case has both `lnn` and `pinn`."""
+    lines = list(map(_headline_line, headline(runs, margin)))
+    return "\n".join([*HEADLINE_TABLE, *lines]) + "\n" if lines else ""
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One row of the headline: case ``case``'s configuration ``[k]`` (``group``)
+    on its summary ``field``, the comparisons of `lnn` and `pinn-matched` with
+    `pinn` (``lnn``, ``matched``; None: not run) and the verdict of each after
+    Holm's adjustment over the table (``adjusted``), and the row's ``cells`` up to
+    the `lnn` interval followed by its robust companions."""
+
+    case: str
+    field: str
+    k: int
+    group: Group
+    cells: tuple[str, ...]
+    lnn: RatioCI
+    matched: RatioCI | None
+    adjusted: tuple[str | None, str | None] = (None, None)
+
+    @property
+    def settled(self) -> bool:
+        """Whether the row is of a settled profile (the package's answer)."""
+        return self.group.profile in SETTLED
+
+
+def headline(runs: list[dict], margin: float = MARGIN) -> list[Headline]:
+    """The headline's rows for records from :func:`load`, settled profiles first,
+    each with its verdicts after Holm's adjustment over the table."""
+    return _headline(by_case(prepare(runs)[0]), margin)
+
+
+def _headline(cases: dict, margin: float) -> list[Headline]:
+    """The headline's rows (one family of verdicts: Holm over the table)."""
+    found = [
+        (_settled_first(group), _headline_row(case, k, group, runs, margin))
+        for case, groups in cases.items()
+        for k, (group, runs) in enumerate(groups.items(), start=1)
+    ]
+    rows = [row for _, row in sorted(found, key=lambda x: x[0]) if row is not None]
+    adjusted = iter(holm([ci for h in rows for ci in (h.lnn, h.matched)], LEVEL))
+    return [replace(h, adjusted=(next(adjusted), next(adjusted))) for h in rows]
+
+
+def _headline_line(h: Headline) -> str:
+    """A headline row as a line of the markdown table."""
+    cells = [
+        *h.cells[:7],
+        judged_text(h.lnn, h.adjusted[0]),
+        *h.cells[7:],
+        ci_text(h.matched),
+        judged_text(h.matched, h.adjusted[1]),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _settled_first(group: Group) -> int:
+    """A headline row's place: the settled profiles' rows first (in the order of
+    :data:`~deepxde_lnn.study.protocols.SETTLED`), then the others (a stable sort
+    keeps the case order within each)."""
+    return SETTLED.index(group.profile) if group.profile in SETTLED else len(SETTLED)
+
+
+def _headline_row(
+    case: str, k: int, group: Group, runs: list[dict], margin: float
+) -> Headline | None:
+    """The row of one configuration, before Holm's adjustment; None without
+    `lnn` and `pinn`."""
+    field = summary_field(fields_of(runs))
+    found = {row.method: row for row in field_rows(runs, field, None, margin)}
+    lnn, pinn = found.get(SUBJECT), found.get(BASELINE)
+    if lnn is None or pinn is None:
+        return None
+    matched = found[MATCHED].ci if MATCHED in found else None
+    where = f"[{k}] {group.short()}"
+    if group == paper_protocol(case):
+        where += " (the paper's protocol)"
+    cells = (
+        escape(case),
+        escape(field),
+        where,
+        f"{lnn.n} / {pinn.n}",
+        f"{lnn.stats['RMSE']['mean']:.2e}",
+        f"{pinn.stats['RMSE']['mean']:.2e}",
+        ci_text(lnn.ci),
+        p_below_text(lnn.below),
+        f"{failures_text(lnn)}; {failures_text(pinn)}",
+    )
+    return Headline(case, field, k, group, cells, lnn.ci, matched)
+
+
+def verdicts_figure(rows: Sequence[Headline]):
+    """The headline's verdicts as a forest plot (:mod:`deepxde_lnn.analysis.forest`):
+    `lnn` / `pinn` and `pinn-matched` / `pinn`, one row per case and
+    configuration, the settled profiles' rows first."""
+
+    def section(h: Headline) -> str:
+        return "settled profile" if h.settled else "other configurations"
+
+    labels = [f"{h.case} {h.field} [{h.k}] {_tag(h.group)}" for h in rows]
+    columns = {
+        f"{SUBJECT} / {BASELINE}": [
+            ForestRow(label, h.lnn, h.adjusted[0], section(h))
+            for label, h in zip(labels, rows)
+        ],
+        f"{MATCHED} / {BASELINE}": [
+            ForestRow(label, h.matched, h.adjusted[1], section(h))
+            for label, h in zip(labels, rows)
+        ],
+    }
+    return forest_figure(
+        columns,
+        title="RMSE ratio to pinn over seeds, per case and configuration",
+        xlabel="RMSE ratio to pinn (geometric mean, 95 % CI)",
+    )
+
+
+def _tag(group: Group) -> str:
+    """A configuration in a few words, for a figure's row."""
+    if group.seconds is not None:
+        return f"{group.profile}, {group.seconds:.4g} s per run"
+    if group.lbfgs:
+        return f"{group.profile}, Adam + L-BFGS"
+    return f"{group.profile}, {group.iterations} steps" + (
+        ", decay" if group.decay else ""
+    )
