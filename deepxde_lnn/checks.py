@@ -54,9 +54,13 @@ def is_integer(value) -> bool:
 
 
 def is_number(value) -> bool:
-    """Whether ``value`` is a finite real number, not a bool."""
+    """Whether ``value`` is a finite real number, not a bool (an integer beyond
+    float64's range is not: no computation here could use it)."""
     ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    return ok and math.isfinite(value)
+    try:
+        return ok and math.isfinite(value)
+    except OverflowError:  # an int of hundreds of digits
+        return False
 
 
 def check_int(value, name: str, minimum: int, maximum: int | None = None) -> int:

@@ -137,12 +137,29 @@ def test_folders_written_before_markers_are_still_ours(tmp_path):
     record = run(cfg, out, case=case)
     (out / ".deepxde-lnn").unlink()  # as a run written before markers existed
     assert run(cfg, out, case=case) == record  # reused
-    # the committed records (records only, no marker; compare roots hold them two
-    # or three levels below) are ours too; the report reads them as before
+    # the committed records: their roots carry the marker, their run folders
+    # their own records; the report reads them as before
     results = REPO / "docs/results/laplace-cpu"
     for path in (results, results / "steps", results / "steps/pinn/seed-888888"):
         check_ours(path)
     assert len(load_runs(results, options=record_problem)) > 0
+
+
+def test_results_of_ours_inside_a_folder_do_not_make_it_ours(tmp_path, capsys):
+    # issue 55, item 1: p/summary.md is the user's; p/results is ours
+    p = tmp_path / "p"
+    p.mkdir()
+    (p / "summary.md").write_text("notes")
+    argv = ["compare", "laplace", "--methods", "pinn", "--seeds", "1"]
+    argv += ["--iterations", "2", "--no-progress"]
+    code, _ = _cli([*argv, "--out", str(p / "results")], capsys)
+    assert code == 0 and (p / "results" / "summary.md").is_file()
+    before = sorted(x.name for x in p.iterdir())
+    code, io = _cli([*argv, "--out", str(p)], capsys)
+    assert code == 2 and _one_error_line(io).startswith(f"error: out: {p} holds")
+    assert "results of ours inside it do not make it ours" in io.err
+    assert sorted(x.name for x in p.iterdir()) == before == ["results", "summary.md"]
+    assert (p / "summary.md").read_text() == "notes"
 
 
 # item 9: `reference heat` checks --out first; the shipped reference is kept ------

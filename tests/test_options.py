@@ -83,6 +83,8 @@ def test_the_documented_text_forms_are_python_forms_too():
         (Execution, dict(progress=1), r"^progress must be True or False"),
         (Execution, dict(stack="maybe"), r"^stack must be one of auto, on, off"),
         (Verdicts, dict(margin=1), r"^margin must be a finite number > 1"),
+        # issue 55, item 5: a count no record could hold
+        (Training, dict(iterations=10**31), r"^iterations must be an integer in \[1, "),
     ],
 )
 def test_each_option_is_checked_by_its_field(cls, kwargs, message):
@@ -94,13 +96,22 @@ def test_each_option_is_checked_by_its_field(cls, kwargs, message):
     "text, said",
     [
         ("inverse time,0,0", "decay_steps of 'inverse time' must be a whole number"),
-        ("cosine,0,0", "T_max of 'cosine' must be a whole number >= 1; got 0.0"),
-        ("step,0,0.5", "step_size of 'step' must be a whole number >= 1; got 0.0"),
+        (
+            "cosine,0,0",
+            "T_max of 'cosine' must be a whole number in [1, 1e+15]; got 0.0",
+        ),
+        (
+            "step,0,0.5",
+            "step_size of 'step' must be a whole number in [1, 1e+15]; got 0.0",
+        ),
         ("step,10,0", "gamma of 'step' must be in (0, 1]; got 0.0"),
         ("lambda,1", "decay: 'lambda' is not a schedule here; use 'step', 'cosine'"),
         ("exponential,1e308", "gamma of 'exponential' must be in (0, 1]; got 1e+308"),
         ("inverse time,100,-0.5", "decay_rate of 'inverse time' must be > 0"),
         ("exponential", "decay: 'exponential' takes 1 number(s) (gamma)"),
+        # issue 55, item 4: a floor above the learning rate (1e-3 here)
+        ("cosine,10,1e308", "the floor eta_min of 'cosine' (1e+308) is above"),
+        ("cosine,10,5", "the floor eta_min of 'cosine' (5) is above the learning"),
     ],
 )
 def test_a_decay_that_cannot_train_is_refused_before_anything(
@@ -119,6 +130,12 @@ def test_a_decay_that_cannot_train_is_refused_before_anything(
             "laplace", decay=(kind, *map(float, numbers)), out=out, workers=1, **tiny
         )
     assert not out.exists()
+
+
+def test_a_decay_of_an_integer_beyond_floats_is_refused_by_name():
+    # issue 55, item 12: an OverflowError before
+    with pytest.raises(ValueError, match=r"^decay must be DeepXDE's \(name, numbers"):
+        Training(decay=("step", 10**400, 0.5))
 
 
 def test_the_api_refuses_a_non_bool_flag_and_an_unknown_option(tmp_path):

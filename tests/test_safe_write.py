@@ -361,6 +361,12 @@ def test_a_metric_that_is_not_a_number_is_null_and_the_rest_stay_finite():
         "relL2": pytest.approx(1.0),
         "MaxErr": pytest.approx(1e308),
     }
+    # issue 55, item 3: a truth near zero: a relative error beyond float64 is none
+    tiny = field_metrics(np.array([1.0]), np.array([5e-324]))
+    assert tiny["relL2"] is None and tiny["RMSE"] == 1.0
+    assert field_metrics(np.ones(3), np.full(3, 1e-161))["relL2"] == pytest.approx(
+        1e161
+    )
     both = all_fields(np.ones((4, 2)), np.c_[np.ones(4), np.zeros(4)], ["a", "b"])
     assert both["Avg"]["relL2"] is None and both["Avg"]["RMSE"] == 0.5
 

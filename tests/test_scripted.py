@@ -188,6 +188,11 @@ def _untrained(net):
         (dict(train=short, iterations=10), "^iterations: with train="),
         (dict(train=short, true_values=[1.0, 2.0]), "true_values: 2 values"),
         (dict(train=short, true_values="C"), "true_values must be"),
+        # issue 55, item 12: a scalar or complex reference, refused by name
+        (dict(train=short, reference=(np.ones((3, 1)), 3.0)), "reference: Y must be"),
+        (dict(train=short, reference=(np.ones((3, 1)), np.ones(3) * 1j)), "complex"),
+        # issue 55, item 2: an unknown named like a field would replace it
+        (dict(train=short, true_values={"u": 2.0}), "true_values: 'u' names a field"),
         (dict(train=short, reference=(1, 2, 3)), "reference must be"),
         (dict(train="short"), "train must be a function"),
         (

@@ -2,6 +2,7 @@
 the ablation table and the reproduction report list the same methods in the
 registry's order with the same numbers."""
 
+import numpy as np
 import pytest
 from helpers import write_record
 
@@ -126,3 +127,15 @@ def test_two_failed_networks_are_never_just_equivalent(tmp_path):
     more = load_runs(tmp_path / "more", options=record_problem)
     (one,) = [r for r in rows(more, "phi") if r.ci is not None]
     assert one.ci.convergence_text("lnn", "pinn") == "pinn did not converge"
+
+
+def test_statistics_of_errors_near_floats_largest_stay_finite():
+    # issue 55, item 11: RMSE 1e308 showed as "± inf"
+    from deepxde_lnn.analysis.table import spread_text, stats
+
+    got = stats([1e308, 1.5e308, 1.7e308])
+    assert got["mean"] == pytest.approx(1.4e308) and got["median"] == 1.5e308
+    assert got["std"] == pytest.approx(3.6056e307, rel=1e-4)
+    assert spread_text(got) == "1.400e+308 ± 3.6e+307"
+    assert stats([1.0, 2.0, 4.0]) == {"mean": 7 / 3, "std": float(np.std([1, 2, 4], ddof=1)),
+                                      "median": 2.0, "min": 1.0, "max": 4.0, "n": 3}  # fmt: skip

@@ -138,16 +138,27 @@ def method_order(method: str) -> tuple[int, str]:
 
 def stats(values: Iterable[float]) -> dict:
     """``mean``, sample ``std`` (0 for one value), ``median``, ``min``, ``max``
-    and ``n`` of ``values``."""
+    and ``n`` of ``values`` (finite for finite values, however large)."""
     v = np.asarray(list(values), float)
     return {
-        "mean": float(v.mean()),
-        "std": float(v.std(ddof=1)) if len(v) > 1 else 0.0,
-        "median": float(np.median(v)),
+        "mean": _finite(np.mean, v),
+        "std": _finite(lambda x: np.std(x, ddof=1), v) if len(v) > 1 else 0.0,
+        "median": _finite(np.median, v),
         "min": float(v.min()),
         "max": float(v.max()),
         "n": int(len(v)),
     }
+
+
+def _finite(statistic, v: np.ndarray) -> float:
+    """``statistic(v)``; where that overflows (values near float64's largest),
+    the same on the values scaled by their largest magnitude, scaled back."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = float(statistic(v))
+        if np.isfinite(out) or not np.isfinite(v).all():
+            return out
+        scale = float(np.max(np.abs(v)))
+        return scale * float(statistic(v / scale))
 
 
 def geomean(values: Iterable[float]) -> float:

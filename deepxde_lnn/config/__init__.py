@@ -73,6 +73,7 @@ __all__ = [
     "record_problem",
     "stackable_protocol",
     "check_weights_fit",
+    "check_decay_fits",
     "check_backend_name",
 ]
 
@@ -405,6 +406,7 @@ class RunConfig(Training):
             )
         if out.loss_weights is not None:
             check_weights_fit(out.loss_weights, case.loss_names(out.method, prof))
+        check_decay_fits(out.decay, out.lr)
         return out
 
     def identity(self) -> dict:
@@ -480,6 +482,16 @@ def _check_lbfgs(lbfgs: int, method: str, seconds, case) -> None:
         raise ValueError(
             f"method {method!r}: its training loss is random (dropout), which "
             "L-BFGS's line search cannot use; pass lbfgs=0 (--lbfgs 0)"
+        )
+
+
+def check_decay_fits(decay, lr) -> None:
+    """ValueError naming ``decay`` where a schedule's floor (cosine's
+    ``eta_min``) lies above the learning rate ``lr``: no schedule may raise it."""
+    if decay and decay[0] == "cosine" and lr is not None and decay[2] > lr:
+        raise ValueError(
+            f"decay: the floor eta_min of 'cosine' ({decay[2]:g}) is above the "
+            f"learning rate ({lr:g}); a schedule only lowers it"
         )
 
 

@@ -19,6 +19,9 @@ from ..checks import (
 )
 from ..runs.names import NAME
 
+#: the largest count an option takes (steps, checkpoints, workers): more steps
+#: than any run can take, and a number every record's reader reads back
+MAX_COUNT = 10**15
 BACKENDS = ("loky", "dask")  # joblib backends of many runs (experiments.jobs)
 # why a backend offered before is refused: its error says it (docs/running.md too)
 WITHDRAWN = {
@@ -106,7 +109,7 @@ def _compile_text(text: str):
 
 
 def _int_at_least(minimum):
-    return lambda value, name: check_int(value, name, minimum)
+    return lambda value, name: check_int(value, name, minimum, MAX_COUNT)
 
 
 def _positive(value, name):
@@ -129,7 +132,10 @@ _DECAYS = {
     "exponential": (("gamma", "factor"),),
 }
 _DECAY_RULES = {
-    "steps": (lambda v: v >= 1 and float(v).is_integer(), "a whole number >= 1"),
+    "steps": (
+        lambda v: 1 <= v <= MAX_COUNT and float(v).is_integer(),
+        f"a whole number in [1, {MAX_COUNT:.0e}]",
+    ),
     "factor": (lambda v: 0 < v <= 1, "in (0, 1]"),
     "floor": (lambda v: v >= 0, ">= 0"),
     "rate": (lambda v: v > 0, "> 0"),
@@ -186,7 +192,7 @@ def _parsed(reader, name: str):
 
 
 def _parse_int(minimum):
-    return lambda text, name: parse_int(text, name, minimum)
+    return lambda text, name: parse_int(text, name, minimum, MAX_COUNT)
 
 
 def _parse_positive(text, name):

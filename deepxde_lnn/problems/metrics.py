@@ -5,8 +5,8 @@ RMSE = sqrt(MSE), MAE = mean|e|, relL2 = sqrt(sum e^2 / sum u*^2), MaxErr = max|
 
 A metric that is not a number is ``None`` (null in ``metrics.json``,
 :data:`~deepxde_lnn.runs.names.NULLABLE_METRICS`): relL2 where the truth is zero
-at every point (a relative error of a zero truth is undefined), MSE where it
-exceeds float64's range. Where plain sums of squares overflow (values beyond
+at every point (a relative error of a zero truth is undefined) or so near zero
+that the ratio exceeds float64's range, MSE where it exceeds float64's range. Where plain sums of squares overflow (values beyond
 ~1e154), RMSE, MAE and relL2 are computed on the values scaled by their largest
 magnitude, so that they stay finite for finite values.
 """
@@ -60,13 +60,17 @@ def _largest(v: np.ndarray) -> float:
 
 
 def _relative_l2(e: np.ndarray, u: np.ndarray, dtype) -> float | None:
-    """``sqrt(sum e^2 / sum u^2)``; None for a zero truth ``u``."""
+    """``sqrt(sum e^2 / sum u^2)``; None for a zero truth ``u``, and where the
+    ratio is beyond float64's range (a truth near zero, e.g. 5e-324)."""
     if _largest(u) == 0:
         return None
     se, su = np.sum(e * e, dtype=dtype), np.sum(u * u, dtype=dtype)
     if np.isfinite(se) and np.isfinite(su) and su > 0:
-        return float(np.sqrt(se / su))
-    return float(_l2(e, dtype) / _l2(u, dtype))
+        ratio = np.sqrt(se / su)
+        if np.isfinite(ratio):
+            return float(ratio)
+    ratio = _l2(e, dtype) / _l2(u, dtype)  # on scaled values: squares under/overflow
+    return float(ratio) if np.isfinite(ratio) else None
 
 
 def _l2(v: np.ndarray, dtype) -> float:

@@ -132,6 +132,8 @@ class ScriptedProblem:
         self.fields = _names_for(given_fields, self.probe.outputs, "fields", "u")
         if self.scoring == UNKNOWNS:  # what is scored: the unknowns themselves
             self.fields = self.variables
+        elif self.true_values:  # both scored by name
+            _check_distinct(self.fields, self.variables)
         self.input_names = _names_for(
             given_inputs, self.probe.inputs, "inputs", "x", "the scoring inputs have"
         )
@@ -224,6 +226,18 @@ def _names_for(given, n: int | None, what: str, stem: str, has="the network give
     return given
 
 
+def _check_distinct(fields: Sequence[str], variables: Sequence[str]) -> None:
+    """ValueError naming ``true_values`` where an unknown is named like a field:
+    both are scored and judged by name, so one would replace the other."""
+    both = [v for v in variables if v in fields]
+    if both:
+        raise ValueError(
+            f"true_values: {both[0]!r} names a field too (fields: "
+            f"{', '.join(fields)}); name the unknown otherwise, e.g. "
+            f"{both[0] + '_true'!r}, or the fields with fields=[...]"
+        )
+
+
 def _check_reference(reference):
     """``None``, a function, or ``(X, Y)`` arrays (``X`` may be a tuple)."""
     if reference is None or callable(reference):
@@ -255,7 +269,11 @@ def _finite(values, what: str) -> np.ndarray:
         size = np.size(values)
         if size > MAX_POINTS * 8:
             raise ValueError(f"{size} values")
+        if np.iscomplexobj(values):
+            raise ValueError("complex values")
         out = np.asarray(values, dtype=np.float64)
+        if out.ndim == 0:
+            raise ValueError("one number, not an array")
     except (ValueError, TypeError) as err:
         raise ValueError(
             f"{what} must be an array of at most {MAX_POINTS * 8:,} finite numbers "

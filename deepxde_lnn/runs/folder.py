@@ -4,13 +4,13 @@ deepxde-lnn writes only into a folder that is empty or that it wrote before, and
 deletes only files it writes itself (``RUN_FILES`` and their temporary files):
 
 * :func:`check_ours` refuses a folder holding anything else: a folder is ours if it
-  is empty, holds the marker ``.deepxde-lnn`` (written by :func:`mark`), or holds a
-  run record (``metrics.json``) of this package, directly (a run folder) or up to
-  three levels below (a ``compare``/``sweep``/``ablate`` root written before markers
-  existed). :func:`check_file_ours` is the same rule for a file (a report): new, or
-  beginning with the text deepxde-lnn writes at its top.
-* Links are never followed in these decisions: records are looked for without
-  entering linked folders, a linked marker or record does not count, and a path
+  is empty, holds the marker ``.deepxde-lnn`` itself (written by :func:`mark`), or
+  is a run folder written before markers existed (its own run record,
+  ``metrics.json``). Results of ours further below never make a folder ours: a
+  folder of the user's may hold one. :func:`check_file_ours` is the same rule for
+  a file (a report): new, or beginning with the text deepxde-lnn writes at its top.
+* Links are never followed in these decisions: a linked marker or record does
+  not count, and a path
   through a link inside a folder of ours (below one holding the marker) is
   refused. Only the path the user names may itself be a link.
 * :func:`claim` and :meth:`RunFolder.locked` pin their folder
@@ -92,7 +92,6 @@ RUN_FILES = (
     VARIABLES,
     LOG,
 )
-_LEGACY_DEPTH = 3  # ROOT/lr-X/METHOD/seed-S/metrics.json (sweep, ablate)
 
 
 class FolderLocked(FolderError):
@@ -139,9 +138,10 @@ def _is_record(path: Path) -> bool:
 
 
 def _holds_record(path: Path) -> bool:
-    """A record of ours in ``path`` or up to ``_LEGACY_DEPTH`` levels below it
-    (links to folders not followed: :func:`~.records.find`)."""
-    return any(map(_is_record, records.find(path, RECORD, _LEGACY_DEPTH)))
+    """Whether ``path`` is a run folder of ours written before markers existed:
+    its own record (never one further below: a folder of the user's may hold a
+    result folder of ours and still be theirs)."""
+    return _is_record(path / RECORD)
 
 
 def _link_inside_ours(path: Path) -> Path | None:
@@ -163,8 +163,8 @@ def _link_inside_ours(path: Path) -> Path | None:
 
 def check_ours(path: str | os.PathLike) -> None:
     """``FolderError`` (naming ``--out``) unless ``path`` is missing, an empty
-    folder, or a folder deepxde-lnn wrote (its marker, or a record of ours), and
-    is not reached through a link inside a folder of ours."""
+    folder, or a folder deepxde-lnn wrote (its marker in it, or a run folder's
+    own record), and is not reached through a link inside a folder of ours."""
     path = Path(path)
     link = _link_inside_ours(path)
     if link is not None:
@@ -185,9 +185,10 @@ def check_ours(path: str | os.PathLike) -> None:
         return
     shown = ", ".join(map(repr, names[:3])) + (", ..." if len(names) > 3 else "")
     raise FolderError(
-        f"out: {path} holds files deepxde-lnn did not write ({shown}); choose an "
-        "empty folder or one of deepxde-lnn's result folders (overwrite does not "
-        "change this)"
+        f"out: {path} holds files deepxde-lnn did not write ({shown}) and is not "
+        f"marked as one of its result folders ({MARKER_NAME}); choose an empty "
+        "folder or one of deepxde-lnn's result folders (overwrite does not change "
+        "this; results of ours inside it do not make it ours)"
     )
 
 
