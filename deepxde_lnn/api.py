@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import itertools
 import os
 import re
 import sys
@@ -544,11 +545,23 @@ def ablate(
     return Ablation(root, comparisons, text)
 
 
+#: the most learning rates a sweep takes (each is a compare of its own)
+MAX_LRS = 100
+
+
 def _lrs(lrs) -> list[float]:
-    """The sweep's learning rates: a non-empty list of distinct numbers > 0."""
-    lrs = [] if isinstance(lrs, str) or not isinstance(lrs, Iterable) else list(lrs)
+    """The sweep's learning rates: a non-empty list of at most :data:`MAX_LRS`
+    distinct numbers > 0."""
+    if isinstance(lrs, str) or not isinstance(lrs, Iterable):
+        lrs = []
+    lrs = list(itertools.islice(lrs, MAX_LRS + 1))  # never more in memory
     if not lrs:
         raise ValueError(f"lrs: give a list of learning rates; got {lrs!r}")
+    if len(lrs) > MAX_LRS:
+        raise ValueError(
+            f"lrs: at most {MAX_LRS} learning rates (each is a compare of its own); "
+            "sweep a few decades first, then refine"
+        )
     for value in lrs:
         check_positive(value, "lrs")
     return unique(lrs, "lrs")

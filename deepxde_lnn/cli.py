@@ -32,7 +32,7 @@ from .flags import (
 from .runs.names import BOTH, BUDGETS
 from .runs.records import MAX_JSON_BYTES, read_bytes
 from .training.outcome import RunInterrupted, TrainingDiverged, WorkersLost
-from .training.signals import sigterm_as_interrupt
+from .training.signals import ignore_further, sigterm_as_interrupt
 
 # the profile decides how many (laplace's quick profile and every settled one: 8)
 SEEDS_HELP = (
@@ -363,10 +363,14 @@ def main(argv=None) -> int:
     _console_never_fails()
     try:
         with sigterm_as_interrupt():  # SIGTERM, like Ctrl-C, exits 130
-            return _main(argv)
+            code = _main(argv)
     except KeyboardInterrupt:  # outside training (start-up, summaries)
+        ignore_further()
         print("interrupted", file=sys.stderr)
         return 130
+    if code == 130:  # stopping: a second Ctrl-C changes nothing now
+        ignore_further()
+    return code
 
 
 def _console_never_fails() -> None:
@@ -427,6 +431,7 @@ def _run(args) -> int:
 
 # PyTorch's messages when an allocation fails: on a CPU and on a CUDA device
 _CPU_ALLOC = re.compile(r"can't allocate memory: you tried to allocate (\d+) bytes")
+_BAD_ALLOC = re.compile(r"\bMemoryError\b|std::bad_alloc")
 _GPU_ALLOC = re.compile(
     r"out of memory\. Tried to allocate (\d+(?:\.\d+)? [KMGTP]?i?B)"
 )
@@ -436,14 +441,28 @@ def out_of_memory(err: BaseException) -> str | None:
     """What could not be allocated, in words, when ``err`` says memory ran out
     (Python's or NumPy's ``MemoryError``, PyTorch's allocators' errors); else
     None."""
-    text = str(err).strip()
-    if isinstance(err, MemoryError):
-        return text.splitlines()[0] if text else "Python could not allocate memory"
-    if (found := _CPU_ALLOC.search(text)) is not None:
-        return f"PyTorch could not allocate {_size(int(found[1]))} on the CPU"
-    if (found := _GPU_ALLOC.search(text)) is not None:
-        return f"PyTorch could not allocate {found[1]} on the GPU"
+    for e in _causes(err):  # e.g. torch.compile's error wrapping a MemoryError
+        text = str(e).strip()
+        if isinstance(e, MemoryError):
+            return text.splitlines()[0] if text else "Python could not allocate memory"
+        if (found := _CPU_ALLOC.search(text)) is not None:
+            return f"PyTorch could not allocate {_size(int(found[1]))} on the CPU"
+        if (found := _GPU_ALLOC.search(text)) is not None:
+            return f"PyTorch could not allocate {found[1]} on the GPU"
+        if _BAD_ALLOC.search(text):  # C++'s, as the compiler stack reports it
+            return "memory could not be allocated (std::bad_alloc)"
     return None
+
+
+def _causes(err: BaseException, most: int = 16) -> list[BaseException]:
+    """``err`` and the exceptions it was raised from, nearest first."""
+    found = [err]
+    while len(found) < most:
+        nxt = found[-1].__cause__ or found[-1].__context__
+        if nxt is None or nxt in found:
+            break
+        found.append(nxt)
+    return found
 
 
 def _size(n: float) -> str:

@@ -409,3 +409,27 @@ def test_zero_column_sampler_is_refused():
     term = Term("a", lambda n, rng: np.zeros((n, 0)), 3, lambda x, y: y)
     with pytest.raises(ValueError, match=r"Term 'a': sampler returned shape \(3, 0\)"):
         ResampledPDE([term])
+
+
+def test_a_large_sweep_is_capped_and_checked_once_per_method(tmp_path, monkeypatch):
+    # issue 55, item 14: 1000 lrs x 1000 seeds printed nothing for 150 s
+    many = [1e-3 * (1 + i) for i in range(101)]
+    with pytest.raises(ValueError, match=r"^lrs: at most 100 learning rates"):
+        api.sweep("laplace", lrs=many, out=tmp_path / "s", progress=False)
+    assert not (tmp_path / "s").exists()
+    resolved = []
+    real = RunConfig.resolved
+
+    def counted(self, case):
+        resolved.append((self.method, self.seed))
+        return real(self, case)
+
+    monkeypatch.setattr(RunConfig, "resolved", counted)
+    from deepxde_lnn.experiments.orchestration import check_configs
+
+    o = api._options({"iterations": 2}, api.sweep)
+    problem = api.problem_of("laplace", None, None, None)
+    check_configs(o, problem, ["lnn", "pinn"], list(range(1000)))
+    assert resolved == [("lnn", 0), ("pinn", 0)]
+    with pytest.raises(ValueError, match="seed must be an integer"):
+        check_configs(o, problem, ["lnn"], [0, -1])

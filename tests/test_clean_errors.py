@@ -362,6 +362,14 @@ def test_a_killed_worker_is_one_error_line_on_the_command_line(monkeypatch, caps
     one_error(code, printed, "a worker process died", status=1)
 
 
+def _dynamo_out_of_memory():
+    # issue 55, item 7: as torch.compile reports it, with --workers 2 and
+    # compiled jets (the cause's text only, as a worker hands it back)
+    raise torch._dynamo.exc.InternalTorchDynamoError(
+        "MemoryError: std::bad_alloc\n\nfrom user code: ..."
+    )
+
+
 # issue 43, item 10: memory running out
 @pytest.mark.parametrize(
     "allocate, said",
@@ -369,8 +377,9 @@ def test_a_killed_worker_is_one_error_line_on_the_command_line(monkeypatch, caps
         (lambda: torch.empty(2**50, dtype=torch.uint8), "allocate 1.0 PiB on the CPU"),
         (lambda: np.empty(2**50), "Unable to allocate 8.00 PiB for an array"),
         (lambda: [0] * 2**62, "Python could not allocate memory"),
+        (_dynamo_out_of_memory, "memory could not be allocated (std::bad_alloc)"),
     ],
-    ids=["torch", "numpy", "python"],
+    ids=["torch", "numpy", "python", "compiled"],
 )
 def test_memory_running_out_is_one_error_line_naming_what(
     monkeypatch, capsys, allocate, said

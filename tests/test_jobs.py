@@ -166,6 +166,9 @@ def test_a_signal_stops_the_jobs_at_a_checkpoint(tmp_path, workers):
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
     try:
         _signal_after_checkpoints(proc, out, workers)
+        if workers == 1:  # issue 55, item 13: a second Ctrl-C while it stops
+            time.sleep(0.05)
+            proc.send_signal(signal.SIGINT)
         printed, _ = proc.communicate(timeout=180)
     finally:
         proc.kill()

@@ -306,11 +306,14 @@ def _decide(o, case, methods, all_seeds, root, budget, baseline, design):
 
 
 def check_configs(o: Options, case: Problem, methods, seeds) -> None:
-    """Every method and seed resolved (``ValueError`` naming it) before a folder
-    is created."""
+    """Every method resolved and every seed checked (``ValueError`` naming it)
+    before a folder is created: once per method (a method may build its network
+    to check it), since nothing else of a run's configuration depends on its
+    seed."""
     for m in methods:
-        for seed in seeds:
-            config(o, case, m, seed).resolved(case)
+        config(o, case, m, seeds[0]).resolved(case)
+    for seed in seeds[1:]:
+        check_int(seed, "seed", 0, SEED_MAX)
 
 
 def summarized(

@@ -38,3 +38,12 @@ def sigterm_as_interrupt():
     command stopped by either exits the same way (status 130)."""
     with handling(_interrupt, (signal.SIGTERM,)):
         yield
+
+
+def ignore_further() -> None:
+    """From now on SIGINT and SIGTERM are ignored (main thread only): a command
+    that is already stopping on one (its folders checkpointed, its exit status
+    130) is not killed by a second Ctrl-C while it shuts down."""
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, signal.SIG_IGN)
