@@ -387,3 +387,22 @@ def test_memory_running_out_is_one_error_line_naming_what(
     monkeypatch.setattr(api, "compare", lambda *args, **kwargs: allocate())
     code, printed = run_cli(["compare", "laplace"], capsys)
     one_error(code, printed, "out of memory", said, status=1)
+
+
+def test_an_unusable_compile_cache_is_a_warning_and_a_fresh_folder(
+    tmp_path, monkeypatch
+):
+    # issue 55, item 6: an 80-line traceback once the run's folder existed
+    from deepxde_lnn.networks.compiled import usable_cache
+
+    (tmp_path / "a-file").write_text("")
+    for bad in (tmp_path / "a-file", tmp_path / "a-file" / "under"):
+        monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(bad))
+        with pytest.warns(RuntimeWarning, match="cannot be used"):
+            usable_cache.__wrapped__()
+        fresh = os.environ["TORCHINDUCTOR_CACHE_DIR"]
+        assert fresh != str(bad) and os.path.isdir(fresh)
+    good = tmp_path / "cache"
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(good))
+    usable_cache.__wrapped__()  # usable: kept, made
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(good) and good.is_dir()

@@ -26,12 +26,14 @@ import contextlib
 import functools
 import os
 import shutil
+import tempfile
 import warnings
 from collections.abc import Callable
 
 import torch
 
 __all__ = [
+    "usable_cache",
     "compiled",
     "begin_step",
     "mode_for",
@@ -59,6 +61,32 @@ PAYS_FROM = 5000
 #: dynamo's recompile limit for the compiled jets: every jet of every network a
 #: process trains (a worker runs many) is one more entry of the vmapped jets' code
 RECOMPILE_LIMIT = 64
+
+
+@functools.cache
+def usable_cache() -> None:
+    """Where ``TORCHINDUCTOR_CACHE_DIR`` names a folder that cannot be made or
+    written (``/proc/x``, a file, a path under a file), PyTorch fails on the first
+    optimizer step of a process, compiled jets or not (its compiler stack reads
+    the folder on import): warn and give this process a temporary folder instead
+    (compiled jets then compile cold). Called before a run's folder is made."""
+    given = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if not given:
+        return
+    try:
+        os.makedirs(given, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=given, prefix=".probe."):
+            pass
+    except OSError as err:
+        fresh = tempfile.mkdtemp(prefix="deepxde-lnn-inductor-")
+        warnings.warn(
+            f"TORCHINDUCTOR_CACHE_DIR={given!r} cannot be used "
+            f"({err.strerror or type(err).__name__}); PyTorch's compile cache goes "
+            f"to {fresh} in this process",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = fresh
 
 
 def wanted(setting: bool | str, run_steps: int) -> bool:

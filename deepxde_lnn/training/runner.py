@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import RunConfig, stackable_protocol
+from ..networks.compiled import usable_cache
 from ..problems.problem import Problem
 from ..runs.checkpoint import CheckpointError
 from ..runs.folder import FolderError, RunFolder
@@ -154,6 +155,7 @@ def _run_many(
     cfgs = [c.resolved(case) for c in configs]
     if len(cfgs) > 1:
         _check_stackable(case, cfgs)
+    usable_cache()  # before a folder is made: PyTorch reads it on its first step
     folders = [RunFolder(o) for o in outs]
     for f in folders:
         if resume and not f.path.exists():  # refused before it is created

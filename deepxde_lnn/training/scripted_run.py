@@ -41,6 +41,7 @@ import torch
 
 from ..checks import is_number
 from ..config import RunConfig
+from ..networks.compiled import usable_cache
 from ..problems.deepxde_problem import term_names
 from ..problems.metrics import all_fields, field_metrics
 from ..problems.scripted_problem import UNKNOWNS, ScriptedProblem, intercepted
@@ -139,6 +140,7 @@ def run_scripted(
     or ``reference`` when the model cannot be scored."""
     cfg = config.resolved(case)
     folder = RunFolder(out)
+    usable_cache()  # before the folder is made: PyTorch reads it on its first step
     folder.prepare()
     signals = Signals()
     with folder.locked(), folder.writing():
