@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import signal
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -113,7 +114,8 @@ def test_report_refuses_a_case_outside_the_registry(tmp_path, capsys, case):
         ({"metrics": {"phi/../x": RMSE}}, "metrics must be an object of the fields"),
         ({"profile": "../p"}, "profile must be one of"),
         ({"extra_grid_metrics": {"../g": {"phi": RMSE}}}, "name '../g' must match"),
-        ({"seed": -1}, "seed must be an integer >= 0"),
+        ({"seed": -1}, r"seed must be an integer in \[0, 4294967295\]"),
+        ({"seed": 2**40}, r"seed must be an integer in \[0, 4294967295\]"),  # issue 55
     ],
 )
 def test_names_outside_the_registries_are_refused(tmp_path, over, problem):
@@ -121,6 +123,20 @@ def test_names_outside_the_registries_are_refused(tmp_path, over, problem):
     with pytest.raises(FolderError, match=problem) as err:
         reproduction.load([tmp_path])
     assert str(err.value).startswith(path)
+
+
+def test_a_record_with_a_key_twice_or_in_another_seeds_folder_is_refused(tmp_path):
+    # issue 55, item 10: which duplicate counts depends on the reader; a record
+    # of seed 1 in seed-2's folder would stand in for seed 2's own run
+    text = json.dumps(_record())
+    path = _write(tmp_path / "twice", _record())
+    Path(path).write_text(text[:-1] + ', "seed": 2}')
+    with pytest.raises(FolderError, match="the key 'seed' is given twice"):
+        reproduction.load([tmp_path / "twice"])
+    moved = _write(tmp_path / "moved", _record(seed=1), name="laplace/pinn/seed-2")
+    with pytest.raises(FolderError, match="the record of seed 1 in the folder seed-2"):
+        reproduction.load([tmp_path / "moved"])
+    assert moved.endswith("seed-2/metrics.json")
 
 
 def test_written_paths_stay_inside_the_folder(tmp_path):

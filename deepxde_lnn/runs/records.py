@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 from numpy.lib import format as npy
 
-from ..checks import check_name, is_integer, is_number
+from ..checks import SEED_MAX, check_name, is_integer, is_number
 from .errors import FolderError
 from .names import (
     BUDGETS,
@@ -65,6 +65,7 @@ from .names import (
     RECORD,
     inside,
     is_fingerprint,
+    seed_name,
     set_names,
 )
 
@@ -181,6 +182,17 @@ def _int(text: str) -> int:
     return int(text)
 
 
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object whose keys are distinct (a key given twice: which one counts
+    depends on the reader, so neither is taken)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"the key {twice[:40]!r} is given twice")
+    return out
+
+
 def read_json(path: str | os.PathLike, limit: int = MAX_JSON_BYTES):
     """``path`` parsed as strict JSON (see the module); ``FolderError`` naming it."""
     data = read_bytes(path, limit)
@@ -190,6 +202,7 @@ def read_json(path: str | os.PathLike, limit: int = MAX_JSON_BYTES):
             parse_constant=_no_constant,
             parse_float=_float,
             parse_int=_int,
+            object_pairs_hook=_unique_keys,
         )
     except RecursionError:
         raise _unsafe(Path(path), "nested too deeply") from None
@@ -333,7 +346,10 @@ RECORDED_BUDGETS = (*BUDGETS, "script")
 # their own fields check: ``options`` of :func:`problem`); absent keys are
 # checked by ``problem``
 _TYPES = {
-    "seed": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
+    "seed": (
+        lambda v: is_integer(v) and 0 <= v <= SEED_MAX,
+        f"an integer in [0, {SEED_MAX}]",
+    ),
     "problem": (is_fingerprint, "sha256: and 64 hex digits"),
     "budget": (
         lambda v: v in RECORDED_BUDGETS,
@@ -563,8 +579,21 @@ def load_runs(
     runs = []
     for path in find(root, RECORD):
         rec = check(read_record(path), path, need, known, options=options)
+        _check_seed_folder(path, rec)
         runs.append({**rec, "_dir": str(path.parent)})
     return runs
+
+
+def _check_seed_folder(path: Path, record: dict) -> None:
+    """``FolderError`` naming ``path`` where its folder is a seed's
+    (``seed-S``) and the record says another seed: it would stand in for that
+    seed's own run."""
+    folder = path.parent.name
+    if folder.startswith("seed-") and folder != seed_name(record["seed"]):
+        raise FolderError(
+            f"{path}: the record of seed {record['seed']} in the folder {folder}; "
+            "a run's record stays in its own seed's folder"
+        )
 
 
 def run_problem(
