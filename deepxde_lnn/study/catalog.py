@@ -21,11 +21,12 @@ from ..problems import methods
 from ..problems.problem import DEFAULT_PROFILE, SCRIPT_PROFILE, Profile
 from ..runs.records import Known
 from .paper import paper_table
-from .protocols import PROFILES
+from .protocols import PROFILES, PROTOCOLS
 
 __all__ = ["NAMES", "CATALOG", "CaseEntry", "available", "check", "info", "known"]
 
-NAMES = ("drift_decay", "laplace", "heat", "beam", "rel_b", "rel_c")
+#: the shipped cases, in the package's order: those with a protocol (one registry)
+NAMES = tuple(PROTOCOLS)
 CATALOG = "catalog.json"
 CASES = "deepxde_lnn.cases"  # the package of the case modules
 
