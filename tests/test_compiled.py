@@ -129,6 +129,32 @@ def test_compile_failure_falls_back_to_eager(float64, monkeypatch):
     assert record.startswith("Taylor-mode jets (pde,")
 
 
+def test_a_compiled_jet_that_differs_from_the_eager_one_is_not_used(float64):
+    # issue 55, item 8: a damaged compile cache gave other losses, said nothing
+    from deepxde_lnn.networks import compiled as c
+
+    net = torch.nn.Linear(2, 1).double()
+    x = torch.rand(5, 2, dtype=torch.float64)
+
+    def jet(x, net):
+        return net(x) * 2
+
+    wrong = c.compiled(jet)
+    real_compile = torch.compile
+    try:
+        torch.compile = lambda fn, **kw: (lambda x, net: fn(x, net) + 1e-3)
+        with pytest.warns(RuntimeWarning, match="differs from the eager one"):
+            got = wrong(x, net)
+        right = c.compiled(jet)
+        torch.compile = lambda fn, **kw: (lambda x, net: fn(x, net) * (1 + 1e-14))
+        close = right(x, net)
+    finally:
+        torch.compile = real_compile
+    torch.testing.assert_close(got, jet(x, net), rtol=0, atol=0)  # the eager jet
+    assert wrong.fallback and wrong(x, net).equal(jet(x, net))
+    assert not right.fallback and close.allclose(jet(x, net))
+
+
 def test_compile_jets_must_be_a_bool():
     with pytest.raises(ValueError, match="compile_jets must be True or False"):
         ResampledPDE(_terms(), compile_jets="yes")

@@ -15,7 +15,11 @@ per operation.
 
 The first call compiles (seconds to minutes, cached by PyTorch across processes);
 if the backend cannot compile here (e.g. no C++ compiler for the CPU backend), a
-warning says so and the eager jet is used from then on. :func:`wanted` decides
+warning says so and the eager jet is used from then on. The first result of each
+compiled function for each input shape is checked against the eager jet's (within
+:data:`TOLERANCE` of its largest value): a kernel that computes something else (a
+stale or damaged cache) is a warning and the eager jet from then on, so the record
+then says "Taylor-mode jets", not "compiled". :func:`wanted` decides
 whether a run compiles: as asked, or (``"auto"``) where the compile pays for itself
 within the run.
 """
@@ -126,6 +130,24 @@ def inside_graph():
         _INSIDE_GRAPH[0] = before
 
 
+#: how far a compiled jet's first result may lie from the eager jet's, relative
+#: to the eager result's largest magnitude (fusion reorders the arithmetic)
+TOLERANCE = {torch.float32: 1e-3, torch.float64: 1e-9}
+
+
+def _differs(compiled_out, eager) -> str:
+    """What sets a compiled result apart from the eager one beyond rounding
+    ("": nothing)."""
+    a, b = (torch.as_tensor(v).detach() for v in (compiled_out, eager))
+    if a.shape != b.shape:
+        return f"shape {tuple(a.shape)}, eager {tuple(b.shape)}"
+    scale = float(b.abs().max()) if b.numel() else 0.0
+    gap = float((a - b).abs().max()) if b.numel() else 0.0
+    if not (gap <= TOLERANCE.get(b.dtype, 1e-3) * max(scale, 1e-30)):
+        return f"largest difference {gap:.3g} on values up to {scale:.3g}"
+    return ""
+
+
 def begin_step(device: torch.device) -> None:
     """Call once per loss evaluation, before its first compiled jet: on CUDA the
     outputs of the previous evaluation's graphs may then be overwritten."""
@@ -139,6 +161,15 @@ def compiled(jet: Callable) -> Callable:
     by_mode: dict = {}
     failed: list = []
 
+    checked: set = set()  # (mode, shape) whose first result matched the eager jet
+
+    def fall_back(why: str, x, net):
+        failed.append(why)
+        warnings.warn(
+            f"compiled jets: {why}; using the eager jets", RuntimeWarning, stacklevel=3
+        )
+        return jet(x, net)
+
     @functools.wraps(jet)
     def call(x: torch.Tensor, net):
         if failed:
@@ -150,16 +181,21 @@ def compiled(jet: Callable) -> Callable:
             kwargs = {"mode": mode, **OPTIONS}
             by_mode[mode] = torch.compile(jet, **kwargs)
         try:
-            return by_mode[mode](x, net)
+            out = by_mode[mode](x, net)
         except torch._dynamo.exc.BackendCompilerFailed as err:
-            failed.append(err)
-            warnings.warn(
-                f"compiled jets: torch.compile failed here ({type(err).__name__}: "
-                f"{str(err).splitlines()[0]}); using the eager jets",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-            return jet(x, net)
+            why = f"{type(err).__name__}: {str(err).splitlines()[0]}"
+            return fall_back(f"torch.compile failed here ({why})", x, net)
+        key = (mode, tuple(x.shape))
+        if key not in checked:  # a compile (or a cached kernel) checked once
+            checked.add(key)
+            differs = _differs(out, jet(x, net))
+            if differs:
+                why = (
+                    f"the compiled jet differs from the eager one ({differs}; a "
+                    "stale or damaged compile cache?)"
+                )
+                return fall_back(why, x, net)
+        return out
 
     call.fallback = failed  # non-empty once the eager jet is used instead
     return call
