@@ -139,6 +139,22 @@ def test_a_record_with_a_key_twice_or_in_another_seeds_folder_is_refused(tmp_pat
     assert moved.endswith("seed-2/metrics.json")
 
 
+def test_the_report_names_what_it_passed_over(tmp_path):
+    # issue 55, item 10: a linked run folder and a metrics.json folder were left
+    # out in silence
+    _write(tmp_path / "runs", _record())
+    elsewhere = Path(_write(tmp_path / "elsewhere", _record(seed=2))).parent
+    (tmp_path / "runs" / "laplace" / "pinn" / "seed-2").symlink_to(elsewhere)
+    (tmp_path / "runs" / "laplace" / "pinn" / "seed-3" / "metrics.json").mkdir(
+        parents=True
+    )
+    roots = [tmp_path / "runs"]
+    text = reproduction.render(reproduction.load(roots), roots)
+    section = text.split("## Left out\n")[1]
+    assert "seed-2`: a link to a folder" in section
+    assert "seed-3/metrics.json`: a folder, not a file" in section
+
+
 def test_written_paths_stay_inside_the_folder(tmp_path):
     (tmp_path / "figs").mkdir()
     (tmp_path / "figs" / "laplace.png").symlink_to(tmp_path / "elsewhere.png")

@@ -283,23 +283,36 @@ def read_npz(
         raise _unsafe(path, str(err) or type(err).__name__) from None
 
 
-def find(root: str | os.PathLike, name: str, depth: int = MAX_DEPTH) -> list[Path]:
+def find(
+    root: str | os.PathLike,
+    name: str,
+    depth: int = MAX_DEPTH,
+    passed: list[tuple[Path, str]] | None = None,
+) -> list[Path]:
     """The entries called ``name`` (not folders) in ``root`` and in its folders
     up to ``depth`` levels below it, sorted. Symbolic links to folders are not
-    followed; folders that cannot be listed are skipped (as ``Path.rglob``)."""
+    followed; folders that cannot be listed are skipped (as ``Path.rglob``).
+    ``passed``, where given, receives ``(path, why)`` for each entry passed over
+    that may hold a run: a link to a folder, a folder called ``name``."""
     found, todo = [], [(Path(root), 0)]
+    passed = [] if passed is None else passed
     while todo:  # a stack, not recursion: any nesting is safe
         folder, level = todo.pop()
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
                     if entry.is_dir(follow_symlinks=False):
-                        if level < depth:
+                        if entry.name == name:
+                            passed.append((Path(entry.path), "a folder, not a file"))
+                        elif level < depth:
                             todo.append((Path(entry.path), level + 1))
                     elif entry.name == name:
                         found.append(Path(entry.path))
+                    elif entry.is_symlink() and entry.is_dir():
+                        passed.append((Path(entry.path), "a link to a folder"))
         except OSError:  # gone, not a folder, no permission, a name too long
             continue
+    passed.sort()
     return sorted(found)
 
 

@@ -14,7 +14,8 @@ from ..analysis.table import BASELINE, MATCHED, SUBJECT, Group, method_order, ro
 from ..config import record_problem
 from ..problems.methods import METHODS
 from ..runs.errors import FolderError
-from ..runs.records import load_runs
+from ..runs.names import RECORD
+from ..runs.records import find, load_runs
 from . import catalog
 from .paper import paper_rows, paper_table
 
@@ -28,6 +29,7 @@ __all__ = [
     "paper_protocol",
     "paper_of",
     "missing",
+    "left_out",
     "REQUIRED",
     "N_SEEDS",
 ]
@@ -71,6 +73,16 @@ def load(roots: Sequence[str | Path]) -> list[dict]:
                 rec["_looks"] = looks[design]
                 runs.append(rec)
     return runs
+
+
+def left_out(roots: Sequence[str | Path]) -> list[tuple[Path, str]]:
+    """What the walk below ``roots`` passed over that may hold runs (links to
+    folders, a ``metrics.json`` that is a folder), with why: the report names
+    them rather than leave them out in silence."""
+    passed: list[tuple[Path, str]] = []
+    for root in roots:
+        find(Path(root), RECORD, passed=passed)
+    return passed
 
 
 def case_order(case: str) -> tuple[int, str]:

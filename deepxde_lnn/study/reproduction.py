@@ -62,6 +62,7 @@ from .report_records import (
     field_rows,
     fields_of,
     is_paper_case,
+    left_out,
     load,
     missing,
     paper_of,
@@ -211,7 +212,23 @@ def render(
     lines += _ablations_section(kept, margin)
     lines += _missing_section(kept)
     lines += _duplicates_section(dropped)
+    lines += _left_out_section(roots)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _left_out_section(roots) -> list[str]:
+    passed = left_out(roots)
+    if not passed:
+        return []
+    lines = [
+        "## Left out",
+        "",
+        "Entries below the folders that were not read (a link is never followed, "
+        "a record is a regular file):",
+        "",
+    ]
+    lines += [f"- `{escape(Path(p).as_posix())}`: {why}" for p, why in passed]
+    return lines + [""]
 
 
 def _header(roots, runs, cases, margin: float) -> list[str]:
