@@ -178,10 +178,30 @@ def _untrained(net):
     return model
 
 
+def _trains_then(value):
+    """A ``train`` that trains and then returns ``value`` (not its model)."""
+
+    def train(net):
+        model = short(net)
+        return value(model)
+
+    return train
+
+
+def _reads_its_history(net):
+    """Reads its loss history after training (empty in the dry call): fine."""
+    model = short(net)
+    assert model.losshistory.loss_train[-1] is not None
+    return model
+
+
 @pytest.mark.parametrize(
     "kwargs, match",
     [
         (dict(train=_returns(lambda net: net)), "train: the function returned FNN"),
+        # issue 55, item 12: found by the dry call, before any run trains
+        (dict(train=_trains_then(lambda m: None)), "returned NoneType, not the dde"),
+        (dict(train=_trains_then(lambda m: "done")), "returned str, not the dde"),
         (dict(train=_untrained), "train: .* without calling model.train"),
         (dict(train=_returns(lambda net: 1 / 0)), "train raised ZeroDivisionError"),
         (dict(train=short, lr=1e-3), "^lr: with train="),
@@ -214,6 +234,13 @@ def test_bad_input_is_one_error_naming_the_argument(tmp_path, kwargs, match):
             **kwargs, seeds=[0], workers=1, out=tmp_path / "o", verbose=False
         )
     assert not (tmp_path / "o").exists()  # found before anything was written
+
+
+def test_code_after_the_skipped_training_is_not_held_against_the_function():
+    from deepxde_lnn.problems.scripted_problem import ScriptedProblem
+
+    problem = ScriptedProblem(_reads_its_history, {"fnn": NETS["fnn"]})
+    assert problem.probe.outputs == 1
 
 
 def test_best_is_refused_where_the_runner_trains(tmp_path):

@@ -24,9 +24,11 @@ Nothing of the training is the package's: its options (steps, lr, schedule, ...)
 are the function's; a run records what it did (steps, optimizer, time).
 
 Everything that can be known before training is checked when the problem is made,
-by a dry call (:func:`probe`): for every network, ``train(net)`` runs up to its
-first ``model.train`` call, which is stopped before any step; the training losses
-of one batch are evaluated as a step would. Its model tells the network's
+by a dry call (:func:`probe`): for every network, ``train(net)`` runs with its
+first ``model.train`` call taking no step (a second call stops the function
+there), so that what it returns is checked to be that model; the training losses
+of one batch are evaluated as a step would. Code that fails after the skipped
+training (on its empty loss history) is not held against it. Its model tells the network's
 outputs per point, whether the test data has a solution, the scoring inputs, the
 reference's shape and the unknowns; a problem there is one
 ``ValueError`` naming ``train``, ``nets``, ``reference``, ``true_values``,
@@ -367,8 +369,29 @@ def intercepted(
             setattr(dde.Model, name, original)
 
 
-def _stop(model, arguments) -> None:
-    raise _Stopped(model)
+#: a dry call's return value that was not seen (stopped at a second train)
+_UNSEEN = object()
+
+
+@contextlib.contextmanager
+def _trains_nothing(seen: list) -> Iterator[None]:
+    """While the block runs, the first ``dde.Model.train`` takes no step: it
+    notes its model in ``seen`` and returns as a training of no steps would
+    (so the function goes on to return, or not, its model); a second call stops
+    the block (:class:`_Stopped`): a loop of training calls never runs on."""
+    original = dde.Model.train
+
+    def train(self, *args, **kwargs):
+        if seen:
+            raise _Stopped(seen[0])
+        seen.append(self)
+        return self.losshistory, self.train_state
+
+    dde.Model.train = train
+    try:
+        yield
+    finally:
+        dde.Model.train = original
 
 
 def probe(problem: ScriptedProblem, key: str) -> Probe:
@@ -408,21 +431,30 @@ def _dry_model(problem: ScriptedProblem, key: str):
             f"nets[{key!r}]: the function returned {type(net).__name__}, not a "
             "deepxde.nn.NN"
         )
+    seen: list = []  # the model of the first model.train call
     try:
-        with intercepted(on_train=_stop):
+        with _trains_nothing(seen):
             returned = problem.train(net)
-    except _Stopped as stopped:
-        model = stopped.model
+    except _Stopped:
+        returned = _UNSEEN  # a second model.train: stopped there
     except (Exception, SystemExit) as err:  # sys.exit() in train: not the caller's
-        raise ValueError(
-            f"train raised {type(err).__name__}: {err} (in a dry call with "
-            f"nets[{key!r}], before any training)"
-        ) from err
-    else:
+        if not seen:
+            raise ValueError(
+                f"train raised {type(err).__name__}: {err} (in a dry call with "
+                f"nets[{key!r}], before any training)"
+            ) from err
+        returned = _UNSEEN  # after its (skipped) training: not judged here
+    if not seen:
         what = type(returned).__name__
         raise ValueError(
             f"train: the function returned {what} without calling model.train(); "
             "it must train the dde.Model it builds and return it"
+        )
+    model = seen[0]
+    if returned is not _UNSEEN and returned is not model:
+        raise ValueError(
+            f"train: the function returned {type(returned).__name__}, not the "
+            "dde.Model it trained; end it with `return model`"
         )
     if model.net is not net:
         raise ValueError(
