@@ -3,7 +3,7 @@ and :func:`ablate` (``deepxde-lnn`` is a thin layer over them).
 
 They take keyword arguments, check everything before anything trains (a
 ``ValueError`` naming the argument), write the same folders as the command line and
-return small result objects (:mod:`.results`)::
+return small result objects (:mod:`.experiments.results`)::
 
     import deepxde_lnn
 
@@ -569,8 +569,12 @@ def _lrs(lrs) -> list[float]:
 
 # the typed dictionaries of deepxde_lnn.keywords: name, the calls, their options
 KEYWORDS = (
-    ("RunOptions", ":func:`run`", RUN_OPTIONS),
-    ("ManyOptions", ":func:`compare`, :func:`sweep` and :func:`ablate`", MANY_OPTIONS),
+    ("RunOptions", ":func:`deepxde_lnn.run`", RUN_OPTIONS),
+    (
+        "ManyOptions",
+        ":func:`deepxde_lnn.compare`, :func:`~deepxde_lnn.sweep` and :func:`~deepxde_lnn.ablate`",
+        MANY_OPTIONS,
+    ),
 )
 
 

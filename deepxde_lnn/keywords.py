@@ -14,7 +14,7 @@ __all__ = ["RunOptions", "ManyOptions"]
 
 
 class RunOptions(TypedDict, total=False):
-    """The option keywords of :func:`run`."""
+    """The option keywords of :func:`deepxde_lnn.run`."""
 
     lr: float | None
     """Adam learning rate (default: the profile's)."""
@@ -67,7 +67,7 @@ class RunOptions(TypedDict, total=False):
 
 
 class ManyOptions(TypedDict, total=False):
-    """The option keywords of :func:`compare`, :func:`sweep` and :func:`ablate`."""
+    """The option keywords of :func:`deepxde_lnn.compare`, :func:`~deepxde_lnn.sweep` and :func:`~deepxde_lnn.ablate`."""
 
     lr: float | None
     """Adam learning rate (default: the profile's)."""

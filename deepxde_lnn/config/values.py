@@ -47,7 +47,7 @@ def option(
 ):
     """A field that is an option. ``check(value, name)`` validates a given value
     (``None`` means "the default" and is not checked), and the value a run
-    record holds (:func:`record_problem`); ``parse(text)`` reads the command
+    record holds (:func:`~deepxde_lnn.config.record_problem`); ``parse(text)`` reads the command
     line's text (None: a switch for a bool); ``identity``: part of a run's
     identity (what makes two runs the same run); ``omit``: a value left out of
     the identity (records written before the option existed); ``from_profile``:

@@ -70,7 +70,7 @@ class Verdict:
 
     @property
     def unadjusted(self) -> str:
-        """The verdict of this interval alone (:mod:`.stats`), before Holm's
+        """The verdict of this interval alone (:mod:`deepxde_lnn.analysis.stats`), before Holm's
         adjustment over its family."""
         return self.ci.verdict
 

@@ -52,7 +52,7 @@ def _distinct(methods: list[str]) -> list[str]:
 
 
 def _spelling(method) -> str:
-    """A registered method's one spelling (:func:`methods.canonical`); any other
+    """A registered method's one spelling (:func:`~deepxde_lnn.problems.methods.canonical`); any other
     name (a plain DeepXDE network's, or an unknown one, refused later) as it is."""
     try:
         return canonical(method)

@@ -5,7 +5,7 @@ what every backend's shares (the argument checks and the part builders,
 ``LiquidDeepONet`` and ``LiquidDeepONetCartesianProd`` are DeepXDE's
 ``dde.nn.DeepONet`` and ``dde.nn.DeepONetCartesianProd`` (same arguments, same
 forward pass, same multi-output strategies), with each branch or trunk built from
-``layer_sizes`` as an :class:`~.nn.LNN` instead of an ``FNN`` where ``liquid``
+``layer_sizes`` as an :class:`~.pytorch.LNN` instead of an ``FNN`` where ``liquid``
 names it. Swapping one for the other is the one-line change::
 
     net = dde.nn.DeepONetCartesianProd([m, 32, p], [1, 32, p], "tanh", "Glorot normal")

@@ -1,10 +1,10 @@
-"""The parameter-matched plain network: the :class:`~.nn.MLP` with a network's
+"""The parameter-matched plain network: the :class:`~.pytorch.MLP` with a network's
 depth (inputs, outputs and number of hidden layers) and equal hidden widths ``W``,
 ``W`` chosen so that its trainable parameters are nearest another network's::
 
     P_MLP(W) = (d_in + 1) W + (L - 1)(W + 1) W + (W + 1) d_out    (L >= 1 hidden)
 
-It answers "is it the blocks, or only the extra parameters?": an :class:`~.nn.LNN`
+It answers "is it the blocks, or only the extra parameters?": an :class:`~.pytorch.LNN`
 of widths ``w`` has ``w^2 + 2w`` more parameters per hidden layer than its plain
 twin (2.3-2.5 times as many at the paper's sizes).
 
@@ -51,7 +51,7 @@ def count_built(build: Callable[[], torch.nn.Module]) -> int:
 
 def layer_sizes_of(net: torch.nn.Module) -> list[int]:
     """``[d_in, w_1, ..., w_L, d_out]`` of a fully connected network: its
-    ``layer_sizes`` (:class:`~.nn.MLP`, :class:`~.nn.LNN`, ...) or read from its
+    ``layer_sizes`` (:class:`~.pytorch.MLP`, :class:`~.pytorch.LNN`, ...) or read from its
     ``linears`` (``dde.nn.FNN``); a ValueError naming ``net`` otherwise."""
     sizes = getattr(net, "layer_sizes", None)
     if sizes is not None:
@@ -74,7 +74,7 @@ def matched_sizes(
     activation: Activation = "tanh",
     **lnn_options,
 ) -> list[int]:
-    """The layer sizes ``[d_in, W, ..., W, d_out]`` of the plain :class:`~.nn.MLP`
+    """The layer sizes ``[d_in, W, ..., W, d_out]`` of the plain :class:`~.pytorch.MLP`
     with ``net``'s depth whose parameter count is nearest ``target`` (ties to the
     smaller ``W``).
 
@@ -156,7 +156,7 @@ def matched(
     target: int | None = None,
     **lnn_options,
 ) -> MLP:
-    """The plain :class:`~.nn.MLP` (``dde.nn.FNN``'s signature and forward pass)
+    """The plain :class:`~.pytorch.MLP` (``dde.nn.FNN``'s signature and forward pass)
     with ``net``'s depth and the parameter count nearest ``net``'s (or
     ``target``): :func:`matched_sizes`, built.
 

@@ -93,7 +93,7 @@ def headline_section(
 
 
 def headline_table(runs: list[dict], margin: float = MARGIN) -> str:
-    """The report's headline table alone, for records from :func:`load`; empty
+    """The report's headline table alone, for records from :func:`~.report_records.load`; empty
     when no case has both `lnn` and `pinn`."""
     lines = list(map(_headline_line, headline(runs, margin)))
     return "\n".join([*HEADLINE_TABLE, *lines]) + "\n" if lines else ""
@@ -123,7 +123,7 @@ class Headline:
 
 
 def headline(runs: list[dict], margin: float = MARGIN) -> list[Headline]:
-    """The headline's rows for records from :func:`load`, settled profiles first,
+    """The headline's rows for records from :func:`~.report_records.load`, settled profiles first,
     each with its verdicts after Holm's adjustment over the table."""
     return _headline(by_case(prepare(runs)[0]), margin)
 

@@ -2,7 +2,7 @@
 result folders, per case and training configuration, set against the paper.
 
 Built from ``metrics.json`` files only (read as JSON, never code), so runs made
-anywhere can be merged. :func:`load` reads and checks the records and groups them
+anywhere can be merged. :func:`~.report_records.load` reads and checks the records and groups them
 (:mod:`.report_records`), :func:`render` turns them into markdown (pure: the same
 records give the same text; every string from a record escaped), opening with the
 headline (:mod:`.headline`), and :func:`build_report` writes the markdown, one
@@ -200,7 +200,7 @@ def render(
     figures: str | None = "REPRODUCTION",
     margin: float = MARGIN,
 ) -> str:
-    """The report's markdown for ``runs`` (records from :func:`load`) found below
+    """The report's markdown for ``runs`` (records from :func:`~.report_records.load`) found below
     ``roots``; ``figures`` is the folder, relative to the markdown, holding
     ``CASE.png`` (None: no figure links); verdicts judged with ``margin``."""
     kept, dropped = prepare(runs)
