@@ -469,7 +469,9 @@ def rows(
     for r in sorted(have, key=lambda r: (method_order(r["method"]), r["seed"])):
         by_method.setdefault(r["method"], []).append(r)
     base = {r["seed"]: value(r, field, "RMSE") for r in by_method.get(baseline, [])}
-    failed_base = bool(base) and not_converged(_row(baseline, field, by_method[baseline]))
+    failed_base = bool(base) and not_converged(
+        _row(baseline, field, by_method[baseline])
+    )
     several = len({r.get("device", "?") for r in have}) > 1
     out = []
     for m, mine in by_method.items():
