@@ -30,8 +30,8 @@ from deepxde.utils import external
 
 __all__ = ["writing_to", "working_in", "PATH_ARGUMENTS"]
 
-#: (owner, attribute) -> its arguments that are paths DeepXDE writes to; an
-#: argument marked ``None`` is the working directory when not given
+#: (owner, attribute) -> its arguments that are paths DeepXDE writes to, each
+#: marked True where leaving it out means the working directory
 PATH_ARGUMENTS: dict[tuple[object, str], dict[str, bool]] = {
     (dde.Model, "save"): {"save_path": False},
     (dde.callbacks.VariableValue, "__init__"): {"filename": False},
