@@ -103,7 +103,35 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     temporary file, and leaves the previous ``path`` untouched. In a pinned
     folder (:func:`pinned`) whose path has changed: ``FolderError``, nothing
     written."""
-    path = Path(path)
+    return atomic_write_all([(Path(path), data)])[0]
+
+
+def atomic_write_all(files: list[tuple[Path, bytes]]) -> list[Path]:
+    """Write each ``(path, data)`` of ``files`` as :func:`atomic_write_bytes`
+    does, as a group: every file is written to its temporary file first, and
+    only when all are written are they renamed into place. A write that fails
+    (a full disk) leaves every previous file as it was, so that files that
+    belong together (a stack's checkpoints) never stand at different steps."""
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, data in files:
+            staged.append((_staged(Path(path), data), Path(path)))
+        for tmp, path in staged:
+            _check_pinned(path.parent)  # just before the rename
+            try:
+                os.replace(tmp, path)
+            except OSError as err:
+                raise OSError(err.errno, err.strerror, str(path)) from None
+    except BaseException:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+        raise
+    return [path for _, path in staged]
+
+
+def _staged(path: Path, data: bytes) -> str:
+    """``data`` in a temporary file beside ``path`` (synced, the usual mode),
+    its name; ``OSError`` naming ``path``, nothing left, where it fails."""
     _check_pinned(path.parent)  # before anything is created there
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -118,14 +146,12 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; use the usual mode
-        _check_pinned(path.parent)  # just before the rename
-        os.replace(tmp, path)
     except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
         if isinstance(err, OSError):
             raise OSError(err.errno, err.strerror, str(path)) from None
         raise
-    return path
+    return tmp
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:

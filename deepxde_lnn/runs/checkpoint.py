@@ -37,13 +37,14 @@ import numpy as np
 import torch
 
 from ..checks import is_integer, is_number
-from .atomic import atomic_write_bytes
+from .atomic import atomic_write_all
 from .errors import FolderError
 from .records import MAX_CHECKPOINT_BYTES, read_bytes, stack_sizes_problem
 
 __all__ = [
     "CheckpointError",
     "save_checkpoint",
+    "save_checkpoints",
     "load_checkpoint",
     "check_payload",
     "check_fits",
@@ -70,13 +71,25 @@ def _loads(data: bytes):
 
 def save_checkpoint(path: str | Path, payload: dict) -> Path:
     """Write ``payload`` (plain data and tensors only) atomically with its digest."""
+    return save_checkpoints([(Path(path), payload)])[0]
+
+
+def save_checkpoints(items: list[tuple[Path, dict]]) -> list[Path]:
+    """Write each ``(path, payload)`` as :func:`save_checkpoint` does, as one
+    group (:func:`~.atomic.atomic_write_all`): a stack's checkpoints stand at one
+    step together, or none is replaced."""
+    return atomic_write_all([(Path(p), _envelope(payload)) for p, payload in items])
+
+
+def _envelope(payload: dict) -> bytes:
+    """``payload`` in its envelope: the format and the digest of its bytes."""
     data = _dumps(payload)
     envelope = {
         "format": FORMAT,
         "sha256": hashlib.sha256(data).hexdigest(),
         "payload": torch.frombuffer(bytearray(data), dtype=torch.uint8),
     }
-    return atomic_write_bytes(path, _dumps(envelope))
+    return _dumps(envelope)
 
 
 def load_checkpoint(path: str | Path) -> dict:

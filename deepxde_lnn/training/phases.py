@@ -16,7 +16,7 @@ from ..config import RunConfig, check_weights_fit
 from ..runs.checkpoint import (
     CheckpointError,
     rng_state,
-    save_checkpoint,
+    save_checkpoints,
     set_rng_state,
     short_error,
 )
@@ -220,6 +220,7 @@ def _saver(job: Job):
     def save(step, tables, seconds, cpu_seconds):
         sched = job.model.lr_scheduler
         nets, opts = _net_states(job), _opt_states(job)
+        written = []  # a stack's checkpoints: one group, replaced together
         for pos, i in enumerate(job.live):
             r = job.runs[i]
             payload = {
@@ -238,7 +239,8 @@ def _saver(job: Job):
                 "data": r.data.state_dict(),  # e.g. RBA's multipliers
                 "stack_sizes": r.stack_sizes,
             }
-            save_checkpoint(r.folder.checkpoint, payload)
+            written.append((r.folder.checkpoint, payload))
+        save_checkpoints(written)
 
     return save
 
