@@ -422,7 +422,7 @@ class Row:
     @property
     def converged(self) -> bool | None:
         """Whether the method converged (:func:`~.stats.converged`)."""
-        return converged([value(r, self.field, "relL2") for r in self.runs])
+        return _converged(self.runs, self.field)
 
     @property
     def vs_paper(self) -> float | None:
@@ -469,9 +469,7 @@ def rows(
     for r in sorted(have, key=lambda r: (method_order(r["method"]), r["seed"])):
         by_method.setdefault(r["method"], []).append(r)
     base = {r["seed"]: value(r, field, "RMSE") for r in by_method.get(baseline, [])}
-    failed_base = bool(base) and not_converged(
-        _row(baseline, field, by_method[baseline])
-    )
+    failed_base = _converged(by_method.get(baseline, []), field) is False
     several = len({r.get("device", "?") for r in have}) > 1
     out = []
     for m, mine in by_method.items():
@@ -485,6 +483,11 @@ def rows(
         devices = row.devices if several else ()
         out.append(dataclasses.replace(row, ci=ci, below=below, devices=devices))
     return out
+
+
+def _converged(runs: Sequence[dict], field: str) -> bool | None:
+    """Whether the method of ``runs`` converged on ``field`` (None: unknown)."""
+    return converged([value(r, field, "relL2") for r in runs])
 
 
 def not_converged(row: Row) -> bool:
