@@ -142,11 +142,11 @@ def test_a_compiled_jet_that_differs_from_the_eager_one_is_not_used(float64):
     wrong = c.compiled(jet)
     real_compile = torch.compile
     try:
-        torch.compile = lambda fn, **kw: (lambda x, net: fn(x, net) + 1e-3)
+        torch.compile = lambda fn, **kw: lambda x, net: fn(x, net) + 1e-3
         with pytest.warns(RuntimeWarning, match="differs from the eager one"):
             got = wrong(x, net)
         right = c.compiled(jet)
-        torch.compile = lambda fn, **kw: (lambda x, net: fn(x, net) * (1 + 1e-14))
+        torch.compile = lambda fn, **kw: lambda x, net: fn(x, net) * (1 + 1e-14)
         close = right(x, net)
     finally:
         torch.compile = real_compile

@@ -49,6 +49,16 @@ def test_every_method_trains_on_every_case(tmp_path, name, method):
         assert np.isfinite(rec["metrics"][fld]["RMSE"])
 
 
+def test_every_method_names_a_builder(monkeypatch):
+    """The one table of methods names each method's builder in ``build``."""
+    for name in methods.METHODS:
+        assert isinstance(build.builder(name), build.Builder), name
+    for missing in ("NO_SUCH", "ACTIVATION"):  # absent, and not a Builder
+        monkeypatch.setitem(methods._BY_NAME, "x", methods.Method("x", missing))
+        with pytest.raises(ValueError, match=f"'x': build has no Builder '{missing}'"):
+            build.builder("x")
+
+
 def test_parameter_count_builds_nothing_real():
     """Counts (and ``pinn-matched``'s width search) leave the random state as it
     was: a method's count taken between seeding and building changes nothing."""

@@ -22,12 +22,14 @@ from ..networks.plan import check_activation
 from ..networks.pytorch import LNN, MLP, TORCH_DEFAULT, ReZero
 from .data import ResampledPDE, Term
 from .data.jets import DERIVATIVES
-from .methods import METHODS, parse
+from .methods import parse
 from .problem import Profile
 from .rba import RBA
 from .xpinn import Decomposition, SubdomainMeans, XNet, authors_terms, xpinn_terms
 
 __all__ = [
+    "Builder",
+    "builder",
     "build_net",
     "build_data",
     "check",
@@ -164,19 +166,24 @@ class Builder:
     weights: Callable[[object, list[Term]], object] | None = None
 
 
-_BUILDERS = {
-    "lnn": Builder(_lnn),
-    "pinn": Builder(_mlp),
-    "pinn-matched": Builder(lambda c: _mlp(c, width=matched_width(c))),
-    "rezero": Builder(_rezero),
-    "rba": Builder(_mlp, _rba_terms, _rba_weights),
-    "ra-gated": Builder(_gated),
-    "xpinn": Builder(_xnet, _xpinn_terms, _subdomain_means()),
-    "xpinn-authors": Builder(
-        _authors_xnet, _authors_terms, _subdomain_means(AUTHORS_SPLIT)
-    ),
-}
-assert tuple(_BUILDERS) == METHODS, "one builder per method, in its order"
+# The builders the methods name (:class:`~.methods.Method`'s ``builder``).
+LIQUID = Builder(_lnn)
+PLAIN = Builder(_mlp)
+MATCHED = Builder(lambda c: _mlp(c, width=matched_width(c)))
+REZERO = Builder(_rezero)
+RBA_PDE = Builder(_mlp, _rba_terms, _rba_weights)
+GATED = Builder(_gated)
+XPINN = Builder(_xnet, _xpinn_terms, _subdomain_means())
+XPINN_AUTHORS = Builder(_authors_xnet, _authors_terms, _subdomain_means(AUTHORS_SPLIT))
+
+
+def builder(method: str) -> Builder:
+    """The :class:`Builder` that ``method`` (``NAME[:options]``) names."""
+    m = parse(method)[0]
+    found = globals().get(m.builder)
+    if not isinstance(found, Builder):
+        raise ValueError(f"method {m.name!r}: build has no Builder {m.builder!r}")
+    return found
 
 
 def check(method: str, case) -> None:
@@ -242,7 +249,7 @@ def _failed(term: Term, what: str, err: Exception) -> str:
 def build_net(method: str, case):
     """``method``'s network for ``case`` (initialised from torch's current RNG)."""
     m, options = parse(method)
-    return _BUILDERS[m.name].net(case, **{**m.defaults(), **options})
+    return builder(m.name).net(case, **{**m.defaults(), **options})
 
 
 def build_data(
@@ -256,7 +263,7 @@ def build_data(
     """``method``'s training data for ``case`` under ``profile``: the case's terms
     (with the profile's counts) as the method changes them, and its weights hook
     (``derivatives``, ``compile_jets``: as :class:`~.data.ResampledPDE` takes them)."""
-    b = _BUILDERS[parse(method)[0].name]
+    b = builder(method)
     terms = b.terms(case, case.make_terms(profile))
     weights = b.weights(case, terms) if b.weights else None
     return ResampledPDE(
@@ -271,7 +278,7 @@ def build_data(
 
 def loss_names(method: str, case, profile: Profile) -> list[str]:
     """The names of ``method``'s loss terms on ``case``, in the loss's order."""
-    b = _BUILDERS[parse(method)[0].name]
+    b = builder(method)
     return [t.name for t in b.terms(case, case.make_terms(profile))]
 
 

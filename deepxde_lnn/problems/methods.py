@@ -28,8 +28,9 @@ and ``blocks`` (the hidden layers with a block, 0-based, joined by ``+``: ``0+1`
 ``rezero`` the same but ``layout``; ``pinn`` and ``rba`` take ``width`` (e.g.
 ``lnn:alpha_init=0``, ``pinn:width=98``).
 
-A new network is one class (:mod:`deepxde_lnn.networks.pytorch`: it declares its
-stages), one entry in ``_ALL`` here and its builder in :mod:`.build`.
+``_ALL`` below is the one table of methods: a new method is one entry in it, which
+names its builder in :mod:`.build` (a new network class goes with its kin in
+:mod:`deepxde_lnn.networks.pytorch`, declaring its stages).
 """
 
 from __future__ import annotations
@@ -95,11 +96,14 @@ class Option:
 
 @dataclass(frozen=True)
 class Method:
-    """A method by name: its options, whether seeds can train as one stacked
-    model and whether its training loss is deterministic (needed by L-BFGS's line
-    search)."""
+    """A method by name: its ``builder`` (the name of a
+    :class:`~deepxde_lnn.problems.build.Builder` in :mod:`.build`, which builds its
+    network and loss terms with torch), its options, whether seeds can train as one
+    stacked model and whether its training loss is deterministic (needed by
+    L-BFGS's line search)."""
 
     name: str
+    builder: str
     options: Mapping[str, Option] = field(default_factory=dict)
     stackable: bool = False
     deterministic: bool = True
@@ -158,6 +162,7 @@ _ACTIVATION = {"block_activation": Option(_block_activation, "tanh")}
 _ALL = (
     Method(
         "lnn",
+        "LIQUID",
         {
             **_WIDTH,
             "alpha_init": Option(_alpha, 0.5),
@@ -169,17 +174,18 @@ _ALL = (
         },
         stackable=True,
     ),
-    Method("pinn", _WIDTH, stackable=True),
-    Method("pinn-matched", stackable=True),
+    Method("pinn", "PLAIN", _WIDTH, stackable=True),
+    Method("pinn-matched", "MATCHED", stackable=True),
     Method(
         "rezero",
+        "REZERO",
         {**_WIDTH, "alpha_init": Option(_alpha, 0.0), **_ACTIVATION},
         stackable=True,
     ),
-    Method("rba", _WIDTH),
-    Method("ra-gated", deterministic=False),  # dropout
-    Method("xpinn"),
-    Method("xpinn-authors"),
+    Method("rba", "RBA_PDE", _WIDTH),
+    Method("ra-gated", "GATED", deterministic=False),  # dropout
+    Method("xpinn", "XPINN"),
+    Method("xpinn-authors", "XPINN_AUTHORS"),
 )
 _BY_NAME = {m.name: m for m in _ALL}
 #: what ``compare`` trains when no methods are given: the LNN and its plain twin
