@@ -89,9 +89,11 @@ def test_summary_shows_the_robust_companions_beside_each_verdict(folders):
         "failures lnn 0/3, pinn 0/3; time per run lnn "
     ) in line
     assert line.endswith(" (median)")  # what each method's error cost
-    assert "failures: a seed fails when its RMSE exceeds 10× the median" in (
-        summary.markdown
+    rule = (
+        "failures: the seeds that failed out of the method's seeds, where a seed "
+        "fails when its RMSE exceeds 10× the median"
     )
+    assert rule in summary.markdown
     got = {(r["method"], r["metric"]): r for r in summary.rows}
     rmse = got["lnn", "RMSE"]
     assert (rmse["p_below_baseline"], rmse["p_below_low"], rmse["p_below_high"]) == (
@@ -139,3 +141,38 @@ def test_statistics_of_errors_near_floats_largest_stay_finite():
     assert spread_text(got) == "1.400e+308 ± 3.6e+307"
     assert stats([1.0, 2.0, 4.0]) == {"mean": 7 / 3, "std": float(np.std([1, 2, 4], ddof=1)),
                                       "median": 2.0, "min": 1.0, "max": 4.0, "n": 3}  # fmt: skip
+
+
+def test_a_statistic_added_to_the_companions_reaches_every_output(folders, monkeypatch):
+    """One Companion (issue 51: a statistic touches one place) shows in the verdict
+    lines, summary.csv, the report's field tables, its headline and the guides."""
+    from deepxde_lnn.analysis import companions as comp
+
+    seeds = comp.Companion(
+        head="seeds vs {b}",
+        pair_head="seeds {a}; {b}",
+        cell=lambda row: f"n{row.n}",
+        pair_cell=lambda row, base: f"n{row.n}; n{base.n}",
+        words=lambda row, base, a, b: f"seeds {a} n{row.n}",
+        columns=lambda row: {"seed_count": row.n},
+        rule="SEEDS-RULE",
+    )
+    monkeypatch.setattr(comp, "COMPANIONS", (*comp.COMPANIONS, seeds))
+    runs = load_runs(folders / "ab" / "steps", options=record_problem)
+    summary = build_summary(runs)
+    (line,) = [
+        v for v in summary.markdown.splitlines() if v.startswith("- phi RMSE: lnn/")
+    ]
+    assert "failures lnn 0/3, pinn 0/3; seeds lnn n3; time per run" in line
+    assert "SEEDS-RULE" in summary.markdown
+    got = {(r["method"], r["metric"]): r for r in summary.rows}
+    assert (
+        got["lnn", "RMSE"]["seed_count"] == 3
+        and got["lnn", "MAE"]["seed_count"] is None
+    )
+    report = reproduction.render(reproduction.load([folders / "ab"]), ["ab"])
+    assert "| failures | seeds vs pinn | relL2" in report and "SEEDS-RULE" in report
+    (cells,) = _lines(report, "| `lnn`")
+    assert cells[11:13] == ["0/3", "n3"]
+    assert "| failures `lnn`; `pinn` | seeds `lnn`; `pinn` |" in report
+    assert "| 0/3; 0/3 | n3; n3 |" in report

@@ -32,15 +32,14 @@ from ..runs.errors import FolderError
 from ..runs.folder import record_decay
 from ..runs.records import escape, load_runs, metric_sets
 from .asked import asked_runs
+from .companions import companion_columns, companions, companions_rule
 from .figures import plt_module
 from .sequential import looks_of
 from .stats import MARGIN
 from .summary_figure import error_norm, summary_figure
 from .table import (
     BASELINE,
-    COMPANIONS,
     Row,
-    companions,
     method_order,
     rows,
     spread_text,
@@ -247,7 +246,6 @@ def _csv_row(case: str, row: Row, metric: str, paper_seed: int | None) -> dict:
     companions of its verdict (P(below the baseline) and its interval, failed
     seeds)."""
     seed_run = [r for r in row.runs if r["seed"] == paper_seed]
-    below = row.below if metric == "RMSE" else None
     return {
         "case": case,
         "method": row.method,
@@ -257,10 +255,7 @@ def _csv_row(case: str, row: Row, metric: str, paper_seed: int | None) -> dict:
         "seeds": " ".join(str(s) for s in row.seeds),
         "paper_seed_run": (value(seed_run[0], row.field, metric) if seed_run else None),
         "paper": row.paper.get(metric),
-        "p_below_baseline": None if below is None else below.p,
-        "p_below_low": None if below is None else below.low,
-        "p_below_high": None if below is None else below.high,
-        "failures": row.failures if metric == "RMSE" else None,
+        **companion_columns(row, metric == "RMSE"),
     }
 
 
@@ -334,7 +329,7 @@ def _markdown(runs, rows, methods, fields, paper_seed, verdicts, excluded=()) ->
         lines += [f"- {v.line}" for v in verdicts if v.baseline == b]
         lines.append("")
     if verdicts:
-        lines += [COMPANIONS, ""]
+        lines += [companions_rule(), ""]
     if "Avg" in fields and not any(v.field == "Avg" for v in verdicts):
         lines += [_unjudged_average(runs), ""]
     return "\n".join(lines)

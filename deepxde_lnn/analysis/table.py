@@ -17,9 +17,7 @@ report with its headline (:mod:`deepxde_lnn.analysis.summaries`,
   flagged: :func:`timing_mark`), ``mean ± std`` (and median, min, max) of every
   metric, the paper's numbers, and the geometric-mean RMSE ratio to the
   baseline with its interval (:func:`deepxde_lnn.analysis.stats.ratio_ci`),
-  and beside it the robust companions: the probability that a seed ends below
-  one of the baseline's (:func:`deepxde_lnn.analysis.stats.p_below`) and the
-  seeds that failed (:func:`deepxde_lnn.analysis.stats.failures`);
+  and beside it the robust companions (:mod:`deepxde_lnn.analysis.companions`);
 * :func:`judged` states the verdicts of one family (a table's, or a column's)
   with Holm's adjustment where it changes one.
 """
@@ -71,10 +69,6 @@ __all__ = [
     "judged_text",
     "ci_text",
     "spread_text",
-    "p_below_text",
-    "failures_text",
-    "companions",
-    "COMPANIONS",
     "FAILURE_RULE",
     "CONVERGENCE_RULE",
     "not_converged",
@@ -560,26 +554,6 @@ def spread_text(stats: Mapping | None) -> str:
     return f"{stats['mean']:.3e} ± {stats['std']:.1e}"
 
 
-def p_below_text(below: PBelow | None) -> str:
-    """The probability's table cell, ``p (low–high)``; "—" for no comparison."""
-    return "—" if below is None else below.text()
-
-
-def failures_text(row: Row) -> str:
-    """A row's failed seeds out of its seeds, e.g. ``1/8``."""
-    return f"{row.failures}/{row.n}"
-
-
-def companions(row: Row, base: Row, baseline: str = BASELINE) -> str:
-    """The robust companions of ``row``'s verdict against the ``base`` row, in
-    words: ``P(lnn < pinn) 0.56 (0.34–0.78); failures lnn 0/8, pinn 1/8``."""
-    m, b = escape(row.method), escape(baseline)
-    return (
-        f"P({m} < {b}) {p_below_text(row.below)}; failures {m} "
-        f"{failures_text(row)}, {b} {failures_text(base)}"
-    )
-
-
 FAILURE_RULE = (
     f"a seed fails when its RMSE exceeds {FAILURE_FACTOR:g}× the median RMSE of "
     f"its method's seeds, or when its relative L2 error is {CONVERGED_BELOW:g} or "
@@ -591,10 +565,4 @@ CONVERGENCE_RULE = (
     f"is {CONVERGED_BELOW:g} or more (an error half the size of the solution): a "
     "verdict between two such methods compares two failures and says so "
     '("neither converged").'
-)
-#: what :func:`companions` states, in a sentence (summaries)
-COMPANIONS = (
-    "P(A < B): the probability that a seed of A ends with a smaller RMSE than a "
-    "seed of B (ties 1/2; over the common seeds where paired), with a "
-    f"{LEVEL:.0%} percentile bootstrap interval; failures: {FAILURE_RULE}."
 )

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import quote
 
+from ..analysis.companions import companion_pair_cells, companion_pair_heads
 from ..analysis.forest import CLIP, ForestRow, forest_figure
 from ..analysis.stats import LEVEL, MARGIN, RatioCI, holm
 from ..analysis.table import (
@@ -16,9 +17,7 @@ from ..analysis.table import (
     SUBJECT,
     Group,
     ci_text,
-    failures_text,
     judged_text,
-    p_below_text,
     prepare,
 )
 from ..problems.metrics import summary_field
@@ -69,12 +68,16 @@ FOREST_NOTE = (
 )
 
 
-HEADLINE_TABLE = (
-    "| case | field | configuration | seeds (lnn / pinn) | `lnn` RMSE | `pinn` RMSE "
-    "| `lnn` / `pinn` (95 % CI) | verdict | P(`lnn` < `pinn`) (95 % CI) "
-    "| failures `lnn`; `pinn` | `pinn-matched` / `pinn` (95 % CI) | verdict |",
-    "|---" * 12 + "|",
-)
+def headline_table_head() -> list[str]:
+    """The headline table's head (its companions' columns from
+    :data:`~deepxde_lnn.analysis.companions.COMPANIONS`)."""
+    heads = [
+        *("case", "field", "configuration", "seeds (lnn / pinn)"),
+        *("`lnn` RMSE", "`pinn` RMSE", "`lnn` / `pinn` (95 % CI)", "verdict"),
+        *companion_pair_heads("`lnn`", "`pinn`"),
+        *("`pinn-matched` / `pinn` (95 % CI)", "verdict"),
+    ]
+    return ["| " + " | ".join(heads) + " |", "|---" * len(heads) + "|"]
 
 
 def headline_section(
@@ -89,14 +92,14 @@ def headline_section(
         alt = "lnn / pinn and pinn-matched / pinn per case and configuration"
         note = FOREST_NOTE.format(m=f"{margin:g}", clip=CLIP)
         head += [f"![{alt}]({quote(f'{figures}/{FOREST}')})", "", note, ""]
-    return [*head, *HEADLINE_TABLE, *map(_headline_line, found), ""]
+    return [*head, *headline_table_head(), *map(_headline_line, found), ""]
 
 
 def headline_table(runs: list[dict], margin: float = MARGIN) -> str:
     """The report's headline table alone, for records from :func:`~.report_records.load`; empty
     when no case has both `lnn` and `pinn`."""
     lines = list(map(_headline_line, headline(runs, margin)))
-    return "\n".join([*HEADLINE_TABLE, *lines]) + "\n" if lines else ""
+    return "\n".join([*headline_table_head(), *lines]) + "\n" if lines else ""
 
 
 @dataclass(frozen=True)
@@ -181,8 +184,7 @@ def _headline_row(
         f"{lnn.stats['RMSE']['mean']:.2e}",
         f"{pinn.stats['RMSE']['mean']:.2e}",
         ci_text(lnn.ci),
-        p_below_text(lnn.below),
-        f"{failures_text(lnn)}; {failures_text(pinn)}",
+        *companion_pair_cells(lnn, pinn),
     )
     return Headline(case, field, k, group, cells, lnn.ci, matched)
 

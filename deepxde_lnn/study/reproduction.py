@@ -21,18 +21,16 @@ from urllib.parse import quote
 
 import numpy as np
 
+from ..analysis.companions import companion_cells, companion_heads, companions_rule
 from ..analysis.figures import plt_module
 from ..analysis.stats import MARGIN
 from ..analysis.table import (
     BASELINE,
-    FAILURE_RULE,
     Group,
     Row,
     ci_text,
-    failures_text,
     geomean,
     judged,
-    p_below_text,
     prepare,
     rows,
     spread_text,
@@ -115,14 +113,7 @@ HOW_TO_READ = (
     "not to be trusted), RMSE mean ± sample std and median over seeds, then relL2 and MaxErr "
     "mean ± std. {paper}'RMSE / {b}' is the geometric-mean RMSE ratio of the method to {bb} "
     "over seeds with a 95 % Student-t interval on log errors, paired over the "
-    "seeds both ran (otherwise Welch, marked). {rule} Beside the verdict, two "
-    "robust companions that do not rest on log-normal errors: 'P(< {b})', the "
-    "probability that a seed of the method ends with a smaller RMSE than a seed "
-    "of {bb} (Mann-Whitney's U over the pairs of seeds, ties counting 1/2; over "
-    "the common seeds where the ratio is paired) with a 95 % percentile bootstrap "
-    "interval (seeds resampled, in pairs where paired; not adjusted for looks or "
-    "Holm), 0.5 when neither tends to be lower; and 'failures', the seeds that "
-    "failed out of the method's seeds, where {failure}. Figures show "
+    "seeds both ran (otherwise Welch, marked). {rule} {companions} Figures show "
     "every seed's RMSE (dots), the geometric mean over seeds (bar){star} on a log scale; where a case has several configurations, "
     "their numbers [k] follow the method names."
 )
@@ -157,7 +148,7 @@ def how_to_read(margin: float, cases: dict) -> str:
     ours = not all(is_paper_case(runs[0]["case"], runs) for runs in groups)
     return HOW_TO_READ.format(
         rule=VERDICTS.format(m=f"{margin:g}"),
-        failure=FAILURE_RULE,
+        companions=companions_rule(),
         paper=PAPER_COLUMNS_TEXT if paper else "",
         b="baseline" if ours else BASELINE,
         bb=OWN_BASELINE if ours else f"`{BASELINE}`",
@@ -165,21 +156,22 @@ def how_to_read(margin: float, cases: dict) -> str:
     )
 
 
-TABLE_HEAD = (
-    "| method | seeds | parameters | s/step | RMSE mean ± std | RMSE median "
-    "| paper RMSE | ours/paper | RMSE / {b} (95 % CI) | verdict "
-    "| P(< {b}) (95 % CI) | failures | relL2 mean ± std | MaxErr mean ± std |"
-)
-PAPER_COLUMNS = " paper RMSE | ours/paper |"  # left out for a problem of the user's
+PAPER_HEADS = ("paper RMSE", "ours/paper")  # left out for a problem of the user's
 
 
 def table_head(baseline: str, paper: bool) -> list[str]:
     """A field table's head: against ``baseline``, with the paper's columns
     where ``paper``."""
-    head = TABLE_HEAD.format(b=escape(baseline))
-    if not paper:
-        head = head.replace(PAPER_COLUMNS, "")
-    return [head, "|---" * (head.count("|") - 1) + "|"]
+    b = escape(baseline)
+    heads = [
+        *("method", "seeds", "parameters", "s/step"),
+        *("RMSE mean ± std", "RMSE median"),
+        *(PAPER_HEADS if paper else ()),
+        *(f"RMSE / {b} (95 % CI)", "verdict"),
+        *companion_heads(b),
+        *("relL2 mean ± std", "MaxErr mean ± std"),
+    ]
+    return ["| " + " | ".join(heads) + " |", "|---" * len(heads) + "|"]
 
 
 VERDICTS = (
@@ -369,8 +361,7 @@ def _cells(row: Row, verdict: str, paper: bool = True) -> list[str]:
         *(papers if paper else []),
         ci_text(ci),
         verdict,
-        p_below_text(row.below),
-        failures_text(row),
+        *companion_cells(row),
         spread_text(row.stats.get("relL2")),
         spread_text(row.stats["MaxErr"]),
     ]
