@@ -352,8 +352,8 @@ def run(
             resume=resume,
             overwrite=overwrite,
             progress=progress_of(o, label),
-            case=problem,
-            on_done=functools.partial(draw_missing, case=problem),
+            problem=problem,
+            on_done=functools.partial(draw_missing, problem=problem),
         )
     print_record(o, rec, out)
     status = "done" if done is None else "reused"

@@ -64,7 +64,7 @@ def test_profile_is_one_setting_for_every_case(name):
 
 def test_adam_then_lbfgs_float64_record(tmp_path):
     case = tiny_accurate()
-    rec = run(_cfg(), tmp_path / "r", case=case)
+    rec = run(_cfg(), tmp_path / "r", problem=case)
     assert rec["dtype"] == "float64" and rec["steps"] == ADAM + LBFGS
     assert rec["lbfgs_iterations"] == LBFGS and rec["lbfgs_stop"] == "iteration cap"
     assert "inverse time" in rec["optimizer"] and "then LBFGS" in rec["optimizer"]
@@ -83,10 +83,10 @@ def test_adam_then_lbfgs_float64_record(tmp_path):
 )  # in Adam, at the switch, in L-BFGS
 def test_resume_across_the_switch_is_exact(tmp_path, cut):
     case = tiny_accurate()
-    full = run(_cfg(), tmp_path / "full", case=case)
+    full = run(_cfg(), tmp_path / "full", problem=case)
     with pytest.raises(RunInterrupted):
-        run(_cfg(), tmp_path / "cut", case=case, callbacks=[SignalAt(cut)])
-    resumed = run(_cfg(), tmp_path / "cut", case=case, resume=True)
+        run(_cfg(), tmp_path / "cut", problem=case, callbacks=[SignalAt(cut)])
+    resumed = run(_cfg(), tmp_path / "cut", problem=case, resume=True)
     assert resumed["resumed"] and resumed["metrics"] == full["metrics"]
     assert resumed["lbfgs_iterations"] == full["lbfgs_iterations"] == LBFGS
     np.testing.assert_array_equal(_loss(tmp_path / "full"), _loss(tmp_path / "cut"))
@@ -101,7 +101,7 @@ def test_rba_multipliers_are_frozen_during_lbfgs(tmp_path):
             seen.append([t.clone() for t in lam.values()])
 
     case = tiny_accurate()
-    run(_cfg("rba"), tmp_path / "r", case=case, callbacks=[Grab()])
+    run(_cfg("rba"), tmp_path / "r", problem=case, callbacks=[Grab()])
     changed = [not torch.equal(a[0], b[0]) for a, b in zip(seen, seen[1:])]
     assert all(changed[: ADAM - 1]) and not any(changed[ADAM - 1 :])
 
@@ -218,9 +218,9 @@ def test_bad_combinations_are_refused_up_front():
 def test_seeds_are_not_stacked_with_lbfgs_or_a_fixed_pool():
     case = registry.get("laplace")
     jobs = [(_cfg(seed=s).resolved(case), f"o{s}") for s in (1, 2, 3)]
-    assert [len(u) for u in _units(jobs, stack=True, case=case)] == [1, 1, 1]
+    assert [len(u) for u in _units(jobs, stack=True, problem=case)] == [1, 1, 1]
     paper = [(RunConfig("laplace", "pinn", seed=s, profile="paper"), s) for s in (1, 2)]
-    assert [len(u) for u in _units(paper, stack=True, case=case)] == [2]
+    assert [len(u) for u in _units(paper, stack=True, problem=case)] == [2]
 
 
 def test_case_scripts_scale_the_lbfgs_loss_to_one():

@@ -130,10 +130,10 @@ def test_plain_deepxde_trains_as_deepxde_does_and_resumes_exactly(tmp_path):
     cfg = RunConfig(
         "poisson_1d", "lnn", seed=1, iterations=20, profile="custom", checkpoint_every=5
     )
-    full = run(cfg, tmp_path / "full", case=problem)
+    full = run(cfg, tmp_path / "full", problem=problem)
     with pytest.raises(RunInterrupted):
-        run(cfg, tmp_path / "cut", case=problem, callbacks=[SignalAt(8)])
-    resumed = run(cfg, tmp_path / "cut", case=problem, resume=True)
+        run(cfg, tmp_path / "cut", problem=problem, callbacks=[SignalAt(8)])
+    resumed = run(cfg, tmp_path / "cut", problem=problem, resume=True)
     assert resumed["resumed"] and resumed["metrics"] == full["metrics"]
 
 

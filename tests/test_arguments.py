@@ -257,7 +257,7 @@ def test_ray_is_refused_saying_why_and_what_instead(tmp_path, capsys):
         api.compare("laplace", backend="ray", iterations=2, out=out)
     assert str(refused.value) in said and not out.exists()
     with pytest.raises(ValueError, match="'ray' is no longer offered"):
-        jobs.run_jobs([], backend="ray", case=tiny_case())
+        jobs.run_jobs([], backend="ray", problem=tiny_case())
 
 
 @pytest.mark.slow  # trains for seconds
@@ -277,7 +277,7 @@ def test_workers_are_capped_at_the_runs_and_the_cores(tmp_path, capsys, monkeypa
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     cfgs = [RunConfig("laplace", "pinn", seed=s, iterations=2) for s in (1, 2, 3)]
     todo = [(c, tmp_path / f"seed-{c.seed}") for c in cfgs]
-    outcomes = jobs.run_jobs(todo, workers=64, case=tiny_case())
+    outcomes = jobs.run_jobs(todo, workers=64, problem=tiny_case())
     assert [o.status for o in outcomes] == ["done"] * 3
     assert asked == [2]
     assert "workers: 64 capped at 2 (2 cores here)" in capsys.readouterr().err

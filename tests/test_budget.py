@@ -15,20 +15,20 @@ from deepxde_lnn.training.runner import run, step_seconds
 def test_a_time_budget_stops_the_run_and_is_recorded(tmp_path):
     case = tiny_case("laplace", n=8, grid_n=9)
     cfg = RunConfig("laplace", "pinn", seconds=0.5, iterations=10**6)
-    rec = run(cfg, tmp_path / "r", case=case)
+    rec = run(cfg, tmp_path / "r", problem=case)
     assert rec["budget"] == "time" and rec["seconds"] == 0.5
     assert 10 <= rec["steps"] < 10**6
     assert 0.5 <= rec["train_seconds"] < 5
     loss = np.loadtxt(tmp_path / "r" / "loss.csv", delimiter=",", skiprows=1)
     assert len(loss) == rec["steps"]
     # the same command reuses the finished run instead of training again
-    again = run(cfg, tmp_path / "r", case=case)
+    again = run(cfg, tmp_path / "r", problem=case)
     assert again["steps"] == rec["steps"]
 
 
 def test_step_budget_records_say_so(tmp_path):
     case = tiny_case("laplace", n=8, grid_n=9)
-    rec = run(RunConfig("laplace", "pinn", iterations=5), tmp_path / "r", case=case)
+    rec = run(RunConfig("laplace", "pinn", iterations=5), tmp_path / "r", problem=case)
     assert rec["budget"] == "steps" and rec["steps"] == 5 and "seconds" not in rec
 
 

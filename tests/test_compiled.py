@@ -265,14 +265,16 @@ def test_the_runner_builds_compiled_data_and_records_it(tmp_path, fake_compile):
     )
     case = registry.get("laplace")
     assert stack.build(case, [cfg], [None]).data.compile_jets is True
-    rec = runner.run(cfg, tmp_path / "fast", case=case, progress=None)
+    rec = runner.run(cfg, tmp_path / "fast", problem=case, progress=None)
     assert rec["derivatives"].startswith(
         "Taylor-mode jets compiled with torch.compile (pde, "
     )
     assert "compile_jets" not in rec
     jets = {t.jet for t in registry.get("laplace").terms if t.jet is not None}
     assert set(fake_compile) == jets  # each jet compiled once, in the one run
-    plain = runner.run(replace(cfg, compile_jets=False), tmp_path / "plain", case=case)
+    plain = runner.run(
+        replace(cfg, compile_jets=False), tmp_path / "plain", problem=case
+    )
     assert plain["derivatives"].startswith("Taylor-mode jets (pde, ")
     assert len(fake_compile) == len(jets)  # the eager run compiled nothing
 

@@ -83,7 +83,7 @@ def _pinn() -> RunConfig:
 
 
 def test_a_record_keeps_its_cpu_time_threads_and_load(tmp_path):
-    rec = run(_pinn(), tmp_path / "r", case=tiny_case())
+    rec = run(_pinn(), tmp_path / "r", problem=tiny_case())
     assert rec["threads"] == torch.get_num_threads()
     assert rec["cpu_seconds"] > 0
     assert rec["cpu_share"] == pytest.approx(
@@ -94,7 +94,7 @@ def test_a_record_keeps_its_cpu_time_threads_and_load(tmp_path):
 
 
 def test_malformed_timing_keys_are_refused(tmp_path):
-    rec = run(_pinn(), tmp_path / "r", case=tiny_case())
+    rec = run(_pinn(), tmp_path / "r", problem=tiny_case())
     for key, bad in [
         ("cpu_seconds", -1),
         ("cpu_seconds", "1"),
@@ -111,7 +111,7 @@ def cut(tmp_path):
     """A run interrupted after 23 steps: its folder with its checkpoint."""
     cfg = RunConfig("laplace", "lnn", seed=5, **TINY)
     with pytest.raises(RunInterrupted):
-        run(cfg, tmp_path / "cut", case=tiny_case(), callbacks=[SignalAt(23)])
+        run(cfg, tmp_path / "cut", problem=tiny_case(), callbacks=[SignalAt(23)])
     return cfg, tmp_path / "cut"
 
 
@@ -120,11 +120,11 @@ def test_a_resumed_run_adds_its_cpu_time_to_the_checkpoints(cut, monkeypatch):
     spare = shutil.copytree(folder, folder.with_name("spare"))
     before = load_checkpoint(folder / "checkpoint.pt")["cpu_seconds"]
     assert before > 0
-    resumed = run(cfg, folder, case=tiny_case(), resume=True)
+    resumed = run(cfg, folder, problem=tiny_case(), resume=True)
     assert resumed["cpu_seconds"] > before
     # a session that takes no CPU time leaves exactly the checkpoint's
     monkeypatch.setattr(time, "process_time", lambda: 7.0)
-    frozen = run(cfg, spare, case=tiny_case(), resume=True)
+    frozen = run(cfg, spare, problem=tiny_case(), resume=True)
     assert frozen["cpu_seconds"] == pytest.approx(before)
 
 
@@ -133,7 +133,7 @@ def test_an_old_checkpoint_resumes_with_its_cpu_time_unknown(cut):
     state = load_checkpoint(folder / "checkpoint.pt")
     del state["cpu_seconds"]  # as written before CPU time was kept
     save_checkpoint(folder / "checkpoint.pt", state)
-    rec = run(cfg, folder, case=tiny_case(), resume=True)
+    rec = run(cfg, folder, problem=tiny_case(), resume=True)
     assert rec["cpu_seconds"] is None and rec["cpu_share"] is None
     assert timing_state(rec) == "unknown" and problem(rec, "run") is None
 
@@ -151,7 +151,7 @@ def test_a_stack_keeps_its_cpu_time_and_each_run_its_share(tmp_path):
         for s in (1, 2)
     ]
     outs = [tmp_path / f"s{c.seed}" for c in cfgs]
-    res = run_stacked(cfgs, outs, case=tiny_case())
+    res = run_stacked(cfgs, outs, problem=tiny_case())
     for o in res:
         rec = o.record
         assert rec["stacked_runs"] == 2 and rec["stack_cpu_seconds"] > 0

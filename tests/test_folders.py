@@ -70,11 +70,11 @@ def test_refused_run_leaves_the_lock_holders_temp_files(tmp_path):
         writing = out / ".checkpoint.pt.k2j4x9ab.tmp"
         writing.write_bytes(b"half a checkpoint being written")
         with pytest.raises(FolderLocked, match="in use by another"):
-            run(RunConfig("laplace", "pinn", seed=1, iterations=2), out, case=case)
+            run(RunConfig("laplace", "pinn", seed=1, iterations=2), out, problem=case)
         assert writing.read_bytes() == b"half a checkpoint being written"
     # the next run holding the lock removes what a killed writer left
     cfg = RunConfig("laplace", "pinn", seed=1, iterations=2)
-    run(cfg, out, case=case)
+    run(cfg, out, problem=case)
     assert not writing.exists() and (out / "metrics.json").is_file()
 
 
@@ -106,7 +106,7 @@ def test_overwrite_deletes_only_the_files_a_run_writes(tmp_path):
     run(
         RunConfig("laplace", "pinn", seed=1, iterations=2),
         out,
-        case=case,
+        problem=case,
     )
     mine = {
         "notes.txt": "mine",
@@ -116,7 +116,7 @@ def test_overwrite_deletes_only_the_files_a_run_writes(tmp_path):
     for name, text in mine.items():
         (out / name).write_text(text)
     cfg = RunConfig("laplace", "pinn", seed=1, iterations=3)
-    assert run(cfg, out, case=case, overwrite=True)["iterations"] == 3
+    assert run(cfg, out, problem=case, overwrite=True)["iterations"] == 3
     assert {n: (out / n).read_text() for n in mine} == mine
 
 
@@ -134,9 +134,9 @@ def test_compare_refuses_a_root_of_someone_elses_files(tmp_path, capsys):
 def test_folders_written_before_markers_are_still_ours(tmp_path):
     case, out = tiny_case(), tmp_path / "r"
     cfg = RunConfig("laplace", "pinn", seed=1, iterations=2)
-    record = run(cfg, out, case=case)
+    record = run(cfg, out, problem=case)
     (out / ".deepxde-lnn").unlink()  # as a run written before markers existed
-    assert run(cfg, out, case=case) == record  # reused
+    assert run(cfg, out, problem=case) == record  # reused
     # the committed records: their roots carry the marker, their run folders
     # their own records; the report reads them as before
     results = REPO / "docs/results/laplace-cpu"
@@ -244,7 +244,7 @@ def cut(tmp_path_factory):
     case, cfg = tiny_case(), RunConfig("laplace", "pinn", seed=1, **TINY)
     out = tmp_path_factory.mktemp("cut") / "cut"
     with pytest.raises(RunInterrupted):
-        run(cfg, out, case=case, callbacks=[SignalAt(23)])
+        run(cfg, out, problem=case, callbacks=[SignalAt(23)])
     return case, cfg, out
 
 
@@ -290,7 +290,7 @@ def test_signed_checkpoint_with_bad_contents_is_refused(tmp_path, cut, edit, why
     edit(state)
     save_checkpoint(out / "checkpoint.pt", state)  # a matching SHA-256
     with pytest.raises(CheckpointError, match=why) as err:
-        run(cfg, out, case=case, resume=True)
+        run(cfg, out, problem=case, resume=True)
     assert str(out / "checkpoint.pt") in str(err.value)
     assert not (out / "metrics.json").exists()
 
@@ -305,7 +305,7 @@ def test_checkpoint_at_or_past_the_end_is_refused(tmp_path, cut):
         state["scheduler"]["last_epoch"] = 40
     save_checkpoint(out / "checkpoint.pt", state)
     with pytest.raises(CheckpointError, match="step 40 is not before the end 40"):
-        run(cfg, out, case=case, resume=True)
+        run(cfg, out, problem=case, resume=True)
 
 
 # item 5: figures missing after a kill between the record and them ---------------
@@ -314,12 +314,12 @@ def test_checkpoint_at_or_past_the_end_is_refused(tmp_path, cut):
 def test_missing_figures_of_a_finished_run_are_redrawn(tmp_path):
     case, out = tiny_case(), tmp_path / "r"
     cfg = RunConfig("laplace", "pinn", seed=1, iterations=2)
-    figures = functools.partial(draw_missing, case=case)  # as the experiments
-    record = run(cfg, out, case=case, on_done=figures)
+    figures = functools.partial(draw_missing, problem=case)  # as the experiments
+    record = run(cfg, out, problem=case, on_done=figures)
     drawn = {n: (out / n).read_bytes() for n in ("fields.png", "loss.png")}
     for name in drawn:  # killed after metrics.json, before the figures
         (out / name).unlink()
-    assert run(cfg, out, case=case, on_done=figures) == record  # reused
+    assert run(cfg, out, problem=case, on_done=figures) == record  # reused
     assert {n: (out / n).read_bytes() for n in drawn} == drawn
 
 
@@ -368,7 +368,7 @@ def test_a_write_failing_mid_run_keeps_the_last_checkpoint(
 
     monkeypatch.setattr(atomic.os, "fsync", failing)
     with pytest.raises(WriteFailed) as caught:
-        run(cfg, out, case=case)
+        run(cfg, out, problem=case)
     line = str(caught.value)
     assert "\n" not in line and text in line
     assert line.startswith(f"out: cannot write {out / 'checkpoint.pt'} (")
@@ -378,7 +378,7 @@ def test_a_write_failing_mid_run_keeps_the_last_checkpoint(
     assert load_checkpoint(out / "checkpoint.pt")["step"] == 10
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
     monkeypatch.setattr(atomic.os, "fsync", real)
-    assert run(cfg, out, case=case, resume=True)["resumed"] is True
+    assert run(cfg, out, problem=case, resume=True)["resumed"] is True
 
 
 def test_empty_out_is_refused(tmp_path, capsys, monkeypatch):

@@ -60,9 +60,9 @@ def test_a_staged_run_trains_as_an_eager_run(name, tmp_path):
     solution's values staged (beam), an initial condition (drift_decay)."""
     case = tiny_case(name)
     cfg = RunConfig(name, seed=3, iterations=20, dtype="float64")
-    ref = run(cfg, tmp_path / "eager", case=case)
+    ref = run(cfg, tmp_path / "eager", problem=case)
     staged = replace(cfg, cuda_graph=True)
-    got = run(staged, tmp_path / "staged", case=case)
+    got = run(staged, tmp_path / "staged", problem=case)
     assert "step" not in ref
     want = "one CUDA graph" if torch.cuda.is_available() else "eager, staged"
     assert got["step"].startswith(want)
@@ -73,7 +73,7 @@ def test_a_staged_run_trains_as_an_eager_run(name, tmp_path):
 def _separate(tmp_path, cfgs):
     case = tiny_case()
     for c in cfgs:
-        run(c, tmp_path / f"s{c.seed}", case=case)
+        run(c, tmp_path / f"s{c.seed}", problem=case)
     return [tmp_path / f"s{c.seed}" for c in cfgs]
 
 
@@ -92,7 +92,7 @@ def _staged_stack_with_a_diverging_run(tmp_path) -> None:
     res = run_stacked(
         _cfgs(checkpoint_every=10, cuda_graph=True),
         outs,
-        case=tiny_case(),
+        problem=tiny_case(),
         callbacks=[_AtStep(11, _poison_run_1)],
     )
     assert [o.status for o in res] == ["done", "diverged", "done"]
@@ -117,12 +117,12 @@ def test_an_interrupted_staged_stack_with_a_schedule_resumes_exactly(tmp_path):
         res = run_stacked(
             first,
             outs,
-            case=tiny_case(),
+            problem=tiny_case(),
             callbacks=[_AtStep(10, _sigint)],
         )
         assert [o.status for o in res] == ["interrupted"] * 3
         again = _cfgs(decay=COSINE, cuda_graph=engine)
-        res = run_stacked(again, outs, case=tiny_case())
+        res = run_stacked(again, outs, problem=tiny_case())
         assert all(o.status == "done" and o.record["resumed"] for o in res)
         for out, ref in zip(outs, refs):
             _same_run(out, ref)
@@ -212,8 +212,8 @@ def test_the_capture_path_with_a_stand_in_for_cuda(stand_in_cuda, tmp_path):
     left): each run equals its eager twin."""
     case = tiny_case()
     cfg = RunConfig("laplace", seed=3, iterations=20, dtype="float64", decay=COSINE)
-    run(cfg, tmp_path / "eager", case=case)
-    got = run(replace(cfg, cuda_graph=True), tmp_path / "graph", case=case)
+    run(cfg, tmp_path / "eager", problem=case)
+    got = run(replace(cfg, cuda_graph=True), tmp_path / "graph", problem=case)
     assert got["step"].startswith("one CUDA graph") and len(stand_in_cuda) == 1
     _same_run(tmp_path / "graph", tmp_path / "eager")
 

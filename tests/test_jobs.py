@@ -33,7 +33,7 @@ def _metrics(outcomes):
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     root, case = tmp_path_factory.mktemp("seq"), tiny_case()
-    return [run(c, out, case=case)["metrics"] for c, out in _jobs(root)]
+    return [run(c, out, problem=case)["metrics"] for c, out in _jobs(root)]
 
 
 @contextlib.contextmanager
@@ -120,7 +120,7 @@ def test_pool_equals_sequential_runs(
             workers=2,
             backend=backend,
             address=address,
-            case=tiny_case(),
+            problem=tiny_case(),
         )
     assert _metrics(outcomes) == reference
     threads = 1  # one per run by default; Dask's workers: one each

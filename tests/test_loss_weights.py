@@ -23,15 +23,15 @@ def _loss(path):
 
 def test_the_weights_scale_each_term_and_enter_the_identity(tmp_path):
     case = tiny_case()
-    plain = run(_cfg(), tmp_path / "plain", case=case)
-    weighted = run(_cfg(loss_weights=W), tmp_path / "w", case=case)
+    plain = run(_cfg(), tmp_path / "plain", problem=case)
+    weighted = run(_cfg(loss_weights=W), tmp_path / "w", problem=case)
     a, b = _loss(tmp_path / "plain"), _loss(tmp_path / "w")
     # loss.csv logs each term unweighted: the first row is the same network on the
     # same points; the optimizer minimises the weighted sum, so the runs part
     np.testing.assert_allclose(b[0], a[0], rtol=1e-12)
     assert not np.allclose(a[1:, 2:], b[1:, 2:], rtol=1e-6)
     # with weights 1 the run is the unweighted one, step for step
-    ones = run(_cfg(loss_weights=(1.0,) * 5), tmp_path / "ones", case=case)
+    ones = run(_cfg(loss_weights=(1.0,) * 5), tmp_path / "ones", problem=case)
     np.testing.assert_allclose(_loss(tmp_path / "ones"), a, rtol=1e-12)
     assert ones["metrics"] == plain["metrics"]
     assert weighted["loss_weights"] == list(W) and "loss_weights" not in plain
@@ -40,10 +40,10 @@ def test_the_weights_scale_each_term_and_enter_the_identity(tmp_path):
 def test_stacked_runs_with_weights_equal_separate_runs(tmp_path):
     case, seeds = tiny_case(), (3, 4)
     for s in seeds:
-        run(_cfg(s, loss_weights=W), tmp_path / f"s{s}", case=case)
+        run(_cfg(s, loss_weights=W), tmp_path / f"s{s}", problem=case)
     outs = [tmp_path / f"k{s}" for s in seeds]
     cfgs = [_cfg(s, loss_weights=W) for s in seeds]
-    assert [o.status for o in run_stacked(cfgs, outs, case=case)] == [
+    assert [o.status for o in run_stacked(cfgs, outs, problem=case)] == [
         "done",
         "done",
     ]
@@ -53,7 +53,7 @@ def test_stacked_runs_with_weights_equal_separate_runs(tmp_path):
 
 def test_a_weight_per_term_or_one_error_naming_it(tmp_path):
     with pytest.raises(ValueError, match=r"^loss_weights: 2 weights for 5 loss terms"):
-        run(_cfg(loss_weights=(1.0, 2.0)), tmp_path / "o", case=tiny_case())
+        run(_cfg(loss_weights=(1.0, 2.0)), tmp_path / "o", problem=tiny_case())
     with pytest.raises(ValueError, match=r"^loss_weights"):
         deepxde_lnn.compare("laplace", loss_weights="x", out=tmp_path / "c")
     with pytest.raises(ValueError, match=r"^loss_weights: 1 weights for 5 loss"):

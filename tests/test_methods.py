@@ -41,7 +41,7 @@ def test_every_method_trains_on_every_case(tmp_path, name, method):
     case = tiny_case(name, n=12, grid_n=9)
     assert build.parameter_count(method, case) == PARAMETERS[method][_column(name)]
     cfg = runner.RunConfig(name, method, iterations=3, checkpoint_every=2)
-    rec = runner.run(cfg, tmp_path / "run", case=case)
+    rec = runner.run(cfg, tmp_path / "run", problem=case)
     assert rec["method"] == method and rec["iterations"] == 3
     losses = np.loadtxt(tmp_path / "run" / "loss.csv", delimiter=",", skiprows=1)
     assert losses.shape[0] == 3 and np.isfinite(losses).all()
@@ -136,10 +136,10 @@ def _resume_equals_uninterrupted(tmp_path, method):
     case = tiny_case("laplace", n=8, grid_n=9)
     kw = dict(iterations=12, checkpoint_every=4, dtype="float64")
     cfg = runner.RunConfig("laplace", method, **kw)
-    runner.run(cfg, tmp_path / "a", case=case)
+    runner.run(cfg, tmp_path / "a", problem=case)
     with pytest.raises(runner.RunInterrupted):
-        runner.run(cfg, tmp_path / "b", case=case, callbacks=[SignalAt(6)])
-    runner.run(cfg, tmp_path / "b", case=case, resume=True)
+        runner.run(cfg, tmp_path / "b", problem=case, callbacks=[SignalAt(6)])
+    runner.run(cfg, tmp_path / "b", problem=case, resume=True)
     a = (tmp_path / "a" / "loss.csv").read_text()
     assert a == (tmp_path / "b" / "loss.csv").read_text()
 

@@ -47,7 +47,7 @@ def _interrupted(tmp_path, name="cut"):
     """An unfinished run (checkpoint at step 20) of the tiny Laplace case."""
     case, cfg = tiny_case(), RunConfig("laplace", "pinn", seed=1, **TINY)
     with pytest.raises(RunInterrupted):
-        run(cfg, tmp_path / name, case=case, callbacks=[SignalAt(23)])
+        run(cfg, tmp_path / name, problem=case, callbacks=[SignalAt(23)])
     return case, cfg, tmp_path / name
 
 
@@ -93,7 +93,7 @@ def test_damaged_checkpoint_is_refused(tmp_path, damage):
         data = bytearray(len(data))
     path.write_bytes(bytes(data))
     with pytest.raises(CheckpointError, match=str(path)):
-        run(cfg, out, case=case, resume=True)
+        run(cfg, out, problem=case, resume=True)
     assert path.exists() and not (out / "metrics.json").exists()
 
 
@@ -127,13 +127,17 @@ def test_incomplete_metrics_are_not_reused(tmp_path, capsys, edit, why):
 def test_finished_run_of_another_configuration_needs_overwrite(tmp_path, capsys):
     case = tiny_case()
     out = tmp_path / "r"
-    first = run(RunConfig("laplace", "pinn", seed=1, iterations=3), out, case=case)
+    first = run(RunConfig("laplace", "pinn", seed=1, iterations=3), out, problem=case)
     with pytest.raises(ValueError, match=r"another configuration \(lr=0.001"):
-        run(RunConfig("laplace", "pinn", seed=1, iterations=3, lr=0.01), out, case=case)
-    again = run(RunConfig("laplace", "pinn", seed=1, iterations=3), out, case=case)
+        run(
+            RunConfig("laplace", "pinn", seed=1, iterations=3, lr=0.01),
+            out,
+            problem=case,
+        )
+    again = run(RunConfig("laplace", "pinn", seed=1, iterations=3), out, problem=case)
     assert again == first  # same configuration: reused, not retrained
     cfg = RunConfig("laplace", "pinn", seed=1, iterations=3, lr=0.01)
-    assert run(cfg, out, case=case, overwrite=True)["lr"] == 0.01
+    assert run(cfg, out, problem=case, overwrite=True)["lr"] == 0.01
 
 
 # 4. the output folder is checked before training --------------------------------
@@ -207,11 +211,11 @@ def test_locked_folder_is_refused_and_stale_lock_file_is_not(tmp_path):
     folder.prepare()
     with folder.locked():
         with pytest.raises(FolderLocked, match="in use by another"):
-            run(RunConfig("laplace", "pinn", seed=1, iterations=2), out, case=case)
+            run(RunConfig("laplace", "pinn", seed=1, iterations=2), out, problem=case)
     assert not (out / "metrics.json").exists()
     # a lock file left by a killed process holds no OS lock: the run goes ahead
     (out / ".lock").write_text("12345")
-    run(RunConfig("laplace", "pinn", seed=1, iterations=2), out, case=case)
+    run(RunConfig("laplace", "pinn", seed=1, iterations=2), out, problem=case)
     assert (out / "metrics.json").exists()
 
 
@@ -233,7 +237,7 @@ def test_orphan_temp_files_are_removed_on_resume(tmp_path):
     case, cfg, out = _interrupted(tmp_path)
     orphan = out / ".checkpoint.pt.abcd1234.tmp"
     orphan.write_bytes(b"half a checkpoint")
-    run(cfg, out, case=case, resume=True)
+    run(cfg, out, problem=case, resume=True)
     assert not orphan.exists() and not (out / "checkpoint.pt").exists()
 
 
@@ -246,10 +250,10 @@ def test_sigint_while_writing_finishes_the_folder(tmp_path, monkeypatch):
 
     monkeypatch.setattr(figures, "run_figures", interrupted_figures)
     case, out = tiny_case(), tmp_path / "r"
-    draw = functools.partial(figures.draw_missing, case=case)  # as the experiments
+    draw = functools.partial(figures.draw_missing, problem=case)  # as the experiments
     with pytest.raises(RunInterrupted, match="results in .* are complete"):
         cfg = RunConfig("laplace", "pinn", seed=1, iterations=3)
-        run(cfg, out, case=case, on_done=draw)
+        run(cfg, out, problem=case, on_done=draw)
     assert (out / "metrics.json").exists() and (out / "fields.png").exists()
     assert not (out / "checkpoint.pt").exists()
 
@@ -266,9 +270,9 @@ def test_sigint_at_start_up_exits_130_without_traceback(monkeypatch, capsys):
 def test_stale_checkpoint_beside_finished_results_is_removed(tmp_path):
     case, out = tiny_case(), tmp_path / "r"
     cfg = RunConfig("laplace", "pinn", seed=1, iterations=3)
-    rec = run(cfg, out, case=case)
+    rec = run(cfg, out, problem=case)
     (out / "checkpoint.pt").write_bytes(b"left by a kill after metrics.json")
-    assert run(cfg, out, case=case) == rec
+    assert run(cfg, out, problem=case) == rec
     assert not (out / "checkpoint.pt").exists()
 
 
@@ -331,7 +335,7 @@ def test_heat_without_fem_reference_warns_and_records_why(tmp_path, capsys):
     # a small grid is not the reference's grid: the cross-check cannot be made
     case = tiny_case("heat", n=8, grid_n=31)
     rec = run(
-        RunConfig("heat", "pinn", seed=0, iterations=2), tmp_path / "h", case=case
+        RunConfig("heat", "pinn", seed=0, iterations=2), tmp_path / "h", problem=case
     )
     err = capsys.readouterr().err
     assert "warning: FEM reference not available" in err
@@ -343,6 +347,6 @@ def test_command_is_shell_quoted(tmp_path, monkeypatch):
     argv = ["deepxde-lnn", "run", "laplace", "--out", str(tmp_path / "a b")]
     monkeypatch.setattr(sys, "argv", argv)
     rec = run(
-        RunConfig("laplace", "pinn", iterations=2), tmp_path / "r", case=tiny_case()
+        RunConfig("laplace", "pinn", iterations=2), tmp_path / "r", problem=tiny_case()
     )
     assert rec["command"] == shlex.join(argv) and shlex.split(rec["command"]) == argv

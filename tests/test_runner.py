@@ -19,7 +19,9 @@ from deepxde_lnn.training.runner import RunInterrupted, TrainingDiverged, run
 
 def test_run_writes_artifacts(tmp_path):
     case = tiny_case()
-    rec = run(RunConfig("laplace", "pinn", seed=1, **TINY), tmp_path / "r", case=case)
+    rec = run(
+        RunConfig("laplace", "pinn", seed=1, **TINY), tmp_path / "r", problem=case
+    )
     files = {p.name for p in (tmp_path / "r").iterdir()}
     assert {"metrics.json", "loss.csv", "fields.npz", "model.pt"} <= files
     assert "checkpoint.pt" not in files and not any(f.endswith(".tmp") for f in files)
@@ -45,18 +47,18 @@ def test_run_writes_artifacts(tmp_path):
 def test_interrupt_then_resume_matches_uninterrupted_run(tmp_path):
     case = tiny_case()
     cfg = RunConfig("laplace", "lnn", seed=5, **TINY)
-    full = run(cfg, tmp_path / "full", case=case)
+    full = run(cfg, tmp_path / "full", problem=case)
     with pytest.raises(RunInterrupted, match=r"interrupted at step 2[34];"):
-        run(cfg, tmp_path / "cut", case=case, callbacks=[SignalAt(23)])
+        run(cfg, tmp_path / "cut", problem=case, callbacks=[SignalAt(23)])
     assert (tmp_path / "cut" / "checkpoint.pt").exists()
     assert not (tmp_path / "cut" / "metrics.json").exists()
     with pytest.raises(ValueError, match="--resume"):
-        run(cfg, tmp_path / "cut", case=case)
+        run(cfg, tmp_path / "cut", problem=case)
     with pytest.raises(
         ValueError, match=r"checkpoint.pt was made with another configuration \(lr: "
     ):
-        run(replace(cfg, lr=2e-3), tmp_path / "cut", case=case, resume=True)
-    resumed = run(cfg, tmp_path / "cut", case=case, resume=True)
+        run(replace(cfg, lr=2e-3), tmp_path / "cut", problem=case, resume=True)
+    resumed = run(cfg, tmp_path / "cut", problem=case, resume=True)
     assert resumed["resumed"]
     assert resumed["metrics"] == full["metrics"]
     a = np.loadtxt(tmp_path / "full" / "loss.csv", delimiter=",", skiprows=1)
@@ -80,7 +82,7 @@ def test_nan_loss_stops_and_keeps_last_good_checkpoint(tmp_path):
     ]
     case = replace(case, terms=terms)
     with pytest.raises(TrainingDiverged, match="non-finite loss at step"):
-        run(RunConfig("laplace", "lnn", seed=0, **TINY), tmp_path / "r", case=case)
+        run(RunConfig("laplace", "lnn", seed=0, **TINY), tmp_path / "r", problem=case)
     ck = load_checkpoint(tmp_path / "r" / "checkpoint.pt")
     assert ck["step"] == 20
     assert torch.isfinite(ck["loss"]).all()
@@ -144,7 +146,7 @@ def test_cli_list(capsys):
 @pytest.mark.slow
 def test_heat_trains_in_quick_profile(tmp_path):
     """The quick profile learns the 3 K offset and the paraboloid (error from ~3 K)."""
-    rec = run(RunConfig("heat", "lnn"), tmp_path / "heat", case=registry.get("heat"))
+    rec = run(RunConfig("heat", "lnn"), tmp_path / "heat", problem=registry.get("heat"))
     assert rec["iterations"] == 1500 and rec["parameters"] == 21_249
     assert rec["metrics"]["theta"]["RMSE"] < 0.05
     assert rec["extra_metrics"]["fem_vs_exact_theta"]["MaxErr"] < 1e-5
@@ -158,7 +160,7 @@ def test_summary_from_run_folders(tmp_path):
     for m in ("lnn", "pinn"):
         for s in (3, 4):
             cfg = RunConfig("laplace", m, seed=s, iterations=5)
-            recs[m, s] = run(cfg, tmp_path / m / f"seed-{s}", case=case)
+            recs[m, s] = run(cfg, tmp_path / m / f"seed-{s}", problem=case)
     rows = write_summary(tmp_path, paper_seed=3, paper_table=case.paper_table).rows
     row = next(
         r

@@ -181,7 +181,7 @@ def cut(tmp_path_factory):
     assert case.profile("quick").decay is not None  # a scheduler to restore
     out = tmp_path_factory.mktemp("cut") / "cut"
     with pytest.raises(RunInterrupted):
-        run(cfg, out, case=case, callbacks=[SignalAt(23)])
+        run(cfg, out, problem=case, callbacks=[SignalAt(23)])
     return case, cfg, out
 
 
@@ -207,8 +207,8 @@ def _other_settings(state) -> None:
 @pytest.mark.slow
 def test_resume_takes_the_optimizer_settings_from_the_configuration(tmp_path, cut):
     case, cfg, out = _edited(tmp_path, cut, _other_settings)
-    full = run(cfg, tmp_path / "full", case=case)
-    resumed = run(cfg, out, case=case, resume=True)
+    full = run(cfg, tmp_path / "full", problem=case)
+    resumed = run(cfg, out, problem=case, resume=True)
     assert resumed["resumed"] and resumed["metrics"] == full["metrics"]
     loss = (out / "loss.csv").read_bytes()
     assert loss == (tmp_path / "full" / "loss.csv").read_bytes()
@@ -247,7 +247,7 @@ def test_malformed_checkpoint_entries_are_one_checkpoint_error(
 ):
     case, cfg, out = _edited(tmp_path, cut, edit)
     with pytest.raises(CheckpointError) as err:
-        run(cfg, out, case=case, resume=True)
+        run(cfg, out, problem=case, resume=True)
     message = str(err.value)
     assert str(out / "checkpoint.pt") in message and entry in message, message
     assert "delete it to restart the run from scratch" in message

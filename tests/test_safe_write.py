@@ -211,7 +211,7 @@ def test_a_run_folder_swapped_for_a_link_mid_run_gets_no_write(tmp_path):
     cfg = RunConfig("laplace", "pinn", seed=1, **TINY)  # checkpoints every 10
     swap = SwapAt(15, out, elsewhere)
     with pytest.raises(FolderError, match="changed during the run"):
-        run(cfg, out, case=tiny_case(), callbacks=[swap])
+        run(cfg, out, problem=tiny_case(), callbacks=[swap])
     assert list(elsewhere.iterdir()) == []
     assert (tmp_path / "moved" / "checkpoint.pt").is_file()  # from step 10
 

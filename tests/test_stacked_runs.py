@@ -30,7 +30,7 @@ def _cfgs(**kw):
 def separate(tmp_path_factory):
     """Three separate runs (the reference path) and their folders."""
     root, case = tmp_path_factory.mktemp("sep"), tiny_case()
-    recs = [run(c, root / f"s{c.seed}", case=case) for c in _cfgs()]
+    recs = [run(c, root / f"s{c.seed}", problem=case) for c in _cfgs()]
     for r in recs:
         r["_dir"] = root / f"s{r['seed']}"
     return recs
@@ -46,7 +46,7 @@ def _close(a, b, rtol=1e-10):
 
 def test_batch_equals_separate_runs(separate, tmp_path):
     outs = [tmp_path / f"b{s}" for s in SEEDS]
-    res = run_stacked(_cfgs(), outs, case=tiny_case())
+    res = run_stacked(_cfgs(), outs, problem=tiny_case())
     assert [o.status for o in res] == ["done"] * 3
     for ref, out in zip(separate, outs):
         rec = json.loads((out / "metrics.json").read_text())
@@ -89,7 +89,7 @@ def test_one_diverging_run_does_not_stop_the_others(separate, tmp_path):
     res = run_stacked(
         _cfgs(checkpoint_every=10),
         outs,
-        case=tiny_case(),
+        problem=tiny_case(),
         callbacks=[_AtStep(11, _poison_run_1)],
     )
     assert [o.status for o in res] == ["done", "diverged", "done"]
@@ -107,10 +107,10 @@ def test_one_diverging_run_does_not_stop_the_others(separate, tmp_path):
 def test_interrupted_batch_resumes_exactly(separate, tmp_path):
     cfgs = _cfgs(checkpoint_every=1000)
     outs = [tmp_path / f"b{s}" for s in SEEDS]
-    res = run_stacked(cfgs, outs, case=tiny_case(), callbacks=[_AtStep(10, _sigint)])
+    res = run_stacked(cfgs, outs, problem=tiny_case(), callbacks=[_AtStep(10, _sigint)])
     assert [o.status for o in res] == ["interrupted"] * 3
     assert load_checkpoint(outs[0] / "checkpoint.pt")["step"] == 10
-    res = run_stacked(cfgs, outs, case=tiny_case())
+    res = run_stacked(cfgs, outs, problem=tiny_case())
     assert [o.status for o in res] == ["done"] * 3
     for o, ref, out in zip(res, separate, outs):
         assert o.record["resumed"]
@@ -127,17 +127,17 @@ def test_batch_with_a_schedule_resumes_and_equals_separate_runs(separate, tmp_pa
     interrupted after 10 steps and resumed from its checkpoints, equals separate
     runs with that schedule, which differ from runs with the profile's schedule."""
     case, cfgs = tiny_case(), _cfgs(checkpoint_every=10, decay=COSINE)
-    refs = [run(c, tmp_path / f"s{c.seed}", case=case) for c in cfgs]
+    refs = [run(c, tmp_path / f"s{c.seed}", problem=case) for c in cfgs]
     assert refs[0]["decay"] == list(COSINE)
     assert "lr decay ('cosine', 30, 1e-05)" in refs[0]["optimizer"]
     const = separate[0]["metrics"]["phi"]["RMSE"]
     assert abs(refs[0]["metrics"]["phi"]["RMSE"] / const - 1) > 1e-3
 
     outs = [tmp_path / f"b{s}" for s in SEEDS]
-    res = run_stacked(cfgs, outs, case=case, callbacks=[_AtStep(10, _sigint)])
+    res = run_stacked(cfgs, outs, problem=case, callbacks=[_AtStep(10, _sigint)])
     assert [o.status for o in res] == ["interrupted"] * 3
     assert load_checkpoint(outs[0] / "checkpoint.pt")["scheduler"]["last_epoch"] == 10
-    res = run_stacked(cfgs, outs, case=case)
+    res = run_stacked(cfgs, outs, problem=case)
     for o, ref, out in zip(res, refs, outs):
         assert o.status == "done" and o.record["resumed"]
         assert o.record["optimizer"] == ref["optimizer"]
@@ -178,15 +178,15 @@ def test_a_stack_cut_while_writing_its_runs_resumes_as_that_stack(
     finished run rides along (trained again, not written), so they are equal."""
     case, cfgs = tiny_case(), _float32_cfgs()
     ref = [tmp_path / f"r{c.seed}" for c in cfgs]
-    run_stacked(cfgs, ref, case=case)
+    run_stacked(cfgs, ref, problem=case)
     outs = [tmp_path / f"o{c.seed}" for c in cfgs]
     with monkeypatch.context() as m:
         _die_after_writing(m, 1)
         with pytest.raises(_Killed):
-            run_stacked(cfgs, outs, case=case)
+            run_stacked(cfgs, outs, problem=case)
     assert not (outs[1] / "metrics.json").exists()
     first = (outs[0] / "metrics.json").read_bytes()
-    res = run_stacked(cfgs, outs, case=case)
+    res = run_stacked(cfgs, outs, problem=case)
     for a, b in zip(ref, outs):
         assert (b / "loss.csv").read_bytes() == (a / "loss.csv").read_bytes()
         assert not (b / "checkpoint.pt").exists()
@@ -205,19 +205,19 @@ def test_a_run_resumed_out_of_its_stack_says_so(tmp_path, monkeypatch):
     record says which steps trained in which stack (``stack_sizes``)."""
     case, cfgs = tiny_case(), _float32_cfgs()
     ref = [tmp_path / f"r{c.seed}" for c in cfgs]
-    whole = run_stacked(cfgs, ref, case=case)
+    whole = run_stacked(cfgs, ref, problem=case)
     assert [o.record["stack_sizes"] for o in whole] == [[[0, 2]]] * 2
     outs = [tmp_path / f"o{c.seed}" for c in cfgs]
     with monkeypatch.context() as m:
         _die_after_writing(m, 1)
         with pytest.raises(_Killed):
-            run_stacked(cfgs, outs, case=case)
-    alone = run(cfgs[1], outs[1], case=case, resume=True)
+            run_stacked(cfgs, outs, problem=case)
+    alone = run(cfgs[1], outs[1], problem=case, resume=True)
     assert alone["stack_sizes"] == [[0, 2], [20, 1]]
     assert "stacked_runs" not in alone
     got, want = _loss(outs[1]), _loss(ref[1])
     assert (got[:20] == want[:20]).all() and not (got[20:] == want[20:]).all()
-    assert "stack_sizes" not in run(cfgs[0], tmp_path / "single", case=case)
+    assert "stack_sizes" not in run(cfgs[0], tmp_path / "single", problem=case)
 
 
 def test_a_compare_cut_while_writing_a_stack_resumes_it_whole(tmp_path, monkeypatch):

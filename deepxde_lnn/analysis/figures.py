@@ -200,20 +200,20 @@ def run_figures(run: str | Path) -> list[Path]:
     return written
 
 
-def missing_figures(path: str | Path, case) -> list[str]:
-    """The figures of a run folder of ``case`` (a problem: its ``inputs``) that
+def missing_figures(path: str | Path, problem) -> list[str]:
+    """The figures of a run folder of ``problem`` (its ``inputs``) that
     are not there but can be drawn (its ``fields.npz`` and ``loss.csv`` are
     there)."""
     path = Path(path)
     if not ((path / FIELDS).is_file() and (path / LOSS).is_file()):
         return []
-    return [n for n in figure_names(len(case.inputs)) if not (path / n).exists()]
+    return [n for n in figure_names(len(problem.inputs)) if not (path / n).exists()]
 
 
-def draw_missing(path: str | Path, case) -> list[Path]:
+def draw_missing(path: str | Path, problem) -> list[Path]:
     """A finished run's figures, drawn where one is missing (a run trained now,
     or killed between ``metrics.json`` and its figures)."""
-    return run_figures(path) if missing_figures(path, case) else []
+    return run_figures(path) if missing_figures(path, problem) else []
 
 
 def error_panel(ax, fig, f: dict, error: np.ndarray, norm) -> None:

@@ -110,7 +110,7 @@ def capped_workers(
     return min(workers, limit)
 
 
-def _one(cfg, out, overwrite, threads, progress, case) -> Outcome:
+def _one(cfg, out, overwrite, threads, progress, problem) -> Outcome:
     """Run one job (in a worker process or here) and report its outcome."""
     _set_threads(threads)
     label = _label(cfg)
@@ -118,11 +118,11 @@ def _one(cfg, out, overwrite, threads, progress, case) -> Outcome:
         rec = run(
             cfg,
             out,
-            case=case,
+            problem=problem,
             resume=not overwrite and RunFolder(out).has_checkpoint(),
             overwrite=overwrite,
             progress=progress(label) if progress else Progress("off", label),
-            on_done=functools.partial(draw_missing, case=case),
+            on_done=functools.partial(draw_missing, problem=problem),
         )
     except TrainingDiverged as err:
         return Outcome(cfg, Path(out), "diverged", message=str(err))
@@ -151,25 +151,25 @@ def iter_jobs(
     overwrite: bool = False,
     progress=None,
     threads: int | None = None,
-    case: Problem,
+    problem: Problem,
 ):
-    """Run ``(config, folder)`` jobs of the problem ``case``, ``workers`` at a
+    """Run ``(config, folder)`` jobs of ``problem``, ``workers`` at a
     time with ``threads`` torch threads each (default 1), yielding each outcome
     (in job order) as soon as it is known.
     ``stack=True`` trains the jobs that differ only by seed as one stacked model
     (:func:`~deepxde_lnn.training.runner.run_stacked`).
 
     ``progress(label) -> Progress`` makes each job's progress reporter (workers
-    report in lines). ``case`` travels to worker processes pickled (a registered
-    case as its name).
+    report in lines). ``problem`` travels to worker processes pickled (a registered
+    problem as its name).
     """
     check_backend_name(backend)
-    jobs = [(cfg.resolved(case), Path(out)) for cfg, out in jobs]  # all checked
-    units = _units(jobs, stack, case)
+    jobs = [(cfg.resolved(problem), Path(out)) for cfg, out in jobs]  # all checked
+    units = _units(jobs, stack, problem)
     threads = threads or 1
     workers = capped_workers(workers, len(units), backend, threads)
     if backend == "loky" and (workers == 1 or len(units) <= 1):
-        yield from _serial(units, overwrite, progress, case, threads)
+        yield from _serial(units, overwrite, progress, problem, threads)
         return
     # a cluster's workers keep their own threads (Dask's: one per worker process)
     threads = threads if address is None else None
@@ -181,7 +181,7 @@ def iter_jobs(
     with quiet, _engine(backend, address), _stop_file_on_signal() as stop:
         try:
             for outcomes in Parallel(n_jobs=workers, return_as="generator")(
-                delayed(_unit)(u, overwrite, threads, lines, case, stop, parent, i)
+                delayed(_unit)(u, overwrite, threads, lines, problem, stop, parent, i)
                 for i, u in enumerate(units)
             ):
                 yield from outcomes
@@ -228,24 +228,24 @@ def _leave_mark(stop, parent, what: str, index) -> None:
             open(_mark(stop, what, index), "a").close()
 
 
-def _units(jobs, stack: bool, case: Problem) -> list[list]:
+def _units(jobs, stack: bool, problem: Problem) -> list[list]:
     """Jobs grouped into units of work: one job each, or (``stack``) every group of
-    jobs equal but for the seed, where the method's seeds of ``case`` can be
+    jobs equal but for the seed, where the method's seeds of ``problem`` can be
     stacked."""
     if not stack:
         return [[job] for job in jobs]
     groups: dict = {}
     for cfg, out in jobs:
         key = tuple(v for k, v in sorted(vars(cfg).items()) if k != "seed")
-        prof = case.profile(cfg.profile)
+        prof = problem.profile(cfg.profile)
         alone = cfg.seconds is not None or not stackable_protocol(prof, cfg)
-        if not case.stackable(cfg.method) or alone:
+        if not problem.stackable(cfg.method) or alone:
             key = (*key, cfg.seed, out)
         groups.setdefault(key, []).append((cfg, out))
     return list(groups.values())
 
 
-def _serial(units, overwrite, progress, case, threads: int):
+def _serial(units, overwrite, progress, problem, threads: int):
     """The units one after another in this process, at ``threads`` torch threads
     (put back after each). A signal (Ctrl-C, SIGTERM) stops the running unit at a
     checkpoint, and then the rest do not start."""
@@ -255,7 +255,7 @@ def _serial(units, overwrite, progress, case, threads: int):
             yield from _not_started(unit)
             continue
         with torch_threads(threads):
-            outcomes = _unit(unit, overwrite, None, progress, case)
+            outcomes = _unit(unit, overwrite, None, progress, problem)
         stopped = any(o.status == "interrupted" for o in outcomes)
         yield from outcomes
 
@@ -266,7 +266,7 @@ def _not_started(unit) -> list[Outcome]:
 
 
 def _unit(
-    unit, overwrite, threads, progress, case, stop=None, parent=None, index=None
+    unit, overwrite, threads, progress, problem, stop=None, parent=None, index=None
 ) -> list[Outcome]:
     """Run one unit (a single job, or a stack of seeds as one stacked model) in a
     worker; none of it starts once the file ``stop`` exists, and a running unit
@@ -280,7 +280,7 @@ def _unit(
         return _not_started(unit)
     _leave_mark(stop, parent, "started", index)
     with _interrupt_when(stop, parent):
-        outcomes = _train_unit(unit, overwrite, threads, progress, case)
+        outcomes = _train_unit(unit, overwrite, threads, progress, problem)
     _leave_mark(stop, parent, "ended", index)
     if _orphaned(parent):
         os._exit(130)  # the folders are complete or checkpointed, locks released
@@ -295,18 +295,18 @@ def _orphaned(parent: int | None) -> bool:
     return os.getppid() != parent
 
 
-def _train_unit(unit, overwrite, threads, progress, case) -> list[Outcome]:
+def _train_unit(unit, overwrite, threads, progress, problem) -> list[Outcome]:
     if len(unit) == 1:
-        return [_one(*unit[0], overwrite, threads, progress, case)]
+        return [_one(*unit[0], overwrite, threads, progress, problem)]
     _set_threads(threads)
     cfgs, outs = zip(*unit)
     return run_stacked(
         list(cfgs),
         list(outs),
-        case=case,
+        problem=problem,
         overwrite=overwrite,
         progress=progress,
-        on_done=functools.partial(draw_missing, case=case),
+        on_done=functools.partial(draw_missing, problem=problem),
     )
 
 

@@ -50,19 +50,19 @@ __all__ = [
 ]
 
 
-def config(o: Options, case: Problem, method: str, seed: int | None) -> RunConfig:
-    """The run of ``method`` and ``seed`` on ``case`` under the call's options
+def config(o: Options, problem: Problem, method: str, seed: int | None) -> RunConfig:
+    """The run of ``method`` and ``seed`` on ``problem`` under the call's options
     (with what the problem is, where its name does not say it)."""
-    return RunConfig.of(o.training, case.name, method, seed, case.fingerprint)
+    return RunConfig.of(o.training, problem.name, method, seed, problem.fingerprint)
 
 
-def profile_of(o: Options, case: Problem) -> Profile:
+def profile_of(o: Options, problem: Problem) -> Profile:
     """The call's profile (default: the problem's)."""
-    return case.profile(profile_name(o, case))
+    return problem.profile(profile_name(o, problem))
 
 
-def profile_name(o: Options, case: Problem) -> str:
-    return o.training.profile or case.default_profile
+def profile_name(o: Options, problem: Problem) -> str:
+    return o.training.profile or problem.default_profile
 
 
 def say(o: Options, text: str) -> None:
@@ -90,7 +90,7 @@ def print_record(o: Options, rec: dict, out) -> None:
     say(o, "\n".join([*lines, f"  -> {out}"]))
 
 
-def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
+def run_all(jobs, o: Options, problem: Problem) -> list[RunResult]:
     """Run (config, folder) jobs, ``workers`` at a time: finished ones (same
     configuration) are reused, unfinished ones (a checkpoint) resumed. A finished
     run that still holds a checkpoint is a member of a stack cut short while it
@@ -109,7 +109,7 @@ def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
         )
         if record is not None and folder.has_checkpoint():
             spare.add(folder.path)
-        elif record is not None and not missing_figures(out, case):  # else redrawn
+        elif record is not None and not missing_figures(out, problem):  # else redrawn
             _reused(o, cfg)
             results.append(
                 RunResult(cfg.method, cfg.seed, cfg.lr, folder.path, "reused", record)
@@ -118,7 +118,7 @@ def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
         todo.append((cfg, out))
     outcomes = iter_jobs(
         todo,
-        stack=_stacking(o, case, todo),
+        stack=_stacking(o, problem, todo),
         workers=o.execution.workers,
         backend=o.execution.backend,
         address=o.execution.address,
@@ -127,7 +127,7 @@ def run_all(jobs, o: Options, case: Problem) -> list[RunResult]:
         progress=(
             (lambda label: progress_of(o, label)) if o.execution.progress else None
         ),
-        case=case,  # pickled to worker processes
+        problem=problem,  # pickled to worker processes
     )
     stopped = []
     start = time.perf_counter()
@@ -180,17 +180,17 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def _stacking(o: Options, case: Problem, todo) -> bool:
+def _stacking(o: Options, problem: Problem, todo) -> bool:
     if o.execution.stack != "auto" or not todo:
         return o.execution.stack == "on"
-    if not any(case.stackable(cfg.method) for cfg, _ in todo):
+    if not any(problem.stackable(cfg.method) for cfg, _ in todo):
         return False
-    return stacking_pays(case, profile_name(o, case))
+    return stacking_pays(problem, profile_name(o, problem))
 
 
 def compare_runs(
     o: Options,
-    case: Problem,
+    problem: Problem,
     methods: list[str],
     seeds: list[int],
     root: Path,
@@ -201,19 +201,19 @@ def compare_runs(
     seconds with ``budget="time"``) and summarise them there (those runs only:
     other records in ``root`` are named as excluded), judged against
     ``baseline`` (several: each one's verdicts a family)."""
-    check_configs(o, case, methods, seeds)
+    check_configs(o, problem, methods, seeds)
     with claim(root):  # empty or ours, pinned: it gets summaries and budget.json
-        asked, runs = train_runs(o, case, methods, seeds, root, budget)
+        asked, runs = train_runs(o, problem, methods, seeds, root, budget)
         _some_finished(runs)
-        paper_seed = profile_of(o, case).seed
+        paper_seed = profile_of(o, problem).seed
         return summarized(
-            root, case, runs, asked, paper_seed, baseline, o.verdicts.margin
+            root, problem, runs, asked, paper_seed, baseline, o.verdicts.margin
         )
 
 
 def train_runs(
     o: Options,
-    case: Problem,
+    problem: Problem,
     methods: list[str],
     seeds: list[int],
     root: Path,
@@ -223,24 +223,24 @@ def train_runs(
     :func:`compare_runs`), trained or reused: their configurations and results.
     ``root`` is held by the caller (:func:`~deepxde_lnn.runs.folder.claim`),
     after :func:`check_configs`."""
-    prof = profile_of(o, case)
+    prof = profile_of(o, problem)
     iterations, seconds = o.training.iterations, o.training.seconds
     if budget == "time":
         steps = o.training.iterations or prof.iterations
         if seconds is None:
-            seconds = _time_budget(o, case, methods[0], seeds[0], root)
+            seconds = _time_budget(o, problem, methods[0], seeds[0], root)
         iterations = steps * TIME_CAP  # a cap: the budget decides
     jobs = [
         (
             replace(
-                config(o, case, m, seed), iterations=iterations, seconds=seconds
-            ).resolved(case),
+                config(o, problem, m, seed), iterations=iterations, seconds=seconds
+            ).resolved(problem),
             run_folder(root, m, seed_name(seed)),
         )
         for m in methods
         for seed in seeds
     ]  # all validated before anything runs
-    return [cfg for cfg, _ in jobs], run_all(jobs, o, case)
+    return [cfg for cfg, _ in jobs], run_all(jobs, o, problem)
 
 
 def _some_finished(runs: list[RunResult]) -> None:
@@ -305,13 +305,13 @@ def _decide(o, case, methods, all_seeds, root, budget, baseline, design):
     return summarized(root, case, runs, asked, paper_seed, baseline, o.verdicts.margin)
 
 
-def check_configs(o: Options, case: Problem, methods, seeds) -> None:
+def check_configs(o: Options, problem: Problem, methods, seeds) -> None:
     """Every method resolved and every seed checked (``ValueError`` naming it)
     before a folder is created: once per method (a method may build its network
     to check it), since nothing else of a run's configuration depends on its
     seed."""
     for m in methods:
-        config(o, case, m, seeds[0]).resolved(case)
+        config(o, problem, m, seeds[0]).resolved(problem)
     for seed in seeds[1:]:
         check_int(seed, "seed", 0, SEED_MAX)
 

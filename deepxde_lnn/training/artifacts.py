@@ -20,7 +20,7 @@ from .stack import Run
 __all__ = ["write_fields", "write_loss", "write_model", "write_run"]
 
 
-def write_run(r: Run, case: Problem, record: dict) -> None:
+def write_run(r: Run, problem: Problem, record: dict) -> None:
     """Artifacts first, ``metrics.json`` last (it marks the run finished); the
     checkpoint stays until every run trained with it is written (the runner's
     ``_finish``)."""
@@ -33,8 +33,8 @@ def write_run(r: Run, case: Problem, record: dict) -> None:
         f["pred"],
         f["mask"],
         f["axes"],
-        case.inputs,
-        case.fields,
+        problem.inputs,
+        problem.fields,
     )
     write_model(folder.path, r.net)
     atomic.write_json(folder.metrics, record)

@@ -40,8 +40,8 @@ def predict(net, x: np.ndarray, chunk: int = 65536) -> np.ndarray:
 def evaluate(job: Job, r: Run) -> dict:
     """Run ``r``'s ``metrics.json`` record: configuration, provenance, metrics;
     the evaluation grid, exact and predicted values go to ``r.fields``."""
-    case, cfg, data = job.case, r.cfg, r.data
-    ev = case.evaluation(job.profile, data)
+    problem, cfg, data = job.problem, r.cfg, r.data
+    ev = problem.evaluation(job.profile, data)
     x, exact, pred = ev.x, ev.exact, predict(r.net, ev.x)
     r.fields = dict(x=x, exact=exact, pred=pred, mask=ev.mask, axes=ev.axes)
     seconds, loss = r.prior_seconds, r.prior_rows
@@ -63,12 +63,12 @@ def evaluate(job: Job, r: Run) -> dict:
         **_protocol(job, r),
         "final_loss": dict(zip(["total", *data.names], map(float, loss[-1, 1:]))),
         "grid_points": int(len(x)),
-        "fields": list(case.fields),
-        "metrics": all_fields(pred, exact, case.fields),
+        "fields": list(problem.fields),
+        "metrics": all_fields(pred, exact, problem.fields),
         "versions": versions(),
         "command": shlex.join(sys.argv),
     }
-    record.update(_extra_metrics(case, job, r, x, pred, exact))
+    record.update(_extra_metrics(problem, job, r, x, pred, exact))
     if job.stacked:
         record["stacked_runs"] = len(job.runs)
         record["stack_wall_seconds"] = job.wall_seconds
@@ -164,17 +164,17 @@ def _linear_sizes(net) -> list[int] | None:
     return [layers[0].in_features, *(layer.out_features for layer in layers)]
 
 
-def _extra_metrics(case: Problem, job: Job, r: Run, x, pred, exact) -> dict:
+def _extra_metrics(problem: Problem, job: Job, r: Run, x, pred, exact) -> dict:
     """Case-specific metric sets; their warnings go to stderr and the record."""
     out: dict = {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        if case.extra_metrics is not None:
-            out["extra_metrics"] = case.extra_metrics(x, pred, exact)
-        for label, n in case.extra_grids.items():  # e.g. the paper's other grids
-            ev = case.evaluation(replace(job.profile, grid_n=n), r.data)
+        if problem.extra_metrics is not None:
+            out["extra_metrics"] = problem.extra_metrics(x, pred, exact)
+        for label, n in problem.extra_grids.items():  # e.g. the paper's other grids
+            ev = problem.evaluation(replace(job.profile, grid_n=n), r.data)
             out.setdefault("extra_grid_metrics", {})[label] = all_fields(
-                predict(r.net, ev.x), ev.exact, case.fields
+                predict(r.net, ev.x), ev.exact, problem.fields
             )
     if caught:
         out["warnings"] = [str(w.message) for w in caught]

@@ -70,14 +70,14 @@ def run(
     config: RunConfig,
     out: str | Path,
     *,
-    case: Problem,
+    problem: Problem,
     resume: bool = False,
     overwrite: bool = False,
     progress: Progress | None = None,
     callbacks=(),
     on_done: OnDone | None = None,
 ) -> dict:
-    """Train one job of ``case`` into the folder ``out`` and return its
+    """Train one job of ``problem`` into the folder ``out`` and return its
     ``metrics.json`` record.
 
     A finished run of the same configuration in ``out`` is returned as it is;
@@ -94,12 +94,12 @@ def run(
             "resume continues the checkpoint in out, overwrite discards it; pass "
             "one of them"
         )
-    if case.trains_itself:  # the user's function trains it
+    if problem.trains_itself:  # the user's function trains it
         if resume or callbacks:
             what = "resume" if resume else "callbacks"
             raise ValueError(f"{what}: not for a run that train= trains")
         outcome = run_scripted(
-            config, out, case=case, overwrite=overwrite, on_done=on_done
+            config, out, problem=problem, overwrite=overwrite, on_done=on_done
         )
     else:
         (outcome,) = _run_many(
@@ -108,7 +108,7 @@ def run(
             resume,
             overwrite,
             lambda label: progress,
-            case,
+            problem,
             callbacks,
             on_done,
         )
@@ -123,13 +123,13 @@ def run_stacked(
     configs: list[RunConfig],
     outs: list[str | Path],
     *,
-    case: Problem,
+    problem: Problem,
     overwrite: bool = False,
     progress=None,
     callbacks=(),
     on_done: OnDone | None = None,
 ) -> list[Outcome]:
-    """Train the runs ``configs`` of ``case`` (equal but for the seed) into
+    """Train the runs ``configs`` of ``problem`` (equal but for the seed) into
     ``outs`` as one stacked model; outcomes in order. Finished runs are reused;
     unfinished ones resume from their checkpoints, those at one step together,
     with the finished runs that left a checkpoint at that step riding along, so
@@ -144,17 +144,19 @@ def run_stacked(
     single-run format, one per folder. A diverging run leaves the stack and keeps
     its last good checkpoint; the others go on. Each record's ``stack_sizes``
     says which steps trained in a stack of how many runs."""
-    return _run_many(configs, outs, None, overwrite, progress, case, callbacks, on_done)
+    return _run_many(
+        configs, outs, None, overwrite, progress, problem, callbacks, on_done
+    )
 
 
 def _run_many(
-    configs, outs, resume, overwrite, progress, case, callbacks, on_done
+    configs, outs, resume, overwrite, progress, problem, callbacks, on_done
 ) -> list[Outcome]:
     """The one training path: K = 1 (``resume`` True/False: as asked) or K runs
     stacked (``resume=None``: continue whatever checkpoints there are)."""
-    cfgs = [c.resolved(case) for c in configs]
+    cfgs = [c.resolved(problem) for c in configs]
     if len(cfgs) > 1:
-        _check_stackable(case, cfgs)
+        _check_stackable(problem, cfgs)
     usable_cache()  # before a folder is made: PyTorch reads it on its first step
     folders = [RunFolder(o) for o in outs]
     for f in folders:
@@ -168,7 +170,7 @@ def _run_many(
             stack.enter_context(f.locked())
             stack.enter_context(f.writing())
         outcomes = _train_folders(
-            case,
+            problem,
             cfgs,
             folders,
             resume,
@@ -191,7 +193,7 @@ def _run_many(
     return outcomes
 
 
-def _check_stackable(case: Problem, cfgs: list[RunConfig]) -> None:
+def _check_stackable(problem: Problem, cfgs: list[RunConfig]) -> None:
     ref = {k: v for k, v in asdict(cfgs[0]).items() if k != "seed"}
     for c in cfgs[1:]:
         if {k: v for k, v in asdict(c).items() if k != "seed"} != ref:
@@ -200,19 +202,19 @@ def _check_stackable(case: Problem, cfgs: list[RunConfig]) -> None:
         raise ValueError("configs: seeds in a stack must be distinct")
     if cfgs[0].seconds is not None:
         raise ValueError("seconds: a time budget needs one run per process")
-    if not stackable_protocol(case.profile(cfgs[0].profile), cfgs[0]):
+    if not stackable_protocol(problem.profile(cfgs[0].profile), cfgs[0]):
         raise ValueError(
             f"profile {cfgs[0].profile!r}: seeds train as a stack only with "
             "Adam on resampled points (no fixed pool or L-BFGS)"
         )
-    if not case.stackable(cfgs[0].method):
+    if not problem.stackable(cfgs[0].method):
         raise ValueError(
             f"method: {cfgs[0].method!r} cannot train its seeds as one stack"
         )
 
 
 def _train_folders(
-    case, cfgs, folders, resume, overwrite, progress, signals, callbacks, on_done
+    problem, cfgs, folders, resume, overwrite, progress, signals, callbacks, on_done
 ) -> list[Outcome]:
     """Reuse finished runs, then train the rest, those whose checkpoints stand at
     one step together (:func:`_stacks`)."""
@@ -227,7 +229,7 @@ def _train_folders(
             outcomes[i] = Outcome(cfg, f.path, "done", done)
         states[i] = state
     for group, riding in _stacks(cfgs, folders, states, outcomes):
-        job = build(case, [cfgs[i] for i in group], [folders[i] for i in group])
+        job = build(problem, [cfgs[i] for i in group], [folders[i] for i in group])
         phases.start(job, [states[i] for i in group])
         label = _label(job)
         with signals.deferred():
@@ -325,7 +327,7 @@ def _finish(
             out.append(Outcome(r.cfg, path, "interrupted", message=msg))
         else:
             record = evaluate(job, r)
-            write_run(r, job.case, record)
+            write_run(r, job.problem, record)
             if on_done is not None:
                 on_done(path)
             out.append(Outcome(r.cfg, path, "done", record))

@@ -131,14 +131,14 @@ def run_scripted(
     config: RunConfig,
     out: str | Path,
     *,
-    case: ScriptedProblem,
+    problem: ScriptedProblem,
     overwrite: bool = False,
     on_done=None,
 ) -> Outcome:
-    """Train one run of ``case`` (``case.train(net)``) into ``out``; a finished
+    """Train one run of ``problem`` (``problem.train(net)``) into ``out``; a finished
     run of the same configuration there is reused. ValueError naming ``train``
     or ``reference`` when the model cannot be scored."""
-    cfg = config.resolved(case)
+    cfg = config.resolved(problem)
     folder = RunFolder(out)
     usable_cache()  # before the folder is made: PyTorch reads it on its first step
     folder.prepare()
@@ -149,7 +149,7 @@ def run_scripted(
             outcome = Outcome(cfg, folder.path, "done", done)
         else:
             with kept_float():
-                outcome = _train(cfg, folder, case, signals)
+                outcome = _train(cfg, folder, problem, signals)
         if outcome.status == "done" and on_done is not None:
             on_done(folder.path)
     return outcome
@@ -166,24 +166,24 @@ def warm_up() -> None:
     opt.step()
 
 
-def _train(cfg: RunConfig, folder: RunFolder, case: ScriptedProblem, signals):
+def _train(cfg: RunConfig, folder: RunFolder, problem: ScriptedProblem, signals):
     warm_up()
     quiet_float(cfg.dtype)
     dde.config.set_random_seed(cfg.seed)
-    net = case.build_net(cfg.method)
+    net = problem.build_net(cfg.method)
     trace: list = []
     recipe: list[str] = []
     printed = io.StringIO()  # what the function prints goes to train.log
     with signals.deferred(), recording(trace, signals, recipe):
         # it reads where it was launched; DeepXDE's relative files land in files/
         with (
-            working_in(case.workdir),
+            working_in(problem.workdir),
             writing_to(folder.path / FILES),
             contextlib.redirect_stdout(printed),
         ):
             loads = load_average()
             start, cpu = time.perf_counter(), time.process_time()
-            model = _called(case.train, net, "train")
+            model = _called(problem.train, net, "train")
             seconds = time.perf_counter() - start
             clock = (seconds, time.process_time() - cpu, (loads, load_average()))
     atomic.atomic_write_text(folder.path / LOG, printed.getvalue())
@@ -199,11 +199,11 @@ def _train(cfg: RunConfig, folder: RunFolder, case: ScriptedProblem, signals):
         write_loss(folder.path / LOSS, table, names)
         msg = f"non-finite loss at step {int(table[-1, 0])}; stopped"
         return Outcome(cfg, folder.path, "diverged", message=msg)
-    x, exact, pred, functions = _scored(model, case, cfg.score)
-    fields = case.fields
+    x, exact, pred, functions = _scored(model, problem, cfg.score)
+    fields = problem.fields
     exact, pred = exact.reshape(-1, len(fields)), pred.reshape(-1, len(fields))
     x = _rows(x, len(exact))
-    record = _record(cfg, case, model, net, clock, table, names, exact, recipe)
+    record = _record(cfg, problem, model, net, clock, table, names, exact, recipe)
     record["fields"] = list(fields)
     record["metrics"] = all_fields(pred, exact, fields)
     functions = None if functions is None else _functions(functions, len(exact))
@@ -211,8 +211,8 @@ def _train(cfg: RunConfig, folder: RunFolder, case: ScriptedProblem, signals):
         record["relL2_mean_per_function"] = per_function_relL2(
             exact, pred, functions, fields
         )
-    record.update(_variables(case, model))
-    _write(folder, case, model, table, names, trace, record, x, exact, pred, fields)
+    record.update(_variables(problem, model))
+    _write(folder, problem, model, table, names, trace, record, x, exact, pred, fields)
     return Outcome(cfg, folder.path, "done", record)
 
 
@@ -240,21 +240,21 @@ def _loss_table(model) -> tuple[np.ndarray, list[str]]:
     return table, term_names(model.data, terms.shape[1])
 
 
-def _scored(model, case: ScriptedProblem, score: str):
+def _scored(model, problem: ScriptedProblem, score: str):
     """``(x, exact, pred, operator)``: the scoring inputs (as stored: the trunk
     points for DeepONet's tuple), the reference and the prediction, float64, and
     DeepONet's ``(branch, trunk)`` inputs (else None). Judged on the
     unknowns alone (:data:`UNKNOWNS`): one "point" of no inputs, the true values
     and the learned ones."""
-    if case.scoring == UNKNOWNS:
-        learned, true = unknowns(model), case.true_values
+    if problem.scoring == UNKNOWNS:
+        learned, true = unknowns(model), problem.true_values
         return np.zeros((1, 0)), np.array([true]), np.array([learned]), None
-    if isinstance(case.reference, tuple):
-        x, exact = case.reference
+    if isinstance(problem.reference, tuple):
+        x, exact = problem.reference
     else:
         x, exact = model.data.test()[:2]
-        if case.reference is not None:
-            exact = _called(case.reference, x, "reference")
+        if problem.reference is not None:
+            exact = _called(problem.reference, x, "reference")
     if score == "best":
         pred = model.train_state.best_y
     else:
@@ -319,7 +319,7 @@ def _called(func, arg, what: str):
         raise ValueError(f"{what} raised {type(err).__name__}: {err}") from err
 
 
-def _record(cfg, case, model, net, clock, table, names, exact, recipe) -> dict:
+def _record(cfg, problem, model, net, clock, table, names, exact, recipe) -> dict:
     """The record of a run trained by the user's function; ``clock``: its wall
     and CPU seconds and the load average as it started and ended."""
     steps = int(model.train_state.step)
@@ -331,12 +331,12 @@ def _record(cfg, case, model, net, clock, table, names, exact, recipe) -> dict:
         "parameters": sum(p.numel() for p in net.parameters() if p.requires_grad),
         "budget": "script",
         "grid_points": int(len(exact)),
-        "scored": _scored_on(case),
+        "scored": _scored_on(problem),
         "steps": steps,
         "train_seconds": seconds,
         "seconds_per_iteration": seconds / max(steps, 1),
         **timing_fields(seconds, cpu, device["threads"], loads),
-        "training": f"{getattr(case.train, '__qualname__', 'train')}(net)",
+        "training": f"{getattr(problem.train, '__qualname__', 'train')}(net)",
         "network": describe(net),
         "optimizer": "script: "
         + (", then ".join(recipe) or "no compile seen")
@@ -347,16 +347,16 @@ def _record(cfg, case, model, net, clock, table, names, exact, recipe) -> dict:
     }
 
 
-def _scored_on(case: ScriptedProblem) -> str:
+def _scored_on(problem: ScriptedProblem) -> str:
     """What a run's fields are scored against, in words."""
-    if case.scoring == UNKNOWNS:
+    if problem.scoring == UNKNOWNS:
         return "the unknowns' true values (the data has no solution)"
-    if case.scoring == "reference":
+    if problem.scoring == "reference":
         return "the reference"
     return "the test data's solution"
 
 
-def _variables(case: ScriptedProblem, model) -> dict:
+def _variables(problem: ScriptedProblem, model) -> dict:
     """The learned unknowns (their trajectory goes to ``variables.csv``) and,
     with true values, their errors as metric sets beside the fields'
     (``extra_metrics``: summarised and judged like a field; where the unknowns
@@ -364,11 +364,11 @@ def _variables(case: ScriptedProblem, model) -> dict:
     final = unknowns(model)
     if not final:
         return {}
-    names = case.variable_names(len(final))
+    names = problem.variable_names(len(final))
     out = {"variables": {n: {"final": v} for n, v in zip(names, final)}}
-    for n, v, true in zip(names, final, case.true_values):
+    for n, v, true in zip(names, final, problem.true_values):
         out["variables"][n].update(true=true, relative_error=_relative(v, true))
-        if case.scoring != UNKNOWNS:
+        if problem.scoring != UNKNOWNS:
             error = field_metrics(np.array([v]), np.array([true]))
             out.setdefault("extra_metrics", {})[n] = error
     return out
@@ -379,14 +379,14 @@ def _relative(value: float, true: float) -> float | None:
     return abs(value - true) / abs(true) if true else None
 
 
-def _write(folder, case, model, table, names, trace, record, x, exact, pred, fields):
+def _write(folder, problem, model, table, names, trace, record, x, exact, pred, fields):
     path = folder.path
     write_loss(path / LOSS, table, names)
     if record.get("variables"):
         variables = list(record["variables"])
         rows = np.array([[step, *values] for step, values in trace], np.float64)
         _write_table(path / VARIABLES, rows, ["step", *variables])
-    inputs = case.input_names if case.scoring != UNKNOWNS else ()
+    inputs = problem.input_names if problem.scoring != UNKNOWNS else ()
     mask = np.ones(len(exact), bool)
     write_fields(path, x, exact, pred, mask, (), inputs, fields)
     write_model(path, model.net)

@@ -61,7 +61,7 @@ class Job:
     the run's own data and net; K > 1 stacks them (:class:`StackedData`,
     :class:`StackedNet`: one Adam over the stacked parameters is K Adams)."""
 
-    case: Problem
+    problem: Problem
     cfg: RunConfig  # the runs' configuration (the first run's seed)
     profile: Profile
     runs: list[Run]
@@ -106,14 +106,14 @@ def kept_float():
             quiet_float(before)
 
 
-def build(case: Problem, cfgs: list[RunConfig], folders: list) -> Job:
+def build(problem: Problem, cfgs: list[RunConfig], folders: list) -> Job:
     """Each run's data and network (seeded by its own seed, in this order) and
     the model that trains them (stacked when K > 1), not yet compiled
     (:func:`deepxde_lnn.training.phases.start`)."""
     cfg = cfgs[0]
     quiet_float(cfg.dtype)
     profile = replace(
-        case.profile(cfg.profile), iterations=cfg.iterations, decay=cfg.decay
+        problem.profile(cfg.profile), iterations=cfg.iterations, decay=cfg.decay
     )
     # a time budget would pay for the compile: its runs keep the eager jets on auto
     steps = 0 if cfg.seconds is not None else (profile.iterations or 0) * len(cfgs)
@@ -121,15 +121,15 @@ def build(case: Problem, cfgs: list[RunConfig], folders: list) -> Job:
     runs = []
     for c, folder in zip(cfgs, folders):
         dde.config.set_random_seed(c.seed)
-        data = case.build_data(c.method, profile, c.seed, compile_jets=compile_jets)
-        runs.append(Run(c, folder, data, case.build_net(c.method)))
+        data = problem.build_data(c.method, profile, c.seed, compile_jets=compile_jets)
+        runs.append(Run(c, folder, data, problem.build_net(c.method)))
     if len(runs) == 1:
         net, data = runs[0].net, runs[0].data
     else:
         net = StackedNet([r.net for r in runs])
         data = StackedData([r.data for r in runs])
     live = list(range(len(runs)))
-    return Job(case, cfg, profile, runs, net, data, dde.Model(data, net), live)
+    return Job(problem, cfg, profile, runs, net, data, dde.Model(data, net), live)
 
 
 def check_checkpoints(job: Job, states: list[dict]) -> None:

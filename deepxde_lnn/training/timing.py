@@ -18,14 +18,14 @@ from .stack import build
 __all__ = ["stacking_pays", "step_seconds"]
 
 
-def step_seconds(config: RunConfig, case: Problem, steps: int = 20) -> float:
-    """Training seconds per step of ``config`` on ``case``, measured now over
+def step_seconds(config: RunConfig, problem: Problem, steps: int = 20) -> float:
+    """Training seconds per step of ``config`` on ``problem``, measured now over
     ``steps`` steps after a few warm-up steps (nothing is written), on the path a
     time-budget run takes (``compile_jets="auto"``: the eager jets)."""
-    cfg = config.resolved(case)
+    cfg = config.resolved(problem)
     if cfg.compile_jets == "auto":
         cfg = replace(cfg, compile_jets=False)
-    job = build(case, [cfg], [None])
+    job = build(problem, [cfg], [None])
     start(job, [None])
     marks = []
 
@@ -42,11 +42,11 @@ def step_seconds(config: RunConfig, case: Problem, steps: int = 20) -> float:
     return (marks[-1] - marks[4]) / (len(marks) - 5)
 
 
-def stacking_pays(case: Problem, profile_name: str) -> bool:
+def stacking_pays(problem: Problem, profile_name: str) -> bool:
     """Whether stacking seeds is faster here: always on a GPU; on a CPU only for
     small point sets (measured: about 1.3-1.6x for 3-5 seeds at the quick
     profile's ~650 points per step, no gain at the paper's thousands)."""
     if torch.cuda.is_available():
         return True
-    prof = case.profile(profile_name)
-    return sum(t.n for t in case.make_terms(prof)) <= 2000
+    prof = problem.profile(profile_name)
+    return sum(t.n for t in problem.make_terms(prof)) <= 2000
