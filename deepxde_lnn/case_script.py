@@ -150,12 +150,14 @@ def unit_loss_weights(model: "dde.Model", weights=None) -> list[float]:
 
 
 def print_errors(case: Case, model: "dde.Model") -> dict:
-    """Predict on the case's evaluation grid and print RMSE, relL2 and MaxErr per
-    field (float64 metrics); returns the metrics."""
-    x, _ = case.grid.points()
+    """Predict on the case's evaluation points (its grid, or its reference's
+    points) and print RMSE, relL2 and MaxErr per field (float64 metrics); returns
+    the metrics."""
+    ev = case.evaluation(case.profile(case.default_profile))
+    x = ev.x
     pred = np.asarray(model.predict(x.astype(dde.config.real(np))), np.float64)
-    metrics = all_fields(pred, case.exact(x), case.fields)
-    print(f"Errors on the {len(x)}-point evaluation grid:")
+    metrics = all_fields(pred, ev.exact, case.fields)
+    print(f"Errors on the {len(x)} evaluation points:")
     for name, m in metrics.items():
         print(errors_line(name, m))
     return metrics

@@ -208,9 +208,13 @@ def cmd_list(args) -> int:
     from .study.protocols import (
         ADAM_STEPS,
         LBFGS_STEPS,
+        PINNACLE_CPU_SEEDS,
+        PINNACLE_CPU_STEPS,
         PROFILES,
+        PROTOCOLS,
         SETTLED_FLOOR,
         SETTLED_SEEDS,
+        STUDIES,
     )
 
     print(
@@ -220,18 +224,35 @@ def cmd_list(args) -> int:
         f"and steps, Adam's lr decaying to {SETTLED_FLOOR:.0%} of its start, "
         f"{SETTLED_SEEDS} seeds; settled-paper: the same at the paper's counts)"
     )
+    print(
+        "PINNacle's problems: " + ", ".join(STUDIES["pinnacle"]) + "  (pinnacle: "
+        "its published protocol; quick: the CPU profile, a share of its points, "
+        f"{PINNACLE_CPU_STEPS} steps with the settled decay, "
+        f"{PINNACLE_CPU_SEEDS} seeds)"
+    )
     print("methods:  " + ", ".join(METHODS))
     print("cases (parameters per method):")
     for name in cases.available():
         c = cases.get(name)
-        pp, q = c.profile("paper"), c.profile("quick")
-        counts = ", ".join(f"{m} {parameter_count(m, c):,}" for m in METHODS)
+        published = PROTOCOLS[name].published
+        pp, q = c.profile(published), c.profile("quick")
+        counts = ", ".join(_count_text(m, c, parameter_count) for m in METHODS)
         print(f"  {name:12s} {c.title}")
         print(
-            f"  {'':12s} paper: {pp.iterations} steps, lr {pp.lr:g}, seed {pp.seed}; "
+            f"  {'':12s} {published}: {pp.iterations} steps, lr {pp.lr:g}, "
+            f"seed {pp.seed}; "
             f"quick: {q.iterations} steps, {q.n_seeds} seeds; {counts}"
         )
     return 0
+
+
+def _count_text(method: str, case, parameter_count) -> str:
+    """``method``'s parameter count on ``case``, or why it does not build there
+    (the authors' 2-D XPINN split on a 3-D problem)."""
+    try:
+        return f"{method} {parameter_count(method, case):,}"
+    except ValueError:
+        return f"{method} (does not build here)"
 
 
 def _settings(args) -> dict:

@@ -39,7 +39,7 @@ def _loss(path):
     return np.loadtxt(path / "loss.csv", delimiter=",", skiprows=1)
 
 
-@pytest.mark.parametrize("name", registry.available())
+@pytest.mark.parametrize("name", protocols.names_of("paper"))
 def test_profile_is_one_setting_for_every_case(name):
     case = registry.get(name)
     prof = case.profile("accurate")

@@ -5,6 +5,7 @@ import deepxde as dde
 import numpy as np
 import pytest
 import torch
+from helpers import ExactNet
 
 from deepxde_lnn.problems.build import build_net, matched_width
 from deepxde_lnn.problems.data import ResampledPDE
@@ -17,19 +18,6 @@ GRID_FACTS = {
     "beam": (40_000, 3_490.227, 3.38535),
     "heat": (125_629, 125_629 * 3.0354558**2, 1 / 3.0354558),
 }
-
-
-class ExactNet(torch.nn.Module):
-    """A 'network' that returns the case's exact solution (float64 torch ops)."""
-
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-        self.w = torch.nn.Parameter(torch.zeros(1, dtype=torch.float64))
-
-    def forward(self, x):
-        # the zero cubic keeps higher derivatives in the graph for linear solutions
-        return self.fn(x) + 0 * self.w + 0 * (x**3).sum(1, keepdim=True)
 
 
 from deepxde_lnn.problems import relativistic as rel  # noqa: E402
@@ -243,5 +231,6 @@ def test_catalog_is_what_the_case_modules_declare():
             case.inputs,
             case.fields,
         )
-        for p in protocols.PROFILES:
+        assert tuple(info.profiles) == protocols.STUDIES[info.study]
+        for p in info.profiles:
             assert info.profile(p) == case.profile(p)  # decay as a tuple, too

@@ -39,7 +39,10 @@ def _default_profiles() -> dict[str, Profile]:
 @dataclass(frozen=True)
 class Case:
     """A PDE problem: its loss terms (each with its point count), exact solution
-    and evaluation grid. Optional: ``profiles`` (name -> training
+    and evaluation grid. Where no formula is known, ``exact`` is None and
+    ``reference()`` gives the points where a solver computed the solution and its
+    values there, ``(x, y)``: runs are scored on those points (the grid then only
+    bounds the domain). Optional: ``profiles`` (name -> training
     :class:`Profile`; default ``{"custom": DEFAULT}``), the network settings
     ``nets`` and ``paper_table``, reference numbers set beside its summaries
     (``{method: {field: {metric: value}, "train_s": seconds}}``, as a study
@@ -50,7 +53,7 @@ class Case:
     inputs: tuple[str, ...]
     fields: tuple[str, ...]
     terms: Sequence[Term]
-    exact: Callable[[np.ndarray], np.ndarray]
+    exact: Callable[[np.ndarray], np.ndarray] | None
     grid: Grid
     output_transform: Callable | None = None
     extra_metrics: Callable[[np.ndarray, np.ndarray, np.ndarray], dict] | None = None
@@ -58,6 +61,7 @@ class Case:
     profiles: Mapping[str, Profile] = field(default_factory=_default_profiles)
     nets: Nets = Nets()
     paper_table: Mapping = field(default_factory=dict)
+    reference: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None
     fingerprint: str | None = field(default=None, repr=False)
 
     scores = ("final",)  # a case's runs are scored on their final iterate
@@ -85,6 +89,11 @@ class Case:
             check_name(key, "profile name")  # it names folders and records
             if not isinstance(prof, Profile):
                 raise ValueError(f"{self.name}: profiles[{key!r}] is not a Profile")
+        if (self.exact is None) == (self.reference is None):
+            raise ValueError(
+                f"{self.name}: give exactly one of exact (a formula) and reference "
+                "(a solver's points and values)"
+            )
         if not isinstance(self.nets, Nets):
             raise ValueError(f"{self.name}: nets must be a Nets; got {self.nets!r}")
         try:
@@ -143,7 +152,11 @@ class Case:
 
     def evaluation(self, profile: Profile, data=None) -> Evaluation:
         """The tensor grid (``profile.grid_n`` points per axis, default
-        ``grid.n``) restricted by the grid's mask, and the exact solution there."""
+        ``grid.n``) restricted by the grid's mask, and the exact solution there;
+        for a case with a ``reference``, its points and values."""
+        if self.reference is not None:
+            x, y = self.reference()
+            return Evaluation(x, y, np.ones(len(x), bool))
         x, keep = self.grid.points(profile.grid_n)
         axes = self.grid.axes(profile.grid_n)
         mask = keep.reshape([len(a) for a in axes])
@@ -184,30 +197,44 @@ def _check_sizes(case: Case) -> None:
 
 def _check_exact(case: Case) -> None:
     """ValueError unless ``case.exact`` gives one finite value per field at a few
-    points of its grid (``EXACT_POINTS`` per axis, inside its mask)."""
+    points of its grid (``EXACT_POINTS`` per axis, inside its mask), or
+    ``case.reference()`` finite points of the inputs and values of the fields."""
+    what = "exact" if case.exact is not None else "reference"
+    said = "exact(x)" if case.exact is not None else "reference()"
+    where = "grid points" if case.exact is not None else "points"
     try:
-        x = case.grid.points(EXACT_POINTS)[0]
+        if case.exact is not None:
+            x = case.grid.points(EXACT_POINTS)[0]
+        else:
+            x, u = case.reference()
+            x = np.asarray(x, dtype=np.float64)
     except Exception as err:
-        raise ValueError(f"grid: raised {type(err).__name__}: {err}") from err
+        raise ValueError(f"{what} raised {type(err).__name__}: {err}") from err
+    if x.ndim != 2 or x.shape[1] != len(case.inputs) or not np.isfinite(x).all():
+        raise ValueError(
+            f"{what}: points of shape {x.shape}, expected finite (M, "
+            f"{len(case.inputs)}): a row per point, a column per input"
+        )
     try:
-        u = case.exact(x)
+        if case.exact is not None:
+            u = case.exact(x)
     except Exception as err:
         raise ValueError(f"exact raised {type(err).__name__}: {err}") from err
     try:
         u = np.asarray(u, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(
-            f"exact(x) gave {type(u).__name__} {u!r:.40}, not an array of numbers"
+            f"{said} gave {type(u).__name__} {u!r:.40}, not an array of numbers"
         ) from None
     want = (len(x), len(case.fields))
     if u.shape != want:
         raise ValueError(
-            f"exact(x) on {len(x)} grid points gave an array of shape {u.shape}; "
+            f"{said} on {len(x)} {where} gave an array of shape {u.shape}; "
             f"expected {want}: a row per point, a column per field "
             f"({', '.join(case.fields)})"
         )
     if not np.isfinite(u).all():
-        raise ValueError(f"exact(x) on {len(x)} grid points gave NaN or inf")
+        raise ValueError(f"{said} on {len(x)} {where} gave NaN or inf")
 
 
 def load_file(path: str | Path) -> Case:

@@ -26,6 +26,8 @@ __all__ = [
     "all_fields",
     "errors_line",
     "field_metrics",
+    "joint_metrics",
+    "JOINT",
     "metric_text",
     "set_names",
     "summary_field",
@@ -100,6 +102,21 @@ def all_fields(pred: np.ndarray, exact: np.ndarray, names: Sequence[str]) -> dic
     if "Avg" in set_names(names):  # None where a field's is: not a mean of all
         out["Avg"] = {m: _mean([out[n][m] for n in names]) for m in METRICS}
     return out
+
+
+#: the metric set of all fields pooled (:func:`joint_metrics`)
+JOINT = "joint"
+
+
+def joint_metrics(x: np.ndarray, pred: np.ndarray, exact: np.ndarray) -> dict:
+    """The five metrics over every field's values pooled, as one set named
+    :data:`JOINT` (a case's ``extra_metrics``): its relL2 is
+    ``||pred - exact||_F / ||exact||_F`` over all points and fields, the L2
+    relative error of benchmarks that score a vector solution as one (PINNacle's
+    L2RE). Nothing for one field (its own metrics are the same)."""
+    if np.ndim(pred) < 2 or np.shape(pred)[1] < 2:
+        return {}
+    return {JOINT: field_metrics(np.ravel(pred), np.ravel(exact))}
 
 
 def _mean(values: list) -> float | None:

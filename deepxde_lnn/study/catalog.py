@@ -1,4 +1,5 @@
-"""The paper's six cases as reports see them, without torch or DeepXDE.
+"""The shipped cases (the paper's six, PINNacle's problems) as reports see them,
+without torch or DeepXDE.
 
 What reports read of a case, its title, inputs, fields and profiles,
 :func:`info` gives from ``catalog.json``; the catalog is written from the case
@@ -21,7 +22,7 @@ from ..problems import methods
 from ..problems.problem import DEFAULT_PROFILE, SCRIPT_PROFILE, Profile
 from ..runs.records import Known
 from .paper import paper_table
-from .protocols import PROFILES, PROTOCOLS
+from .protocols import ALL_PROFILES, PROTOCOLS
 
 __all__ = ["NAMES", "CATALOG", "CaseEntry", "available", "check", "info", "known"]
 
@@ -57,7 +58,13 @@ class CaseEntry:
     inputs: tuple[str, ...]
     fields: tuple[str, ...]
     profiles: Mapping[str, Profile]
+    study: str = "paper"
     scores = ("final",)
+
+    @property
+    def published(self) -> str:
+        """The profile of its study's published protocol (``paper``, ``pinnacle``)."""
+        return self.study
 
     def profile(self, name: str) -> Profile:
         check_choice(name, "profile", tuple(self.profiles))
@@ -84,7 +91,12 @@ def info(name: str) -> CaseEntry:
         for k, p in entry["profiles"].items()
     }
     return CaseEntry(
-        name, entry["title"], tuple(entry["inputs"]), tuple(entry["fields"]), profiles
+        name,
+        entry["title"],
+        tuple(entry["inputs"]),
+        tuple(entry["fields"]),
+        profiles,
+        entry["study"],
     )
 
 
@@ -95,8 +107,8 @@ def known() -> Known:
     ``script``), the methods of this version."""
     return Known(
         cases={name: info(name).fields for name in available()},
-        profiles=PROFILES,
-        own_profiles=(*PROFILES, DEFAULT_PROFILE, SCRIPT_PROFILE),
+        profiles=ALL_PROFILES,
+        own_profiles=(*ALL_PROFILES, DEFAULT_PROFILE, SCRIPT_PROFILE),
         method=methods.parse,
         own_networks=(DEFAULT_PROFILE, SCRIPT_PROFILE),
     )

@@ -1,4 +1,5 @@
-"""The study's training protocols and network settings for the paper's cases.
+"""The studies' training protocols and network settings: the paper's cases, and
+PINNacle's problems (:data:`PINNACLE`).
 
 Per case (``cases/*.py`` declares its physics only): ``paper``, the paper's
 protocol (its steps, learning rate and seed, the case's point counts); ``quick``,
@@ -28,6 +29,14 @@ end settled (``docs/protocol.md``, The settled profile). ``settled-paper`` is
 the same recipe at the paper profile's point counts and steps, the heat case's
 steps capped at :attr:`Protocol.settled_steps` (the paper's 50,000 are out of a
 CPU's reach for 3 methods x 8 seeds).
+
+PINNacle's problems (``study="pinnacle"``) have two profiles: ``pinnacle``, its
+published protocol (its network of 5 hidden layers of 100, Adam at 1e-3 for
+20,000 steps on one fixed set of its point counts; a GPU's job), and ``quick``,
+the CPU profile: ``PINNACLE_CPU_SHARE`` of its points per term (a fixed
+observation set whole), redrawn every step so that seeds stack,
+``PINNACLE_CPU_STEPS`` steps with the settled profile's decay, so that every seed
+ends settled, and ``PINNACLE_CPU_SEEDS`` seeds.
 """
 
 from __future__ import annotations
@@ -52,10 +61,17 @@ __all__ = [
     "SETTLED",
     "SETTLED_FLOOR",
     "SETTLED_SEEDS",
+    "STUDIES",
+    "ALL_PROFILES",
+    "PINNACLE",
+    "names_of",
 ]
 
 SETTLED = ("settled", "settled-paper")  # the settled profiles, the quick one first
 PROFILES = ("quick", "paper", "accurate", *SETTLED)  # a paper case's profiles
+#: each study's profiles, its published protocol's named as the study
+STUDIES = {"paper": PROFILES, "pinnacle": ("quick", "pinnacle")}
+ALL_PROFILES = tuple(dict.fromkeys(p for ps in STUDIES.values() for p in ps))
 
 ADAM_STEPS = 2000
 LR = 1e-3
@@ -75,14 +91,21 @@ def exponential_to(iterations: int, floor: float = SETTLED_FLOOR) -> tuple:
 
 @dataclass(frozen=True)
 class Protocol:
-    """A paper case's ``paper`` and ``quick`` profiles and network settings;
-    ``settled_steps``: the ``settled-paper`` profile's steps where they are fewer
-    than the paper's (None: the paper's)."""
+    """A case's published protocol ``paper`` (the paper's, or for another
+    ``study`` that study's: its profile is named as the study) and ``quick``
+    profile and network settings; ``settled_steps``: the ``settled-paper``
+    profile's steps where they are fewer than the paper's (None: the paper's)."""
 
     paper: Profile
     quick: Profile
     nets: Nets = Nets()
     settled_steps: int | None = None
+    study: str = "paper"
+
+    @property
+    def published(self) -> str:
+        """The name of the profile that follows the study's published protocol."""
+        return self.study
 
 
 _MID = Nets(xpinn_cuts=((0.5,), (0.5,)))  # XPINN: 2 x 2 at the mid-lines
@@ -101,6 +124,51 @@ def _relativistic() -> Protocol:
         nets=_MID,
     )
 
+
+PINNACLE_STEPS, PINNACLE_LR = 20_000, 1e-3
+PINNACLE_NETS = Nets(hidden=(100,) * 5)  # [d] + [100] * 5 + [k]
+PINNACLE_CPU_SHARE = 1 / 8  # the CPU profile's share of each term's points
+PINNACLE_CPU_STEPS = 3000
+PINNACLE_CPU_SEEDS = 5
+
+
+def _pinnacle(**nets) -> Protocol:
+    """A PINNacle problem's protocols (its point counts are its case's)."""
+    return Protocol(
+        paper=Profile(
+            iterations=PINNACLE_STEPS,
+            lr=PINNACLE_LR,
+            seed=0,
+            n_seeds=PINNACLE_CPU_SEEDS,
+            resample=False,
+        ),
+        quick=Profile(
+            iterations=PINNACLE_CPU_STEPS,
+            lr=PINNACLE_LR,
+            seed=0,
+            n_seeds=PINNACLE_CPU_SEEDS,
+            decay=exponential_to(PINNACLE_CPU_STEPS),
+        ),
+        nets=replace(PINNACLE_NETS, **nets),
+        study="pinnacle",
+    )
+
+
+#: PINNacle's problems shipped as cases (``cases/<name>.py``), in its order
+PINNACLE = (
+    "burgers1d",
+    "poisson2d_classic",
+    "poisson_boltzmann2d",
+    "heat2d_multiscale",
+    "heat2d_longtime",
+    "ns2d_lid_driven",
+    "ns2d_back_step",
+    "wave1d",
+    "poisson_nd",
+    "heat_nd",
+    "poisson_inv",
+    "heat_inv",
+)
 
 PROTOCOLS: Mapping[str, Protocol] = {
     "drift_decay": Protocol(
@@ -156,7 +224,13 @@ PROTOCOLS: Mapping[str, Protocol] = {
     ),
     "rel_b": _relativistic(),
     "rel_c": _relativistic(),
+    **{name: _pinnacle() for name in PINNACLE},
 }
+
+
+def names_of(study: str) -> tuple[str, ...]:
+    """The cases of ``study`` (``paper`` or ``pinnacle``), in the package's order."""
+    return tuple(n for n, p in PROTOCOLS.items() if p.study == study)
 
 
 def accurate(paper: Profile, counts: Mapping[str, int]) -> Profile:
@@ -188,7 +262,17 @@ def settled(base: Profile, iterations: int | None = None) -> Profile:
 
 
 def profiles(case, protocol: Protocol) -> dict[str, Profile]:
-    """The profiles :data:`PROFILES` of ``case`` under ``protocol``."""
+    """The profiles of ``case`` under ``protocol``: :data:`PROFILES` for the
+    paper's cases, :data:`STUDIES` ``["pinnacle"]`` for PINNacle's."""
+    if protocol.study == "pinnacle":
+        cpu = {
+            t.name: t.n if t.fixed else max(1, round(PINNACLE_CPU_SHARE * t.n))
+            for t in case.terms
+        }
+        return {
+            "quick": replace(protocol.quick, counts=cpu),
+            "pinnacle": protocol.paper,
+        }
     counts = {t.name: t.n for t in case.make_terms(protocol.paper)}
     return {
         "quick": protocol.quick,

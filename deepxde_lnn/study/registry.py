@@ -112,8 +112,7 @@ def catalog_text() -> str:
             "title": case.title,
             "inputs": list(case.inputs),
             "fields": list(case.fields),
-            "profiles": {
-                p: dataclasses.asdict(case.profile(p)) for p in protocols.PROFILES
-            },
+            "study": protocols.PROTOCOLS[name].study,
+            "profiles": {p: dataclasses.asdict(v) for p, v in case.profiles.items()},
         }
     return json.dumps(out, indent=1) + "\n"

@@ -18,6 +18,7 @@ from ..runs.names import RECORD
 from ..runs.records import find, load_runs
 from . import catalog
 from .paper import paper_rows, paper_table
+from .protocols import names_of
 
 __all__ = [
     "load",
@@ -140,11 +141,13 @@ def baseline_for(case: str, runs: list[dict]) -> str:
 
 @functools.lru_cache(maxsize=None)
 def paper_protocol(case: str) -> Group | None:
-    """The group of a run made exactly at the paper's protocol for ``case``."""
+    """The group of a run made exactly at the published protocol for ``case``
+    (the paper's; PINNacle's for its problems)."""
     if case not in catalog.available():
         return None
-    p = catalog.info(case).profile("paper")
-    run = {"profile": "paper", "iterations": p.iterations, "lr": float(p.lr)}
+    entry = catalog.info(case)
+    p = entry.profile(entry.published)
+    run = {"profile": entry.published, "iterations": p.iterations, "lr": float(p.lr)}
     return Group.of({**run, "dtype": "float32", "budget": "steps"})
 
 
@@ -170,7 +173,12 @@ def missing(runs: list[dict]) -> dict[str, dict[str, int]]:
     (never a problem of the user's: a record with its fingerprint)."""
     paper_runs = [r for r in runs if _at_paper_protocol(r)]
     names = sorted(
-        set(catalog.NAMES) | {r["case"] for r in runs if not r.get("problem")},
+        set(names_of("paper"))
+        | {
+            r["case"]
+            for r in runs
+            if not r.get("problem") and r["case"] not in names_of("pinnacle")
+        },
         key=case_order,
     )
     out = {}
