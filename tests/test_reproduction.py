@@ -55,7 +55,7 @@ def _write(root, case, method, seed, rmse, **over) -> None:
     }
     if case == "beam":
         rec["extra_grid_metrics"] = {"150x150": {"u": _metrics(rmse * 1.01)}}
-    tag = "-".join(str(v) for v in over.values())
+    tag = "-".join(str(v) for v in over.values() if not isinstance(v, dict))
     out = root / case / method / tag / f"seed-{seed}"
     out.mkdir(parents=True)
     (out / "metrics.json").write_text(json.dumps(rec))
@@ -667,3 +667,41 @@ def test_a_report_of_your_own_folder_speaks_of_your_problem(tmp_path):
     fig = reproduction.case_figure("mine", groups["mine"])
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert labels == ["seed", "geometric mean"]  # no paper star to name
+
+
+def test_pinnacles_problems_have_their_own_headline_family_and_figure(
+    runs_dir, tmp_path
+):
+    """Issue 53: PINNacle's rows (on the pooled error where there are several
+    fields) are a family of their own, with their own figure; never Missing."""
+    ns = ("u", "v", "p")
+    table = {
+        "lnn": (1e-2, 2e-2, 3e-2),
+        "pinn": (2e-2, 3e-2, 5e-2),
+        "pinn-matched": (2e-2, 3e-2, 4e-2),
+    }
+    for method, errs in table.items():
+        for seed, rmse in zip(SEEDS, errs):
+            _write(
+                runs_dir,
+                "ns2d_lid_driven",
+                method,
+                seed,
+                rmse,
+                profile="quick",
+                iterations=3000,
+                metrics={f: _metrics(rmse) for f in (*ns, "Avg")},
+                extra_metrics={"joint": _metrics(rmse / 2)},
+            )
+    md = _render(runs_dir)
+    paper = md.split("## Headline\n")[1].split("\n## ")[0]
+    pinnacle = md.split("\n## PINNacle\n")[1].split("\n## ")[0]
+    assert "ns2d_lid_driven" not in paper and "| laplace |" in paper
+    assert "The table's 2 verdicts are their own family" in pinnacle
+    (row,) = [line for line in pinnacle.splitlines() if line.startswith("| ns2d")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "joint" and cells[3] == "3 / 3"
+    assert "ns2d_lid_driven" not in md.split("## Missing")[1]
+    out = reproduction.build_report([runs_dir], tmp_path / "R.md")
+    assert (tmp_path / "R" / "_pinnacle_verdicts.png").is_file()
+    assert "](R/_pinnacle_verdicts.png)" in out.read_text()

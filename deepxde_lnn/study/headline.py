@@ -20,9 +20,9 @@ from ..analysis.table import (
     judged_text,
     prepare,
 )
-from ..problems.metrics import summary_field
+from ..problems.metrics import JOINT, summary_field
 from ..runs.records import escape
-from .protocols import SETTLED
+from .protocols import SETTLED, names_of
 from .report_records import by_case, field_rows, fields_of, paper_protocol
 
 __all__ = [
@@ -32,6 +32,8 @@ __all__ = [
     "headline_section",
     "verdicts_figure",
     "FOREST",
+    "STUDY_HEADLINES",
+    "of_study",
 ]
 
 HEADLINE = (
@@ -55,6 +57,28 @@ HEADLINE = (
 
 
 FOREST = "_verdicts.png"  # the headline's figure (no case is named with a "_" first)
+
+PINNACLE_HEADLINE = (
+    "## PINNacle",
+    "",
+    "The same comparisons on the problems of PINNacle, the field's own PINN "
+    "benchmark (Hao et al., NeurIPS 2024): one row per problem and configuration "
+    "holding both `lnn` and `pinn`, on the problem's pooled error where it has "
+    "several fields (`joint`: every field's values together, PINNacle's L2 "
+    "relative error), otherwise its field. `pinnacle` is PINNacle's own protocol "
+    "(a GPU's job); `quick` the CPU profile (a share of its points, redrawn every "
+    "step, the settled decay). The table's {n} verdicts are their own family "
+    "(Holm's adjustment over this table). A method that did not converge (median "
+    "relL2 0.5 or more) is named in its verdict. PINNacle's published numbers for "
+    "its vanilla PINN are not set beside these: the copy of its paper and "
+    "repository at hand does not carry the table, and none is typed in by hand.",
+    "",
+)
+#: per study: its headline's heading and text, and its figure's file
+STUDY_HEADLINES = {
+    "paper": (HEADLINE, FOREST),
+    "pinnacle": (PINNACLE_HEADLINE, "_pinnacle_verdicts.png"),
+}
 
 
 FOREST_NOTE = (
@@ -81,18 +105,28 @@ def headline_table_head() -> list[str]:
 
 
 def headline_section(
-    cases: dict, margin: float, figures: str | None = None
+    cases: dict, margin: float, figures: str | None = None, study: str = "paper"
 ) -> list[str]:
-    found = _headline(cases, margin)
+    """The headline of ``study``'s cases (``paper``: every case not PINNacle's,
+    the user's problems among them): its text, figure link and table."""
+    found = _headline(of_study(cases, study), margin)
     if not found:
         return []
+    text, forest = STUDY_HEADLINES[study]
     n = sum(ci is not None for h in found for ci in (h.lnn, h.matched))
-    head = [h.replace("{n}", str(n)) for h in HEADLINE]
+    head = [h.replace("{n}", str(n)) for h in text]
     if figures is not None:
         alt = "lnn / pinn and pinn-matched / pinn per case and configuration"
         note = FOREST_NOTE.format(m=f"{margin:g}", clip=CLIP)
-        head += [f"![{alt}]({quote(f'{figures}/{FOREST}')})", "", note, ""]
+        head += [f"![{alt}]({quote(f'{figures}/{forest}')})", "", note, ""]
     return [*head, *headline_table_head(), *map(_headline_line, found), ""]
+
+
+def of_study(cases: dict, study: str) -> dict:
+    """The entries of ``cases`` (by case name) of ``study``: PINNacle's problems,
+    or (``paper``) every other case."""
+    pinnacle = set(names_of("pinnacle"))
+    return {c: g for c, g in cases.items() if (c in pinnacle) == (study == "pinnacle")}
 
 
 def headline_table(runs: list[dict], margin: float = MARGIN) -> str:
@@ -125,10 +159,13 @@ class Headline:
         return self.group.profile in SETTLED
 
 
-def headline(runs: list[dict], margin: float = MARGIN) -> list[Headline]:
-    """The headline's rows for records from :func:`~.report_records.load`, settled profiles first,
-    each with its verdicts after Holm's adjustment over the table."""
-    return _headline(by_case(prepare(runs)[0]), margin)
+def headline(
+    runs: list[dict], margin: float = MARGIN, study: str = "paper"
+) -> list[Headline]:
+    """The headline's rows of ``study`` for records from
+    :func:`~.report_records.load`, settled profiles first, each with its verdicts
+    after Holm's adjustment over the table."""
+    return _headline(of_study(by_case(prepare(runs)[0]), study), margin)
 
 
 def _headline(cases: dict, margin: float) -> list[Headline]:
@@ -162,12 +199,16 @@ def _settled_first(group: Group) -> int:
     return SETTLED.index(group.profile) if group.profile in SETTLED else len(SETTLED)
 
 
+PUBLISHED = ("the paper's protocol", "PINNacle's protocol")  # by: is it PINNacle's
+
+
 def _headline_row(
     case: str, k: int, group: Group, runs: list[dict], margin: float
 ) -> Headline | None:
     """The row of one configuration, before Holm's adjustment; None without
     `lnn` and `pinn`."""
-    field = summary_field(fields_of(runs))
+    sets = fields_of(runs)
+    field = JOINT if JOINT in sets else summary_field(sets)
     found = {row.method: row for row in field_rows(runs, field, None, margin)}
     lnn, pinn = found.get(SUBJECT), found.get(BASELINE)
     if lnn is None or pinn is None:
@@ -175,7 +216,7 @@ def _headline_row(
     matched = found[MATCHED].ci if MATCHED in found else None
     where = f"[{k}] {group.short()}"
     if group == paper_protocol(case):
-        where += " (the paper's protocol)"
+        where += f" ({PUBLISHED[case in names_of('pinnacle')]})"
     cells = (
         escape(case),
         escape(field),

@@ -46,6 +46,7 @@ from ..runs.records import escape, inside
 from . import catalog
 from .headline import (
     FOREST,
+    STUDY_HEADLINES,
     Headline,
     headline,
     headline_section,
@@ -199,6 +200,7 @@ def render(
     cases = by_case(kept)
     lines = _header(roots, kept, cases, margin)
     lines += headline_section(cases, margin, figures)
+    lines += headline_section(cases, margin, figures, study="pinnacle")
     for case, groups in cases.items():
         lines += _case_section(case, groups, figures, margin)
     lines += _ablations_section(kept, margin)
@@ -507,7 +509,7 @@ def build_report(
     cases = by_case(prepare(runs)[0])
     # case names come from the registry; and every path stays in the folder
     paths = {case: inside(figures / f"{case}.png", figures) for case in cases}
-    found = headline(runs, margin)
+    found = {study: headline(runs, margin, study) for study in STUDY_HEADLINES}
     # written only while both folders are the ones checked
     # a full disk: one error naming the file (FolderError), no partial file
     with writing(out.parent), aio.pinned(out.parent), aio.pinned(figures):
@@ -516,9 +518,10 @@ def build_report(
             # no Software entry: the file does not change with matplotlib's version
             aio.save_figure(paths[case], fig, dpi=110, metadata={"Software": None})
             plt.close(fig)
-        if found:
-            fig = verdicts_figure(found)
-            path = inside(figures / FOREST, figures)
-            aio.save_figure(path, fig, dpi=110, metadata={"Software": None})
-            plt.close(fig)
+        for study, rows in found.items():
+            if rows:
+                fig = verdicts_figure(rows)
+                path = inside(figures / STUDY_HEADLINES[study][1], figures)
+                aio.save_figure(path, fig, dpi=110, metadata={"Software": None})
+                plt.close(fig)
         return aio.atomic_write_text(out, text)  # last: the links point to files
