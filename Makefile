@@ -14,7 +14,7 @@ INSTALLED := $(VENV)/.installed
 BACKENDS := $(VENV)/.backends
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test test-backends docs
+.PHONY: help demo test test-backends docs pinnacle
 
 help:
 	@echo "make demo   the main job: deepxde-lnn compare laplace (a few minutes on a CPU)"
@@ -22,6 +22,8 @@ help:
 	@echo "make test-backends   the networks on DeepXDE's other backends (installs them: about 2 GB)"
 	@echo "make docs   rebuild the case catalog, docs/options.md, docs/REPRODUCTION.md, README.md's generated blocks,"
 	@echo "            deepxde_lnn/keywords.py and the documentation site (build/docs/docs/index.html)"
+	@echo "make pinnacle   the PINNacle study: lnn, pinn, pinn-matched on its twelve problems (docs/pinnacle.md;"
+	@echo "                PROFILE=quick on a CPU, the default; PROFILE=pinnacle, its protocol, on a GPU)"
 
 demo: $(INSTALLED)
 	$(BIN)/deepxde-lnn compare laplace
@@ -38,6 +40,15 @@ docs: $(INSTALLED)
 	$(BIN)/deepxde-lnn report docs/results --readme README.md
 	$(BIN)/python -m deepxde_lnn.api deepxde_lnn/keywords.py
 	$(BIN)/python -m sphinx -W --keep-going -q -b html -c docs . build/docs
+
+PROFILE ?= quick
+PINNACLE = $(BIN)/python -c "from deepxde_lnn.study.protocols import PINNACLE; print(*PINNACLE)"
+
+pinnacle: $(INSTALLED)
+	for c in $$($(PINNACLE)); do \
+		$(BIN)/deepxde-lnn compare $$c --profile $(PROFILE) --methods lnn,pinn,pinn-matched \
+			--out docs/results/pinnacle-$(PROFILE)/$$c || exit 1; \
+	done
 
 $(INSTALLED): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -127,8 +127,8 @@ def _relativistic() -> Protocol:
 
 PINNACLE_STEPS, PINNACLE_LR = 20_000, 1e-3
 PINNACLE_NETS = Nets(hidden=(100,) * 5)  # [d] + [100] * 5 + [k]
-PINNACLE_CPU_SHARE = 1 / 8  # the CPU profile's share of each term's points
-PINNACLE_CPU_STEPS = 3000
+PINNACLE_CPU_SHARE = 1 / 32  # the CPU profile's share of each term's points
+PINNACLE_CPU_STEPS = 2000
 PINNACLE_CPU_SEEDS = 5
 
 
