@@ -22,7 +22,8 @@ class RunOptions(TypedDict, total=False):
     """Adam steps (default: the profile's; a cap with a time budget)."""
     profile: str | None
     """the training protocol (a case's: quick, paper, accurate, settled or
-    settled-paper; default quick, plain DeepXDE: custom)."""
+    settled-paper; PINNacle's problems: quick or pinnacle; default quick, plain DeepXDE:
+    custom)."""
     dtype: str | None
     """float32 or float64 (default: the profile's; accurate: float64)."""
     checkpoint_every: int
@@ -30,6 +31,10 @@ class RunOptions(TypedDict, total=False):
     seconds: float | None
     """wall-clock training budget per run (then iterations is a cap, default 20x the
     profile's steps)."""
+    first_optimizer: str | None
+    """the first phase's optimizer: adam, or soap (SOAP, Adam in the eigenbasis of a
+    Shampoo preconditioner: heavyball's, the soap extra; its seeds train one by one)
+    (default: the profile's, adam)."""
     lbfgs: int | None
     """L-BFGS iterations after Adam, at most (default: the profile's; accurate: 3000,
     others 0)."""
@@ -75,7 +80,8 @@ class ManyOptions(TypedDict, total=False):
     """Adam steps (default: the profile's; a cap with a time budget)."""
     profile: str | None
     """the training protocol (a case's: quick, paper, accurate, settled or
-    settled-paper; default quick, plain DeepXDE: custom)."""
+    settled-paper; PINNacle's problems: quick or pinnacle; default quick, plain DeepXDE:
+    custom)."""
     dtype: str | None
     """float32 or float64 (default: the profile's; accurate: float64)."""
     checkpoint_every: int
@@ -83,6 +89,10 @@ class ManyOptions(TypedDict, total=False):
     seconds: float | None
     """wall-clock training budget per run (then iterations is a cap, default 20x the
     profile's steps)."""
+    first_optimizer: str | None
+    """the first phase's optimizer: adam, or soap (SOAP, Adam in the eigenbasis of a
+    Shampoo preconditioner: heavyball's, the soap extra; its seeds train one by one)
+    (default: the profile's, adam)."""
     lbfgs: int | None
     """L-BFGS iterations after Adam, at most (default: the profile's; accurate: 3000,
     others 0)."""

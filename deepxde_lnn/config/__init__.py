@@ -20,6 +20,7 @@ depends on the problem.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
@@ -79,6 +80,8 @@ __all__ = [
 
 STACK = ("auto", "on", "off")
 SCORES = ("final", "best")
+#: the first phase's optimizers: PyTorch's Adam, or SOAP (the ``soap`` extra)
+OPTIMIZERS = ("adam", "soap")
 MARGIN = 2.0  # the default equivalence margin: ratios within [1/2, 2]
 TIME_CAP = 20  # with a time budget, at most this many times the profile's steps
 # --- the options ----------------------------------------------------------------------
@@ -106,7 +109,8 @@ class Training:
     profile: str | None = option(
         None,
         "the training protocol (a case's: quick, paper, accurate, settled or "
-        "settled-paper; default quick, plain DeepXDE: custom)",
+        "settled-paper; PINNacle's problems: quick or pinnacle; default quick, "
+        "plain DeepXDE: custom)",
         check=_name,
         parse=str,
         script=True,
@@ -133,6 +137,18 @@ class Training:
         check=_positive,
         parse=_parsed(_parse_positive, "seconds"),
         omit=None,
+    )
+    first_optimizer: str | None = option(
+        None,
+        "the first phase's optimizer: adam, or soap (SOAP, Adam in the "
+        "eigenbasis of a Shampoo preconditioner: heavyball's, the soap extra; "
+        "its seeds train one by one) (default: the profile's, adam)",
+        check=_choice(OPTIMIZERS),
+        parse=_parsed(lambda t, n: _choice(OPTIMIZERS)(t, n), "first_optimizer"),
+        choices=OPTIMIZERS,
+        omit="adam",
+        from_profile=True,
+        script=True,
     )
     lbfgs: int | None = option(
         None,
@@ -399,6 +415,7 @@ class RunConfig(Training):
         if out.problem is not None and not is_fingerprint(out.problem):
             raise ValueError(f"problem must match {FINGERPRINT.pattern}")
         _check_lbfgs(out.lbfgs, out.method, out.seconds, case)
+        _check_optimizer(out.first_optimizer)
         if out.score not in case.scores:
             raise ValueError(
                 f"score: {out.score!r} is not offered for this problem (it scores "
@@ -485,6 +502,19 @@ def _check_lbfgs(lbfgs: int, method: str, seconds, case) -> None:
         )
 
 
+#: the package SOAP comes from, and how to install it
+SOAP_PACKAGE = ("heavyball", "pip install 'deepxde-lnn[soap]'")
+
+
+def _check_optimizer(optimizer: str) -> None:
+    """ValueError naming the option where SOAP is asked for and its package is
+    not installed (before any folder is made)."""
+    if optimizer == "soap" and importlib.util.find_spec(SOAP_PACKAGE[0]) is None:
+        raise ValueError(
+            f"first_optimizer: 'soap' needs the package {SOAP_PACKAGE[0]}: {SOAP_PACKAGE[1]}"
+        )
+
+
 def check_decay_fits(decay, lr) -> None:
     """ValueError naming ``decay`` where a schedule's floor (cosine's
     ``eta_min``) lies above the learning rate ``lr``: no schedule may raise it."""
@@ -508,5 +538,7 @@ def check_weights_fit(weights, names) -> None:
 def stackable_protocol(profile, cfg) -> bool:
     """Whether the training protocol allows stacking seeds: the stacked Adam
     (with the profile's learning-rate schedule, one for all runs) redraws points
-    every step; L-BFGS's line search would couple the seeds."""
-    return profile.resample and not cfg.lbfgs
+    every step; L-BFGS's line search would couple the seeds, and SOAP's
+    preconditioner, taken over a stacked tensor, would mix them."""
+    first = cfg.first_optimizer or profile.first_optimizer
+    return profile.resample and not cfg.lbfgs and first == "adam"

@@ -49,8 +49,9 @@ class Profile:
     ``display_every`` is DeepXDE's loss-logging period. ``dtype`` is the default
     float type; ``resample`` redraws every point set each step (else one fixed
     pool); ``decay`` is DeepXDE's learning-rate decay for Adam (e.g.
-    ``("inverse time", 1000, 0.5)``, ``None``: constant); ``lbfgs`` L-BFGS
-    iterations follow the ``iterations`` Adam steps.
+    ``("inverse time", 1000, 0.5)``, ``None``: constant); ``first_optimizer``
+    is the first phase's (``adam`` or ``soap``); ``lbfgs`` L-BFGS iterations follow its
+    ``iterations`` steps.
     """
 
     iterations: int
@@ -64,6 +65,7 @@ class Profile:
     resample: bool = True
     decay: tuple | None = None
     lbfgs: int = 0
+    first_optimizer: str = "adam"
 
     @property
     def seeds(self) -> list[int]:

@@ -271,7 +271,10 @@ _SETTINGS = {
 
 
 def _scalar(v) -> bool:
-    """None, a bool, a short string or a finite number: any other setting."""
+    """None, a bool, a short string or a finite number (or a one-number tensor,
+    as heavyball counts its steps): any other setting."""
+    if isinstance(v, torch.Tensor) and v.numel() == 1:
+        return _finite(v)
     return (
         v is None
         or isinstance(v, bool)
@@ -280,13 +283,24 @@ def _scalar(v) -> bool:
     )
 
 
-def _finite(v) -> bool:
-    """A tensor of finite floats, a finite number or None, or a list of them."""
-    if isinstance(v, list):
-        return all(map(_finite, v))
+NESTING = 4  # how deep an optimizer's per-parameter state may nest (heavyball: 3)
+
+
+def _finite(v, depth: int = 0) -> bool:
+    """A tensor of finite floats (or of integers: counters), a finite number, a
+    bool or None, or a list, set or name-keyed dict of them nested at most
+    ``NESTING`` deep (heavyball keeps its state so)."""
+    if isinstance(v, (list, tuple, set)):
+        return depth < NESTING and all(_finite(e, depth + 1) for e in v)
+    if isinstance(v, dict):
+        return depth < NESTING and all(
+            isinstance(k, (str, int)) and _finite(e, depth + 1) for k, e in v.items()
+        )
     if isinstance(v, torch.Tensor):
-        return v.is_floating_point() and bool(torch.isfinite(v).all())
-    return v is None or is_number(v)
+        if not v.is_floating_point():
+            return v.dtype in (torch.int64, torch.int32) and bool((v >= 0).all())
+        return bool(torch.isfinite(v).all())
+    return v is None or isinstance(v, bool) or is_number(v)
 
 
 def _opt_problem(opt: dict) -> str | None:

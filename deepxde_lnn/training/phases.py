@@ -24,6 +24,7 @@ from ..runs.cost import load_average
 from .accurate import LBFGSConverged, make_lbfgs
 from .controller import Controller
 from .graphed import GraphedStep, plain_adam_state, plain_scheduler_state
+from .soap import make_soap
 from .stack import Job, Run, check_checkpoints, restore, stacked_from
 from .stacking import select_adam_, split_adam_state, stack_adam_states
 
@@ -72,11 +73,13 @@ def compile_phase(job: Job, phase: str) -> None:
     saved in the same phase (the runs' states stacked when K > 1)."""
     job.graphed = None
     weights = loss_weights(job)
-    if phase == "adam":
+    if phase == "adam":  # the first phase: Adam, or SOAP where asked
         decay = job.profile.decay
-        job.model.compile(
-            "adam", lr=job.cfg.lr, decay=decay, loss_weights=weights, verbose=0
-        )
+        if job.cfg.first_optimizer == "soap":
+            opt, lr = make_soap(job.net.parameters(), job.cfg.lr), None
+        else:
+            opt, lr = "adam", job.cfg.lr
+        job.model.compile(opt, lr=lr, decay=decay, loss_weights=weights, verbose=0)
         job.adam_text = adam_text(job.model.opt, decay)
     else:
         lbfgs = make_lbfgs(job.net.parameters())
@@ -106,6 +109,7 @@ def configured(opt: torch.optim.Optimizer, saved: dict) -> dict:
         raise ValueError("the optimizer has another number of parameter groups")
     kept = getattr(opt, "GROUP_STATE", ())
     return {
+        **saved,  # an optimizer's own entries (heavyball's), as it saved them
         "state": saved["state"],
         "param_groups": [
             {**g, **{k: s[k] for k in kept if k in s}}
@@ -136,14 +140,19 @@ def loss_weights(job: Job) -> list | None:
     return [[w] for w in weights] if job.stacked else list(weights)
 
 
+#: the first phase optimizer's settings a record names (those it has)
+_SETTINGS = ("betas", "eps", "weight_decay", "shampoo_beta", "precondition_frequency")
+
+
 def adam_text(opt, decay) -> str:
-    """Adam's settings and schedule, for the record."""
+    """The first phase optimizer's settings and schedule (Adam's, SOAP's), for
+    the record."""
     d = opt.defaults
     lr = "constant lr" if decay is None else f"lr decay {tuple(decay)}"
-    return (
-        f"{type(opt).__name__}(betas={tuple(d['betas'])}, eps={d['eps']}, "
-        f"weight_decay={d['weight_decay']}), {lr}"
+    settings = ", ".join(
+        f"{k}={tuple(d[k]) if k == 'betas' else d[k]}" for k in _SETTINGS if k in d
     )
+    return f"{type(opt).__name__}({settings}), {lr}"
 
 
 def loss_table(run: Run, rows: np.ndarray) -> np.ndarray:
