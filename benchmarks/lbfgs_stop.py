@@ -22,8 +22,8 @@ from collections import Counter
 import numpy as np
 from scipy.stats import spearmanr
 
-from deepxde_lnn.problems.metrics import summary_field
 from deepxde_lnn.config import record_problem
+from deepxde_lnn.problems.metrics import summary_field
 from deepxde_lnn.runs.records import load_runs
 
 
