@@ -26,7 +26,7 @@ from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.metrics import joint_metrics
 from deepxde_lnn.problems.reference_data import ShippedTable
-from deepxde_lnn.problems.sampling import Box, Edge, Union
+from deepxde_lnn.problems.sampling import Box, Edge, box_boundary
 
 DIFFUSION = 0.001
 K, M1, M2 = 1.0, 4, 2  # source: 5 sin(K u^2) ... sin(M1 pi x) sin(M2 pi y)
@@ -53,10 +53,7 @@ def initial_state(x):
 initial = dde.icbc.IC(geom, initial_state, lambda x, on: on)
 wall = dde.icbc.DirichletBC(geom, lambda x: 0, lambda x, on: on)
 
-sides = Union(
-    tuple(Edge(LO, HI, axis=a, value=v) for a in (0, 1) for v in (0.0, 1.0)),
-    (100.0, 100.0, 100.0, 100.0),  # face areas: side 1 x time 100
-)
+sides = box_boundary(LO, HI, axes=(0, 1))  # each face in proportion to its measure
 
 terms = [
     Term("pde", Box(LO, HI), 32768, pde, kind="pde"),

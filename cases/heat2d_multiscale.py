@@ -23,7 +23,7 @@ import deepxde as dde
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.metrics import joint_metrics
-from deepxde_lnn.problems.sampling import Box, Edge, Union
+from deepxde_lnn.problems.sampling import Box, Edge, box_boundary
 
 C_X, C_Y = 1 / (500 * np.pi) ** 2, 1 / np.pi**2
 K_X, K_Y = 20 * np.pi, np.pi  # wave numbers of the initial state
@@ -49,10 +49,7 @@ def exact(x):
 initial = dde.icbc.IC(geom, exact, lambda x, on: on)
 wall = dde.icbc.DirichletBC(geom, lambda x: 0, lambda x, on: on)
 
-sides = Union(
-    tuple(Edge(LO, HI, axis=a, value=v) for a in (0, 1) for v in (0.0, 1.0)),
-    (5.0, 5.0, 5.0, 5.0),  # face areas: side 1 x time 5
-)
+sides = box_boundary(LO, HI, axes=(0, 1))  # each face in proportion to its measure
 
 terms = [
     Term("pde", Box(LO, HI), 32768, pde, kind="pde"),

@@ -19,7 +19,6 @@ Scored on both fields, also pooled (PINNacle's L2RE: ``joint``).
 
 import numpy as np
 import torch
-from scipy.spatial import cKDTree
 
 import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 
@@ -29,8 +28,8 @@ import deepxde as dde
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.metrics import joint_metrics
-from deepxde_lnn.problems.reference_data import load_table, shipped
-from deepxde_lnn.problems.sampling import Box, Edge, Points, Union
+from deepxde_lnn.problems.reference_data import Observations, load_table, shipped
+from deepxde_lnn.problems.sampling import Box, Points, box_boundary
 
 NOISE_SEED = 2306  # the noise on the observations
 NOISE_STD = 0.1
@@ -78,23 +77,12 @@ OBS_X = load_table(shipped("pinnacle", "heatinv_points.dat.gz"), 3, 0)[0]
 OBS_U = u_ref(OBS_X) + np.random.default_rng(NOISE_SEED).normal(
     0.0, NOISE_STD, (len(OBS_X), 1)
 )
-_tree = cKDTree(OBS_X)
-
-
-def observed(x):
-    # the noisy value at each row, an observation point (found by nearest point)
-    dist, idx = _tree.query(np.asarray(x, dtype=np.float64))
-    if np.any(dist > 1e-5):
-        raise ValueError("observed: a point that is not an observation point")
-    return OBS_U[idx]
+observed = Observations(OBS_X, OBS_U)  # each observation point's value
 
 
 data = dde.icbc.DirichletBC(geom, observed, lambda x, on: on, component=0)
 a_wall = dde.icbc.DirichletBC(geom, a_ref, lambda x, on: on, component=1)
-sides = Union(
-    tuple(Edge(LO, HI, axis=i, value=v) for i in range(2) for v in (-1.0, 1.0)),
-    (1.0,) * 4,  # every side has length 2
-)
+sides = box_boundary(LO, HI, axes=(0, 1))  # each face in proportion to its measure
 
 terms = [
     Term("pde", Box(LO, HI), 32768, pde, kind="pde"),

@@ -16,6 +16,7 @@ import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 # isort: split
 import deepxde as dde
 
+from deepxde_lnn.cases._navier_stokes import steady
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.metrics import joint_metrics
@@ -28,22 +29,7 @@ LO, HI = (0.0, 0.0), (1.0, 1.0)
 geom = dde.geometry.Rectangle(LO, HI)
 
 
-def pde(x, y):
-    u, v = y[:, 0:1], y[:, 1:2]
-    u_x = dde.grad.jacobian(y, x, i=0, j=0)
-    u_y = dde.grad.jacobian(y, x, i=0, j=1)
-    v_x = dde.grad.jacobian(y, x, i=1, j=0)
-    v_y = dde.grad.jacobian(y, x, i=1, j=1)
-    p_x = dde.grad.jacobian(y, x, i=2, j=0)
-    p_y = dde.grad.jacobian(y, x, i=2, j=1)
-    u_xx = dde.grad.hessian(y, x, component=0, i=0, j=0)
-    u_yy = dde.grad.hessian(y, x, component=0, i=1, j=1)
-    v_xx = dde.grad.hessian(y, x, component=1, i=0, j=0)
-    v_yy = dde.grad.hessian(y, x, component=1, i=1, j=1)
-    momentum_x = u * u_x + v * u_y + p_x - NU * (u_xx + u_yy)
-    momentum_y = u * v_x + v * v_y + p_y - NU * (v_xx + v_yy)
-    continuity = u_x + v_y
-    return [momentum_x, momentum_y, continuity]
+pde = steady(NU)  # cases/_navier_stokes.py
 
 
 # Both velocity components on the same points, one loss term per wall group

@@ -27,7 +27,7 @@ from deepxde_lnn.networks import taylor
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.reference_data import ShippedTable
-from deepxde_lnn.problems.sampling import Circle, Edge, Inside, Union
+from deepxde_lnn.problems.sampling import Circle, Inside, Union, box_boundary
 
 K = 8.0
 A = 10.0
@@ -79,20 +79,18 @@ circles = dde.icbc.DirichletBC(geom, lambda x: 1, on_circles)
 
 # the four edges, uniform along each (weights: their lengths); the circles uniform
 # in angle (weights: their radii)
-edges = tuple(Edge(LO, HI, axis, v) for axis in (0, 1) for v in (LO[axis], HI[axis]))
-edge_lengths = tuple(HI[1 - axis] - LO[1 - axis] for axis in (0, 1) for _ in (0, 1))
 rings = tuple(Circle(r, c) for c, r in HOLES)
 radii = tuple(r for _, r in HOLES)
 
 # 2048 boundary points split by length: 8 / (8 + 2 pi) -> 1147 square, 901 circles
 N_BOUNDARY = 2048
-SQUARE_LENGTH = sum(edge_lengths)
+SQUARE_LENGTH = 2 * ((HI[0] - LO[0]) + (HI[1] - LO[1]))
 CIRCLES_LENGTH = 2 * np.pi * sum(radii)
 N_SQUARE = round(N_BOUNDARY * SQUARE_LENGTH / (SQUARE_LENGTH + CIRCLES_LENGTH))
 
 terms = [
     Term("pde", Inside(LO, HI, geom.inside), 8192, pde, kind="pde", jet=pde_jet),
-    Term("square", Union(edges, edge_lengths), N_SQUARE, square),
+    Term("square", box_boundary(LO, HI), N_SQUARE, square),
     Term("circles", Union(rings, radii), N_BOUNDARY - N_SQUARE, circles),
 ]
 

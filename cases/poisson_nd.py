@@ -21,7 +21,7 @@ import deepxde as dde
 
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
-from deepxde_lnn.problems.sampling import Box, Edge, Union
+from deepxde_lnn.problems.sampling import Box, box_boundary
 
 DIM = 5
 LO, HI = (0.0,) * DIM, (1.0,) * DIM
@@ -38,10 +38,7 @@ def exact(x):
 
 
 boundary = dde.icbc.DirichletBC(geom, exact, lambda x, on: on)
-faces = Union(
-    tuple(Edge(LO, HI, axis=i, value=v) for i in range(DIM) for v in (0.0, 1.0)),
-    (1.0,) * (2 * DIM),  # every face has area 1
-)
+faces = box_boundary(LO, HI)  # each face in proportion to its measure
 
 terms = [
     Term("pde", Box(LO, HI), 32768, pde, kind="pde"),

@@ -23,7 +23,7 @@ import deepxde as dde
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.metrics import joint_metrics
-from deepxde_lnn.problems.sampling import Box, Edge, Union
+from deepxde_lnn.problems.sampling import Box, Edge, box_boundary
 
 C = 2.0
 A = 4  # the second mode's wave number
@@ -55,10 +55,7 @@ initial_velocity = dde.icbc.OperatorBC(geom, u_t, lambda x, on: on)
 initial = dde.icbc.DirichletBC(geom, exact, lambda x, on: on)
 side = dde.icbc.DirichletBC(geom, exact, lambda x, on: on)
 
-sides = Union(
-    (Edge(LO, HI, axis=0, value=0.0), Edge(LO, HI, axis=0, value=1.0)),
-    (1.0, 1.0),  # edge lengths
-)
+sides = box_boundary(LO, HI, axes=(0,))  # each face in proportion to its measure
 
 terms = [
     Term("pde", Box(LO, HI), 8192, pde, kind="pde"),

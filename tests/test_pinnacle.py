@@ -17,7 +17,12 @@ from deepxde_lnn.config import RunConfig, stackable_protocol
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import ResampledPDE, Term
 from deepxde_lnn.problems.metrics import JOINT, joint_metrics
-from deepxde_lnn.problems.reference_data import ShippedTable, load_table, times_of
+from deepxde_lnn.problems.reference_data import (
+    Observations,
+    ShippedTable,
+    load_table,
+    times_of,
+)
 from deepxde_lnn.problems.sampling import (
     Ball,
     Box,
@@ -26,6 +31,7 @@ from deepxde_lnn.problems.sampling import (
     Sphere,
     Union,
     WithTime,
+    box_boundary,
 )
 from deepxde_lnn.study import protocols, registry
 from deepxde_lnn.training.runner import run
@@ -88,6 +94,10 @@ def test_samplers_of_holed_balls_and_times():
     right = Box((2.0,), (5.0,))
     both = Union((left, right), (1.0, 3.0))(4000, rng)
     assert abs((both[:, 0] >= 2).mean() - 0.75) < 0.03  # in proportion to measure
+    walls = box_boundary((0, 0, 0), (1, 2, 10), axes=(0, 1))(6000, rng)
+    on_x = np.isin(walls[:, 0], (0, 1))
+    assert (on_x | np.isin(walls[:, 1], (0, 2))).all()
+    assert abs(on_x.mean() - 2 / 3) < 0.03  # faces of area 20 (x) and 10 (y)
     anchor = Points(((0.0, 0.0),))(4, rng)
     assert anchor.tolist() == [[0, 0]] * 4
     obs = ((0.0, 1.0), (2.0, 3.0))
@@ -240,3 +250,11 @@ def test_the_cpu_profile_is_a_share_of_pinnacles_points_stacked_and_settled():
     assert cpu.n_seeds == 5 and cpu.decay[0] == "exponential"
     inverse = registry.get("heat_inv").profile("quick")
     assert inverse.counts["data"] == 2500  # observations stay whole
+
+
+def test_observations_give_each_points_value_and_refuse_other_points():
+    seen = Observations(np.array([[0.0, 0.0], [1.0, 0.5]]), np.array([3.0, 4.0]))
+    rows = np.array([[1.0, 0.5], [0.0, 0.0]], dtype=np.float32)
+    assert seen(rows).tolist() == [[4.0], [3.0]]
+    with pytest.raises(ValueError, match="not an observation point"):
+        seen(np.array([[0.5, 0.5]]))

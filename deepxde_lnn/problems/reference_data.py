@@ -10,7 +10,8 @@ fields...]``, the node's times consecutive.
 
 :func:`shipped` finds a file shipped in ``deepxde_lnn.reference``;
 :class:`ShippedTable` declares one as a case's ``reference`` (read once per
-process).
+process). :class:`Observations` are measured values at fixed points, as an inverse
+problem's data term reads them.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from scipy.spatial import cKDTree
 
-__all__ = ["ShippedTable", "load_table", "shipped", "times_of"]
+__all__ = ["Observations", "ShippedTable", "load_table", "shipped", "times_of"]
 
 _TIME = re.compile(r"@\s*t\s*=\s*([-+0-9.eE]+)")
 
@@ -119,3 +121,24 @@ class ShippedTable:
             )
         x, y = _LOADED[self]
         return x.copy(), y.copy()
+
+
+class Observations:
+    """Values ``values`` (M, 1) observed at the points ``points`` (M, d): called on
+    rows that are observation points (a term's fixed pool of them, e.g. through
+    :class:`~deepxde_lnn.problems.sampling.Points`), it gives each row's value,
+    found by its nearest point (ValueError for a row farther than ``TOLERANCE``
+    from every point), e.g. as a ``DirichletBC``'s function."""
+
+    TOLERANCE = 1e-5
+
+    def __init__(self, points: np.ndarray, values: np.ndarray):
+        self.points = np.asarray(points, dtype=np.float64)
+        self.values = np.asarray(values, dtype=np.float64).reshape(len(self.points), -1)
+        self._tree = cKDTree(self.points)
+
+    def __call__(self, x) -> np.ndarray:
+        dist, idx = self._tree.query(np.asarray(x, dtype=np.float64))
+        if np.any(dist > self.TOLERANCE):
+            raise ValueError("observations: a row that is not an observation point")
+        return self.values[idx]

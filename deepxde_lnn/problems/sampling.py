@@ -16,6 +16,7 @@ from deepxde import config
 __all__ = [
     "Box",
     "Edge",
+    "box_boundary",
     "Disk",
     "Circle",
     "Inside",
@@ -189,3 +190,18 @@ class Points:
         if n == len(pts):
             return _real(pts)
         return _real(pts[rng.integers(0, len(pts), n)])
+
+
+def box_boundary(lo, hi, axes=None) -> Union:
+    """Uniform on the faces of the box ``[lo, hi)`` perpendicular to ``axes``
+    (default: every axis; e.g. ``axes=(0, 1)`` of an ``(x, y, t)`` box: the side
+    walls over time), each face drawn in proportion to its measure."""
+    lo, hi = tuple(map(float, lo)), tuple(map(float, hi))
+    axes = range(len(lo)) if axes is None else axes
+    faces, measures = [], []
+    for axis in axes:
+        size = float(np.prod([b - a for i, (a, b) in enumerate(zip(lo, hi)) if i != axis]))
+        for value in (lo[axis], hi[axis]):
+            faces.append(Edge(lo, hi, axis, value))
+            measures.append(size)
+    return Union(tuple(faces), tuple(measures))
