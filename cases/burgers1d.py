@@ -16,7 +16,6 @@ import deepxde as dde
 
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
-from deepxde_lnn.problems.metrics import joint_metrics
 from deepxde_lnn.problems.reference_data import ShippedTable
 from deepxde_lnn.problems.sampling import Box, Edge
 
@@ -54,7 +53,6 @@ CASE = Case(
     exact=None,
     reference=ShippedTable(("pinnacle", "burgers1d.dat.gz"), 2, 1, time_stacked=True),
     grid=Grid(LO, HI, 101),
-    extra_metrics=joint_metrics,
 )
 
 

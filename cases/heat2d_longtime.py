@@ -24,7 +24,6 @@ import deepxde as dde
 
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
-from deepxde_lnn.problems.metrics import joint_metrics
 from deepxde_lnn.problems.reference_data import ShippedTable
 from deepxde_lnn.problems.sampling import Box, Edge, box_boundary
 
@@ -72,7 +71,6 @@ CASE = Case(
         ("pinnacle", "heat_longtime.dat.gz"), 3, 1, time_stacked=True
     ),
     grid=Grid(LO, HI, 37),
-    extra_metrics=joint_metrics,
 )
 
 

@@ -22,7 +22,6 @@ import deepxde as dde
 
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
-from deepxde_lnn.problems.metrics import joint_metrics
 from deepxde_lnn.problems.sampling import Box, Edge, box_boundary
 
 C_X, C_Y = 1 / (500 * np.pi) ** 2, 1 / np.pi**2
@@ -65,7 +64,6 @@ CASE = Case(
     terms=terms,
     exact=exact,
     grid=Grid(LO, HI, 37),
-    extra_metrics=joint_metrics,
 )
 
 

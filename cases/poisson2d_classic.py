@@ -42,23 +42,9 @@ def pde_jet(x, net):
     return taylor.laplacian(net, x)[1]
 
 
-def on_square(x, on):
-    return on and (
-        np.isclose(x[0], LO[0])
-        or np.isclose(x[0], HI[0])
-        or np.isclose(x[1], LO[1])
-        or np.isclose(x[1], HI[1])
-    )
+square = dde.icbc.DirichletBC(geom, lambda x: 1, lambda x, on: on)
+circles = dde.icbc.DirichletBC(geom, lambda x: 0, lambda x, on: on)
 
-
-def on_circles(x, on):
-    return on and not on_square(x, on)
-
-
-square = dde.icbc.DirichletBC(geom, lambda x: 1, on_square)
-circles = dde.icbc.DirichletBC(geom, lambda x: 0, on_circles)
-
-# the four edges, uniform along each (weights: their lengths)
 rings = tuple(Circle(RADIUS, c) for c in CENTERS)
 
 # 2048 boundary points split by length: 4 / (4 + 0.8 pi) -> 1258 square, 790 circles

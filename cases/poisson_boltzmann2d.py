@@ -61,24 +61,10 @@ def pde_jet(x, net):
     return -lap + K**2 * u - source(x)
 
 
-def on_square(x, on):
-    return on and (
-        np.isclose(x[0], LO[0])
-        or np.isclose(x[0], HI[0])
-        or np.isclose(x[1], LO[1])
-        or np.isclose(x[1], HI[1])
-    )
+square = dde.icbc.DirichletBC(geom, lambda x: 0.2, lambda x, on: on)
+circles = dde.icbc.DirichletBC(geom, lambda x: 1, lambda x, on: on)
 
-
-def on_circles(x, on):
-    return on and not on_square(x, on)
-
-
-square = dde.icbc.DirichletBC(geom, lambda x: 0.2, on_square)
-circles = dde.icbc.DirichletBC(geom, lambda x: 1, on_circles)
-
-# the four edges, uniform along each (weights: their lengths); the circles uniform
-# in angle (weights: their radii)
+# the circles uniform in angle (weights: their radii)
 rings = tuple(Circle(r, c) for c, r in HOLES)
 radii = tuple(r for _, r in HOLES)
 

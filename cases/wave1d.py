@@ -22,7 +22,6 @@ import deepxde as dde
 
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
-from deepxde_lnn.problems.metrics import joint_metrics
 from deepxde_lnn.problems.sampling import Box, Edge, box_boundary
 
 C = 2.0
@@ -72,7 +71,6 @@ CASE = Case(
     terms=terms,
     exact=exact,
     grid=Grid(LO, HI, 101),
-    extra_metrics=joint_metrics,
 )
 
 
