@@ -104,5 +104,4 @@ CASE = Case(
 
 
 if __name__ == "__main__":
-    # flags as for `deepxde-lnn run`: see deepxde_lnn.case_script
-    deepxde_lnn.main(CASE)
+    deepxde_lnn.main(CASE)  # flags as for `deepxde-lnn run`: see deepxde_lnn.case_script
