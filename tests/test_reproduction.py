@@ -702,6 +702,20 @@ def test_pinnacles_problems_have_their_own_headline_family_and_figure(
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1] == "joint" and cells[3] == "3 / 3"
     assert "ns2d_lid_driven" not in md.split("## Missing")[1]
+    for method in (
+        "lnn",
+        "pinn",
+    ):  # both fail (relL2 = 10 RMSE = 1): the figure says so
+        for seed in SEEDS:
+            bad = {"u": _metrics(0.1)}
+            _write(runs_dir, "wave1d", method, seed, 0.1, profile="quick", metrics=bad)
+    rows = reproduction.headline(reproduction.load([runs_dir]), study="pinnacle")
+    fig = reproduction.verdicts_figure(rows)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    noted = {
+        label.split()[0]: label.endswith("(neither converged)") for label in labels
+    }
+    assert noted["wave1d"] and not noted["ns2d_lid_driven"]
     out = reproduction.build_report([runs_dir], tmp_path / "R.md")
     assert (tmp_path / "R" / "_pinnacle_verdicts.png").is_file()
     assert "](R/_pinnacle_verdicts.png)" in out.read_text()

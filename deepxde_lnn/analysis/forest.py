@@ -210,6 +210,9 @@ def forest_legend(rows: Sequence[ForestRow]) -> list:
     return handles
 
 
+LABEL_INCHES = 0.06  # a row label's width per character (font size 7)
+
+
 def forest_figure(
     columns: Mapping[str, Sequence[ForestRow]],
     title: str = "",
@@ -223,10 +226,12 @@ def forest_figure(
         len(rows) + len({r.section for r in rows if r.section}) for _, rows in panels
     )
     height = ROW_INCHES * n + 1.4
+    longest = max((len(r.label) for _, rows in panels for r in rows), default=0)
+    labels = max(3.2, LABEL_INCHES * longest + 0.4)  # the row labels' room
     fig, axs = plt.subplots(
         1,
         len(panels),
-        figsize=(4.0 * len(panels) + 3.2, height),
+        figsize=(4.0 * len(panels) + labels, height),
         squeeze=False,
     )
     everything = []
@@ -244,4 +249,7 @@ def forest_figure(
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0.35 / height, 1, 1))
+    room = (LABEL_INCHES * longest + 0.2) / fig.get_figwidth()  # the labels' share
+    if room > fig.subplotpars.left:
+        fig.subplots_adjust(left=room)
     return fig

@@ -238,7 +238,9 @@ def verdicts_figure(rows: Sequence[Headline]):
     def section(h: Headline) -> str:
         return "settled profile" if h.settled else "other configurations"
 
-    labels = [f"{h.case} {h.field} [{h.k}] {_tag(h.group)}" for h in rows]
+    labels = [
+        f"{h.case} {h.field} [{h.k}] {_tag(h.group)}{_unconverged(h)}" for h in rows
+    ]
     columns = {
         f"{SUBJECT} / {BASELINE}": [
             ForestRow(label, h.lnn, h.adjusted[0], section(h))
@@ -254,6 +256,13 @@ def verdicts_figure(rows: Sequence[Headline]):
         title="RMSE ratio to pinn over seeds, per case and configuration",
         xlabel="RMSE ratio to pinn (geometric mean, 95 % CI)",
     )
+
+
+def _unconverged(h: Headline) -> str:
+    """A row's note where `lnn` or `pinn` did not converge (a ratio of failures
+    is not a result): `` (neither converged)``, or who did not."""
+    note = h.lnn.convergence_text(SUBJECT, BASELINE)
+    return f" ({note})" if note else ""
 
 
 def _tag(group: Group) -> str:
