@@ -57,6 +57,8 @@ $(INSTALLED): setup.cfg pyproject.toml
 	$(BIN)/pip install -e ".[test]"
 	touch $@
 
+# after [test], not with it: paddle pins opt_einsum 3.3, heavyball (soap) asks for
+# 3.4, which pip cannot resolve in one command; heavyball runs on 3.3
 $(BACKENDS): $(INSTALLED)
-	$(BIN)/pip install -e ".[backends]"  # not with [test]: paddle pins opt_einsum 3.3, heavyball (soap) asks 3.4 and works with 3.3
+	$(BIN)/pip install -e ".[backends]"
 	touch $@

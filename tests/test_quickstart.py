@@ -90,7 +90,7 @@ def test_make_test_backends_installs_the_extra_and_runs_their_tests(tmp_path):
     venv.mkdir()
     (venv / ".installed").touch()
     assert _make_n("test-backends", venv) == [
-        f'{venv}/bin/pip install -e ".[test,backends]"',
+        f'{venv}/bin/pip install -e ".[backends]"',
         f"touch {venv}/.backends",
         f"{venv}/bin/python -m pytest -q -n 2 -m backends",
     ]
