@@ -6,11 +6,17 @@ under ``sys.setprofile``. Counted, over the package's functions (imports left
 out), for the whole call and for the part before the first run trains:
 
 * the modules it passes through;
-* its climbs back: calls into a module that the call had left (it is not on the
-  stack at that moment) after having been there before, by module.
+* its climbs back, as a reader meets them: following the functions in the order
+  of their first call, how often the next one to read lies in a module read
+  before and left since, by module;
+* its calls back: every call into a module that the call had left (it is not on
+  the stack at that moment) after having been there before (a helper called
+  twenty times counts twenty).
 
 A newcomer follows the first number; the second is how often they must return
-to a file they already read.
+to a file they already read. What the user's own code runs (their ``train`` and
+network factories, the ``LNN`` they build included) is theirs, not the path, and
+is left out.
 
     python benchmarks/call_path.py
 """
@@ -29,6 +35,8 @@ import deepxde as dde  # noqa: E402
 import deepxde_lnn  # noqa: E402
 
 PACKAGE = "deepxde_lnn"
+#: the module of the user's code: this script
+USER = __name__
 #: the function whose first call is the first run's training
 TRAINING = ("deepxde_lnn.training.scripted_run", "_train")
 
@@ -55,12 +63,14 @@ NETS = {
 
 
 class Trace:
-    """The package's modules on the stack, the ones visited, and the climbs."""
+    """The package's modules on the stack, the ones visited, the order in which
+    its functions are first called, and the calls back."""
 
     def __init__(self):
         self.stack: list[str | None] = []
-        self.visited: dict[str, set] = {"all": set(), "before": set()}
-        self.climbs: dict[str, collections.Counter] = {
+        self.user = 0  # depth of the user's own code on the stack
+        self.first: dict[str, list] = {"all": [], "before": []}
+        self.calls: dict[str, collections.Counter] = {
             "all": collections.Counter(),
             "before": collections.Counter(),
         }
@@ -68,22 +78,42 @@ class Trace:
 
     def __call__(self, frame, event, arg):
         if event == "return":
-            if self.stack:
-                self.stack.pop()
+            if self.stack and self.stack.pop() == USER:
+                self.user -= 1
             return
         if event != "call":
             return
         module = frame.f_globals.get("__name__", "")
         if (module, frame.f_code.co_name) == TRAINING:
             self.training = True
-        ours = module.startswith(PACKAGE) and frame.f_code.co_name != "<module>"
+        if module == USER:
+            self.user += 1
+            self.stack.append(USER)
+            return
+        ours = (
+            module.startswith(PACKAGE)
+            and frame.f_code.co_name != "<module>"
+            and not self.user
+        )
         if ours:
-            parts = ("all",) if self.training else ("all", "before")
-            for part in parts:
-                if module in self.visited[part] and module not in self.stack:
-                    self.climbs[part][module] += 1
-                self.visited[part].add(module)
+            function = (module, frame.f_code.co_name)
+            for part in ("all",) if self.training else ("all", "before"):
+                if function not in self.first[part]:
+                    self.first[part].append(function)
+                seen = {m for m, _ in self.first[part]}
+                if module in seen and module not in self.stack:
+                    self.calls[part][module] += 1
         self.stack.append(module if ours else None)
+
+    def climbs(self, part: str) -> collections.Counter:
+        """Climbs back while reading the functions in the order of first call."""
+        counts, read, last = collections.Counter(), set(), None
+        for module, _ in self.first[part]:
+            if module != last and module in read:
+                counts[module] += 1
+            read.add(module)
+            last = module
+        return counts
 
 
 def main() -> None:
@@ -97,13 +127,15 @@ def main() -> None:
     finally:
         sys.setprofile(None)
     for part, words in (("before", "before training"), ("all", "whole compare")):
-        climbs = trace.climbs[part]
+        climbs, calls = trace.climbs(part), trace.calls[part]
+        modules = sorted({m for m, _ in trace.first[part]})
         print(
-            f"{words}: {len(trace.visited[part])} modules, "
-            f"{sum(climbs.values())} climbs back"
+            f"{words}: {len(modules)} modules, {sum(climbs.values())} climbs back "
+            f"in reading order, {sum(calls.values())} calls back"
         )
-        for module, n in climbs.most_common(6):
-            print(f"  {n:4d}  {module}")
+        print("  climbs: " + ", ".join(f"{m} {n}" for m, n in climbs.most_common()))
+        if part == "before":
+            print("  modules: " + ", ".join(m[len(PACKAGE) + 1 :] for m in modules))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The accurate profile: float64, fixed pool, Adam with decay, then L-BFGS, with
 exact resume across the switch."""
 
+import types
 from dataclasses import replace
 
 import deepxde as dde
@@ -106,17 +107,18 @@ def test_rba_multipliers_are_frozen_during_lbfgs(tmp_path):
     assert all(changed[: ADAM - 1]) and not any(changed[ADAM - 1 :])
 
 
-def test_lbfgs_stops_when_converged():
+def _watched_lbfgs():
+    """Two float64 parameters, their L-BFGS and its convergence callback, wired
+    to a stand-in model as DeepXDE wires them."""
     p = torch.nn.Parameter(torch.tensor([3.0, -2.0], dtype=torch.float64))
-    opt = accurate.make_lbfgs([p])
-
-    class Model:
-        stop_training = False
-
-    model = Model()
-    model.opt = opt
+    model = types.SimpleNamespace(stop_training=False, opt=accurate.make_lbfgs([p]))
     stop = accurate.LBFGSConverged()
     stop.model = model
+    return p, model.opt, stop, model
+
+
+def test_lbfgs_stops_when_converged():
+    p, opt, stop, model = _watched_lbfgs()
 
     def closure():
         opt.zero_grad()
@@ -137,16 +139,7 @@ def test_lbfgs_stops_when_converged():
 def test_lbfgs_stops_on_a_zero_line_search_step():
     """An iteration whose line search returned t = 0 (parameters unchanged) stops
     training even though the iteration counter advanced."""
-    p = torch.nn.Parameter(torch.tensor([3.0, -2.0], dtype=torch.float64))
-    opt = accurate.make_lbfgs([p])
-
-    class Model:
-        stop_training = False
-
-    model = Model()
-    model.opt = opt
-    stop = accurate.LBFGSConverged()
-    stop.model = model
+    p, opt, stop, model = _watched_lbfgs()
 
     def closure():
         opt.zero_grad()

@@ -5,8 +5,8 @@ open where Holm's adjustment changes it; drawn in a compare's summary.png."""
 import json
 import math
 
-import numpy as np
 import pytest
+from helpers import write_fields
 from matplotlib.colors import to_hex
 
 from deepxde_lnn.analysis import summaries, verdict_text
@@ -112,21 +112,7 @@ def _run(folder, method, seed, rmse):
         "final_loss": {"total": 0.5}, "metrics": {"phi": metrics},
     }  # fmt: skip
     (folder / "metrics.json").write_text(json.dumps(record))
-    axes = np.linspace(0.0, 1.0, 5)
-    x = np.stack(np.meshgrid(axes, axes, indexing="ij"), -1).reshape(-1, 2)
-    err = np.full((len(x), 1), rmse)
-    np.savez(
-        folder / "fields.npz",
-        x=x,
-        exact=np.zeros_like(err),
-        pred=err,
-        abs_error=err,
-        mask=np.ones((5, 5), bool),
-        axes=np.stack([axes, axes]),
-        inputs=np.array(["x", "y"]),
-        fields=np.array(["phi"]),
-    )
-    (folder / "loss.csv").write_text("step,total\n1,1.0\n2,0.5\n")
+    write_fields(folder, rmse, "phi")
 
 
 def test_summary_png_draws_the_summarys_verdicts(tmp_path, monkeypatch):

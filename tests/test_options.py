@@ -166,3 +166,26 @@ def test_identity_holds_the_options_that_shape_a_run():
     }  # the quick profile decays the lr
     fast = RunConfig("laplace", "pinn", 1, iterations=5, checkpoint_every=2)
     assert fast.resolved(case).identity() == ident  # how it computes: not identity
+
+
+def test_a_config_is_resolved_once_per_problem_object(monkeypatch):
+    import copy
+    import pickle
+    from dataclasses import replace
+
+    case = registry.get("drift_decay")
+    calls = []
+    real = type(case).profile
+    monkeypatch.setattr(
+        type(case), "profile", lambda self, n: calls.append(n) or real(self, n)
+    )
+    cfg = RunConfig("drift_decay", "lnn", 0).resolved(case)
+    assert cfg.resolved(case) is cfg and calls == [cfg.profile]
+    assert cfg.resolved(copy.copy(case)) == cfg  # another problem object: again
+    again = pickle.loads(pickle.dumps(cfg))  # a worker resolves it for itself
+    assert again == cfg and again.resolved(case) is not again
+    changed = replace(cfg, seed=1)  # a changed config is checked anew
+    assert changed.resolved(case) is not changed
+    with pytest.raises(ValueError, match="seed"):
+        replace(cfg, seed=-1).resolved(case)
+    assert len(calls) == 4

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import write_fields
 
 from deepxde_lnn import _backend, cli
 from deepxde_lnn.analysis.summaries import error_norm, summary_figure
@@ -63,22 +64,7 @@ def _fake_run(folder, method, seed, error):
     """A run folder with a 2-D |error| map of constant ``error`` (and its
     loss history), as the summary figure reads it."""
     folder.mkdir(parents=True)
-    axes = np.linspace(0.0, 1.0, 5)
-    x = np.stack(np.meshgrid(axes, axes, indexing="ij"), -1).reshape(-1, 2)
-    err = np.full((len(x), 1), error)
-    err[0] = 0.0  # an exact point: drawn at the bottom of the log scale
-    np.savez(
-        folder / "fields.npz",
-        x=x,
-        exact=np.zeros_like(err),
-        pred=err,
-        abs_error=err,
-        mask=np.ones((5, 5), bool),
-        axes=np.stack([axes, axes]),
-        inputs=np.array(["x", "y"]),
-        fields=np.array(["u"]),
-    )
-    (folder / "loss.csv").write_text("step,total\n1,1.0\n2,0.5\n")
+    write_fields(folder, error, "u", exact_first=True)  # exact: the scale's bottom
     record = {"case": "laplace", "method": method, "seed": seed}
     (folder / "metrics.json").write_text(json.dumps(record))
     return {**record, "_dir": str(folder)}

@@ -363,6 +363,10 @@ def split_options(given: Mapping, classes: Iterable = OPTION_CLASSES) -> dict:
 # --- one run --------------------------------------------------------------------------
 
 
+#: the attribute by which a resolved :class:`RunConfig` remembers its problem
+_RESOLVED_FOR = "_resolved_for"
+
+
 @dataclass(frozen=True)
 class RunConfig(Training):
     """One training job: a case, a method, a seed and its :class:`Training`.
@@ -395,7 +399,12 @@ class RunConfig(Training):
     def resolved(self, case) -> RunConfig:
         """Every field checked (ValueError naming it) and the profile's defaults
         filled from the problem ``case`` (a :class:`~deepxde_lnn.problems.problem.Problem`).
+
+        Resolved once: the result remembers ``case`` (not pickled, not compared),
+        and resolving it again for the same problem object returns it unchanged.
         """
+        if self.__dict__.get(_RESOLVED_FOR) is case:
+            return self
         name = self.profile or case.default_profile
         prof = case.profile(name)  # ValueError naming the profile
         values = {
@@ -424,7 +433,12 @@ class RunConfig(Training):
         if out.loss_weights is not None:
             check_weights_fit(out.loss_weights, case.loss_names(out.method, prof))
         check_decay_fits(out.decay, out.lr)
+        object.__setattr__(out, _RESOLVED_FOR, case)
         return out
+
+    def __getstate__(self) -> dict:
+        """The fields only: which problem object resolved it stays in this process."""
+        return {k: v for k, v in self.__dict__.items() if k != _RESOLVED_FOR}
 
     def identity(self) -> dict:
         """What makes two runs the same run (records and checkpoints are matched

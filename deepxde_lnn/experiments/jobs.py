@@ -27,6 +27,7 @@ import sys
 import tempfile
 import threading
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
@@ -236,7 +237,7 @@ def _units(jobs, stack: bool, problem: Problem) -> list[list]:
         return [[job] for job in jobs]
     groups: dict = {}
     for cfg, out in jobs:
-        key = tuple(v for k, v in sorted(vars(cfg).items()) if k != "seed")
+        key = tuple(v for k, v in sorted(asdict(cfg).items()) if k != "seed")
         prof = problem.profile(cfg.profile)
         alone = cfg.seconds is not None or not stackable_protocol(prof, cfg)
         if not problem.stackable(cfg.method) or alone:

@@ -200,7 +200,9 @@ def box_boundary(lo, hi, axes=None) -> Union:
     axes = range(len(lo)) if axes is None else axes
     faces, measures = [], []
     for axis in axes:
-        size = float(np.prod([b - a for i, (a, b) in enumerate(zip(lo, hi)) if i != axis]))
+        size = float(
+            np.prod([b - a for i, (a, b) in enumerate(zip(lo, hi)) if i != axis])
+        )
         for value in (lo[axis], hi[axis]):
             faces.append(Edge(lo, hi, axis, value))
             measures.append(size)
