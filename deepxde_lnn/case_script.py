@@ -34,6 +34,7 @@ from .problems.metrics import all_fields, errors_line
 from .study import registry
 from .training.accurate import unit_scale
 from .training.graphed import GraphedStep
+from .training.nncg import nncg_options
 
 __all__ = ["ExampleArgs", "main", "parse_args", "print_errors"]
 
@@ -96,6 +97,10 @@ def main(case: Case, argv: Sequence[str] | None = None) -> dict:
         weights = unit_loss_weights(model, args.loss_weights)
         model.compile("L-BFGS", loss_weights=weights)
         model.train(display_every=args.profile.display_every)
+    if args.nncg:
+        dde.optimizers.set_NNCG_options(**nncg_options())
+        model.compile("NNCG", loss_weights=_weights(args.loss_weights))
+        model.train(iterations=args.nncg, display_every=args.profile.display_every)
     return print_errors(case, model)
 
 

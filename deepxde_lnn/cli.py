@@ -208,6 +208,7 @@ def cmd_list(args) -> int:
     from .study.protocols import (
         ADAM_STEPS,
         LBFGS_STEPS,
+        NNCG_STEPS,
         PINNACLE_CPU_SEEDS,
         PINNACLE_CPU_STEPS,
         PROFILES,
@@ -220,7 +221,9 @@ def cmd_list(args) -> int:
     print(
         "profiles: " + ", ".join(PROFILES) + "  (quick: small counts, few steps; "
         f"accurate: float64, fixed points, {ADAM_STEPS} Adam steps with decay, "
-        f"then at most {LBFGS_STEPS} L-BFGS iterations; settled: quick's counts "
+        f"then at most {LBFGS_STEPS} L-BFGS iterations; strong: accurate with "
+        f"the settled decay, then {NNCG_STEPS} NNCG iterations, "
+        f"{SETTLED_SEEDS} seeds (a GPU's); settled: quick's counts "
         f"and steps, Adam's lr decaying to {SETTLED_FLOOR:.0%} of its start, "
         f"{SETTLED_SEEDS} seeds; settled-paper: the same at the paper's counts)"
     )

@@ -38,6 +38,9 @@ class RunOptions(TypedDict, total=False):
     lbfgs: int | None
     """L-BFGS iterations after Adam, at most (default: the profile's; accurate: 3000,
     others 0)."""
+    nncg: int | None
+    """NNCG iterations (DeepXDE's Nystrom-Newton-CG) after L-BFGS, at most; an L-BFGS
+    that stops early hands over its steps (default: the profile's, 0)."""
     decay: tuple | None
     """Adam's learning-rate schedule in DeepXDE's format, one of step, cosine, inverse
     time, exponential with its numbers: ('inverse time', 1000, 0.5) in Python, 'inverse
@@ -96,6 +99,9 @@ class ManyOptions(TypedDict, total=False):
     lbfgs: int | None
     """L-BFGS iterations after Adam, at most (default: the profile's; accurate: 3000,
     others 0)."""
+    nncg: int | None
+    """NNCG iterations (DeepXDE's Nystrom-Newton-CG) after L-BFGS, at most; an L-BFGS
+    that stops early hands over its steps (default: the profile's, 0)."""
     decay: tuple | None
     """Adam's learning-rate schedule in DeepXDE's format, one of step, cosine, inverse
     time, exponential with its numbers: ('inverse time', 1000, 0.5) in Python, 'inverse

@@ -278,7 +278,7 @@ def _adam_moment(s):
         (lambda s: s.update(step=10**6), "the loss table must have 1000000 rows"),
         (lambda s: s.update(seconds=math.nan), "seconds must be a finite number"),
         (lambda s: s.update(loss=s["loss"][:3]), "loss table must have"),
-        (lambda s: s.update(phase="sgd"), "phase must be adam or lbfgs"),
+        (lambda s: s.update(phase="sgd"), "phase must be one of adam, lbfgs, nncg"),
         (_first_weight, "the network does not fit"),
         (_adam_moment, "'exp_avg' does not fit"),
         (lambda s: s["rng"].update(torch=torch.zeros(3)), "rng.torch must be"),

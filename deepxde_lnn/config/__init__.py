@@ -160,6 +160,16 @@ class Training:
         from_profile=True,
         script=True,
     )
+    nncg: int | None = option(
+        None,
+        "NNCG iterations (DeepXDE's Nystrom-Newton-CG) after L-BFGS, at most; an "
+        "L-BFGS that stops early hands over its steps (default: the profile's, 0)",
+        check=_int_at_least(0),
+        parse=_parsed(_parse_int(0), "nncg"),
+        omit=0,
+        from_profile=True,
+        script=True,
+    )
     decay: tuple | None = option(
         None,
         "Adam's learning-rate schedule in DeepXDE's format, one of "
@@ -423,7 +433,8 @@ class RunConfig(Training):
         case.check_method(out.method)  # ValueError naming the method
         if out.problem is not None and not is_fingerprint(out.problem):
             raise ValueError(f"problem must match {FINGERPRINT.pattern}")
-        _check_lbfgs(out.lbfgs, out.method, out.seconds, case)
+        _check_finisher("lbfgs", out.lbfgs, out.method, out.seconds, case)
+        _check_finisher("nncg", out.nncg, out.method, out.seconds, case)
         _check_optimizer(out.first_optimizer)
         if out.score not in case.scores:
             raise ValueError(
@@ -463,8 +474,9 @@ class RunConfig(Training):
 
     @property
     def total_steps(self) -> int:
-        """Adam steps plus L-BFGS iterations (of a resolved configuration)."""
-        return self.iterations + (self.lbfgs or 0)
+        """Adam steps plus L-BFGS and NNCG iterations (of a resolved
+        configuration)."""
+        return self.iterations + (self.lbfgs or 0) + (self.nncg or 0)
 
 
 def _identity(values: Mapping) -> dict:
@@ -501,18 +513,25 @@ def record_problem(record: Mapping) -> str | None:
     return None
 
 
-def _check_lbfgs(lbfgs: int, method: str, seconds, case) -> None:
-    if not lbfgs:
+#: the finishers' names as messages give them
+_FINISHERS = {"lbfgs": "L-BFGS", "nncg": "NNCG"}
+
+
+def _check_finisher(name: str, steps: int, method: str, seconds, case) -> None:
+    """ValueError naming what cannot go with the finisher ``name`` (``lbfgs``,
+    ``nncg``) where it runs ``steps`` iterations."""
+    if not steps:
         return
+    what, off = _FINISHERS[name], f"pass {name}=0 (--{name} 0)"
     if seconds is not None:
         raise ValueError(
-            "seconds: a time budget cannot be combined with L-BFGS (lbfgs > 0); "
-            "pass lbfgs=0 (--lbfgs 0) or no time budget"
+            f"seconds: a time budget cannot be combined with {what} ({name} > 0); "
+            f"{off} or no time budget"
         )
     if not case.deterministic(method):
         raise ValueError(
             f"method {method!r}: its training loss is random (dropout), which "
-            "L-BFGS's line search cannot use; pass lbfgs=0 (--lbfgs 0)"
+            f"{what}'s line search cannot use; {off}"
         )
 
 
@@ -552,7 +571,8 @@ def check_weights_fit(weights, names) -> None:
 def stackable_protocol(profile, cfg) -> bool:
     """Whether the training protocol allows stacking seeds: the stacked Adam
     (with the profile's learning-rate schedule, one for all runs) redraws points
-    every step; L-BFGS's line search would couple the seeds, and SOAP's
-    preconditioner, taken over a stacked tensor, would mix them."""
+    every step; L-BFGS's and NNCG's line searches would couple the seeds, and
+    SOAP's preconditioner, taken over a stacked tensor, would mix them."""
     first = cfg.first_optimizer or profile.first_optimizer
-    return profile.resample and not cfg.lbfgs and first == "adam"
+    finisher = cfg.lbfgs or cfg.nncg
+    return profile.resample and not finisher and first == "adam"

@@ -51,7 +51,7 @@ class Profile:
     pool); ``decay`` is DeepXDE's learning-rate decay for Adam (e.g.
     ``("inverse time", 1000, 0.5)``, ``None``: constant); ``first_optimizer``
     is the first phase's (``adam`` or ``soap``); ``lbfgs`` L-BFGS iterations follow its
-    ``iterations`` steps.
+    ``iterations`` steps, then ``nncg`` NNCG iterations.
     """
 
     iterations: int
@@ -66,6 +66,7 @@ class Profile:
     decay: tuple | None = None
     lbfgs: int = 0
     first_optimizer: str = "adam"
+    nncg: int = 0
 
     @property
     def seeds(self) -> list[int]:

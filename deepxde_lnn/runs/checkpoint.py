@@ -41,6 +41,9 @@ from .atomic import atomic_write_all
 from .errors import FolderError
 from .records import MAX_CHECKPOINT_BYTES, read_bytes, stack_sizes_problem
 
+#: the training phases, in their order: a checkpoint names the one it was saved in
+PHASES = ("adam", "lbfgs", "nncg")
+
 __all__ = [
     "CheckpointError",
     "save_checkpoint",
@@ -151,8 +154,10 @@ def check_payload(state, path: str | Path = "") -> dict:
     for key, kind in _OPTIONAL.items():
         if key in state and not isinstance(state[key], kind):
             raise _malformed(path, f"{key!r} of the wrong type")
-    if state.get("phase") not in (None, "adam", "lbfgs"):
-        raise _malformed(path, f"phase must be adam or lbfgs, got {state['phase']!r}")
+    if state.get("phase") not in (None, *PHASES):
+        raise _malformed(
+            path, f"phase must be one of {', '.join(PHASES)}, got {state['phase']!r}"
+        )
     step = state.get("step")
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
         raise _malformed(path, f"step must be an integer >= 0, got {step!r}")

@@ -18,6 +18,14 @@ every case (``docs/protocol.md`` gives the measurements behind it):
   converges;
 * the final iterate is reported.
 
+``strong`` is the accurate profile as a practitioner would push it (Rathore et
+al.'s Adam, then L-BFGS, then NNCG): Adam's learning rate decays to
+``SETTLED_FLOOR`` of its start at the switch, as the settled profile's does, so
+that L-BFGS starts from a settled iterate; then L-BFGS as above; then
+``NNCG_STEPS`` NNCG iterations (:mod:`deepxde_lnn.training.nncg`; an L-BFGS that
+converges early hands its steps over); ``SETTLED_SEEDS`` seeds. An NNCG iteration
+costs 100 to 120 L-BFGS iterations on a CPU (``docs/protocol.md``): a GPU's profile.
+
 ``settled``, derived from the quick profile by :func:`settled`, is the quick
 profile's point counts, steps, learning rate and seed with Adam's learning rate
 decaying exponentially to ``SETTLED_FLOOR`` (1 %) of its start at the last step
@@ -52,11 +60,13 @@ __all__ = [
     "Protocol",
     "PROTOCOLS",
     "accurate",
+    "strong",
     "exponential_to",
     "settled",
     "profiles",
     "ADAM_STEPS",
     "LBFGS_STEPS",
+    "NNCG_STEPS",
     "POOL_FRACTION",
     "SETTLED",
     "SETTLED_FLOOR",
@@ -68,7 +78,8 @@ __all__ = [
 ]
 
 SETTLED = ("settled", "settled-paper")  # the settled profiles, the quick one first
-PROFILES = ("quick", "paper", "accurate", *SETTLED)  # a paper case's profiles
+# a paper case's profiles
+PROFILES = ("quick", "paper", "accurate", "strong", *SETTLED)
 #: each study's profiles, its published protocol's named as the study
 STUDIES = {"paper": PROFILES, "pinnacle": ("quick", "pinnacle")}
 ALL_PROFILES = tuple(dict.fromkeys(p for ps in STUDIES.values() for p in ps))
@@ -78,6 +89,7 @@ LR = 1e-3
 DECAY_STEPS, DECAY_RATE = 1000, 0.5  # lr 1e-3 -> 5e-4 at step 2000
 DECAY = ("inverse time", DECAY_STEPS, DECAY_RATE)
 LBFGS_STEPS = 3000
+NNCG_STEPS = 500
 POOL_FRACTION = 0.25
 SETTLED_FLOOR = 0.01  # settled: Adam's lr at the last step, a share of its start
 SETTLED_SEEDS = 8
@@ -250,6 +262,18 @@ def accurate(paper: Profile, counts: Mapping[str, int]) -> Profile:
     )
 
 
+def strong(accurate: Profile) -> Profile:
+    """The strong profile: the ``accurate`` profile with the settled decay of
+    Adam's learning rate, ``NNCG_STEPS`` NNCG iterations after L-BFGS and
+    ``SETTLED_SEEDS`` seeds."""
+    return replace(
+        accurate,
+        decay=exponential_to(accurate.iterations),
+        nncg=NNCG_STEPS,
+        n_seeds=SETTLED_SEEDS,
+    )
+
+
 def settled(base: Profile, iterations: int | None = None) -> Profile:
     """The settled profile of ``base`` (a case's quick or paper profile): its
     point counts, learning rate, seed and evaluation grid, ``iterations`` steps
@@ -278,6 +302,7 @@ def profiles(case, protocol: Protocol) -> dict[str, Profile]:
         "quick": protocol.quick,
         "paper": protocol.paper,
         "accurate": accurate(protocol.paper, counts),
+        "strong": strong(accurate(protocol.paper, counts)),
         "settled": settled(protocol.quick),
         "settled-paper": settled(protocol.paper, protocol.settled_steps),
     }

@@ -19,6 +19,7 @@ import deepxde as dde
 import torch
 
 __all__ = [
+    "lbfgs_settings",
     "make_lbfgs",
     "ScaledLBFGS",
     "unit_scale",
@@ -68,22 +69,26 @@ class ScaledLBFGS(torch.optim.LBFGS):
         return super().step(scaled)
 
 
-def make_lbfgs(params) -> ScaledLBFGS:
-    """DeepXDE's L-BFGS (``dde.optimizers.config.LBFGS_options``) on the scaled
-    loss, one iteration per ``step()`` call; its evaluation budget is one gradient
-    plus ``maxls`` line-search evaluations (torch caps the line search by what is
-    left of ``max_eval``)."""
+def lbfgs_settings() -> dict:
+    """DeepXDE's L-BFGS settings (``dde.optimizers.config.LBFGS_options``) as
+    ``torch.optim.LBFGS`` takes them, one iteration per ``step()`` call; its
+    evaluation budget is one gradient plus ``maxls`` line-search evaluations
+    (torch caps the line search by what is left of ``max_eval``)."""
     o = dde.optimizers.config.LBFGS_options
-    return ScaledLBFGS(
-        params,
-        lr=1,
-        max_iter=1,
-        max_eval=1 + max(o["maxls"], 1),
-        tolerance_grad=o["gtol"],
-        tolerance_change=o["ftol"],
-        history_size=o["maxcor"],
-        line_search_fn="strong_wolfe" if o["maxls"] > 0 else None,
-    )
+    return {
+        "lr": 1,
+        "max_iter": 1,
+        "max_eval": 1 + max(o["maxls"], 1),
+        "tolerance_grad": o["gtol"],
+        "tolerance_change": o["ftol"],
+        "history_size": o["maxcor"],
+        "line_search_fn": "strong_wolfe" if o["maxls"] > 0 else None,
+    }
+
+
+def make_lbfgs(params) -> ScaledLBFGS:
+    """:func:`lbfgs_settings`' L-BFGS on the scaled loss."""
+    return ScaledLBFGS(params, **lbfgs_settings())
 
 
 def iterations_done(opt: torch.optim.LBFGS) -> int:

@@ -1,5 +1,5 @@
 """Training a job phase after phase: Adam (with the profile's schedule), then
-L-BFGS if asked, each compiled into the job's ``dde.Model`` and trained from
+L-BFGS and NNCG if asked, each compiled into the job's ``dde.Model`` and trained from
 where its checkpoints stand, with a checkpoint every ``checkpoint_every`` steps
 (the :class:`~.controller.Controller` inside ``dde.Model.train``)."""
 
@@ -14,6 +14,7 @@ import torch
 
 from ..config import RunConfig, check_weights_fit
 from ..runs.checkpoint import (
+    PHASES,
     CheckpointError,
     rng_state,
     save_checkpoints,
@@ -21,9 +22,10 @@ from ..runs.checkpoint import (
     short_error,
 )
 from ..runs.cost import load_average
-from .accurate import LBFGSConverged, make_lbfgs
+from .accurate import LBFGSConverged, iterations_done, make_lbfgs
 from .controller import Controller
 from .graphed import GraphedStep, plain_adam_state, plain_scheduler_state
+from .nncg import compile_nncg
 from .soap import make_soap
 from .stack import Job, Run, check_checkpoints, restore, stacked_from
 from .stacking import select_adam_, split_adam_state, stack_adam_states
@@ -41,9 +43,14 @@ __all__ = [
 
 
 def phases(cfg: RunConfig) -> list[tuple[str, int]]:
-    """``(optimizer, last step)`` of each training phase: Adam, then L-BFGS."""
-    out = [("adam", cfg.iterations)]
-    return out + [("lbfgs", cfg.total_steps)] if cfg.lbfgs else out
+    """``(optimizer, last step)`` of each training phase: Adam, then L-BFGS, then
+    NNCG (each finisher where it has iterations)."""
+    out, end = [("adam", cfg.iterations)], cfg.iterations
+    for name in PHASES[1:]:
+        if getattr(cfg, name):
+            end += getattr(cfg, name)
+            out.append((name, end))
+    return out
 
 
 def start(job: Job, states: list) -> None:
@@ -69,7 +76,7 @@ def start(job: Job, states: list) -> None:
 
 def compile_phase(job: Job, phase: str) -> None:
     """Compile the model for ``phase`` (Adam with the profile's decay, or
-    L-BFGS with a frozen weights hook), restoring a checkpoint's optimizer state
+    a finisher, L-BFGS or NNCG, with frozen loss weights), restoring a checkpoint's optimizer state
     saved in the same phase (the runs' states stacked when K > 1)."""
     job.graphed = None
     weights = loss_weights(job)
@@ -81,9 +88,12 @@ def compile_phase(job: Job, phase: str) -> None:
             opt, lr = "adam", job.cfg.lr
         job.model.compile(opt, lr=lr, decay=decay, loss_weights=weights, verbose=0)
         job.adam_text = adam_text(job.model.opt, decay)
-    else:
+    elif phase == "lbfgs":
         lbfgs = make_lbfgs(job.net.parameters())
         job.model.compile(lbfgs, loss_weights=weights, verbose=0)
+        job.data.update_weights = False
+    else:
+        compile_nncg(job.model, weights)
         job.data.update_weights = False
     saved = job.saved_opt
     if saved is not None and saved["phase"] == phase:
@@ -175,7 +185,14 @@ def train(job: Job, signals, progress, callbacks) -> Controller:
 
 
 def _train_phases(job: Job, signals, progress, callbacks) -> Controller:
-    todo = [(p, end) for p, end in phases(job.cfg) if end > job.start]
+    """The phases left, from the one the job stands in; an L-BFGS that converged
+    before its cap hands the steps it left over to the next phase."""
+    first = PHASES.index(job.phase)
+    todo = [
+        (p, end)
+        for p, end in phases(job.cfg)
+        if end > job.start and PHASES.index(p) >= first
+    ]
     for i in job.live:
         stacked_from(job.runs[i], job.start, len(job.live))
     if torch.cuda.is_available():
@@ -186,7 +203,8 @@ def _train_phases(job: Job, signals, progress, callbacks) -> Controller:
         ctl = _train_phase(job, signals, progress, callbacks, end)
         _fold(job, ctl)
         stopped = not ctl.live or ctl.interrupted or ctl.out_of_time
-        if k == len(todo) - 1 or ctl.step < end or stopped:
+        handed_over = job.phase == "lbfgs" and job.converged
+        if k == len(todo) - 1 or (ctl.step < end and not handed_over) or stopped:
             return ctl
         job.start, job.torch_rng = ctl.step, None
     raise AssertionError("no phase left to train")  # finished runs are reused
@@ -306,7 +324,10 @@ def _train_phase(job, signals, progress, callbacks, end) -> Controller:
         + [ctl, *callbacks],
         verbose=0,
     )
-    job.converged = bool(converged and converged.converged)
+    if converged is not None:
+        job.converged = converged.converged
+        job.lbfgs_iterations = iterations_done(job.model.opt)
+        job.lbfgs_loss_scale = job.model.opt.param_groups[0].get("loss_scale")
     return ctl
 
 

@@ -17,7 +17,8 @@ from ..problems.metrics import all_fields
 from ..problems.problem import Problem
 from ..runs.cost import timing_fields
 from ..runs.provenance import device_info, versions
-from .accurate import iterations_done
+from .accurate import lbfgs_settings
+from .nncg import NNCG_SETTINGS
 from .phases import adam_text
 from .stack import Job, Run
 
@@ -98,14 +99,15 @@ def _protocol(job: Job, r: Run) -> dict:
         out["step"] = job.adam_step or "no Adam step in this session"
     if job.cfg.lbfgs:
         out.update(_lbfgs(job, adam))
+    if job.cfg.nncg:
+        out.update(_nncg(job, out["optimizer"]))
     return out
 
 
 def _lbfgs(job: Job, adam: str) -> dict:
     """The L-BFGS phase as the record gives it (evaluation follows that phase)."""
-    opt = job.model.opt
-    d = opt.defaults
-    return {
+    d = lbfgs_settings()
+    out = {
         "optimizer": (
             f"{adam} for {job.cfg.iterations} steps, then "
             f"LBFGS(history_size={d['history_size']}, "
@@ -114,9 +116,25 @@ def _lbfgs(job: Job, adam: str) -> dict:
             f"1/L at the switch for at most {job.cfg.lbfgs} iterations, "
             "final iterate"
         ),
-        "lbfgs_loss_scale": opt.param_groups[0].get("loss_scale"),
-        "lbfgs_iterations": iterations_done(opt),
         "lbfgs_stop": "converged" if job.converged else "iteration cap",
+    }
+    if job.lbfgs_iterations is not None:  # L-BFGS ran in this session
+        out["lbfgs_loss_scale"] = job.lbfgs_loss_scale
+        out["lbfgs_iterations"] = job.lbfgs_iterations
+    return out
+
+
+def _nncg(job: Job, before: str) -> dict:
+    """The NNCG phase after ``before`` (the phases it follows, as the record
+    gives them)."""
+    settings = ", ".join(f"{k}={v}" for k, v in NNCG_SETTINGS.items())
+    head = before.removesuffix(", final iterate")
+    return {
+        "optimizer": (
+            f"{head}, then NNCG({settings}) until step {job.cfg.total_steps} "
+            f"({job.cfg.nncg} iterations, more where L-BFGS stopped early), "
+            "final iterate"
+        )
     }
 
 

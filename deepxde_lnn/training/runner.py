@@ -300,7 +300,8 @@ def _finish(
     and why it stopped (its last good checkpoint is kept). The checkpoints go
     once every finished run of the job is written: a process killed in between
     leaves them all, and the stack resumes whole (:func:`_stacks`)."""
-    done = ctl.step >= job.cfg.total_steps or ctl.out_of_time or job.converged
+    converged = job.converged and job.phase == "lbfgs"  # the last phase it ran
+    done = ctl.step >= job.cfg.total_steps or ctl.out_of_time or converged
     if job.stacked and job.live:
         for i, state in zip(job.live, job.net.state_dicts()):
             job.runs[i].net.load_state_dict(state)

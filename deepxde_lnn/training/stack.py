@@ -76,6 +76,8 @@ class Job:
     phase: str = "adam"
     adam_text: str = ""  # the Adam phase's description, for the record
     converged: bool = False  # L-BFGS stopped before its iteration cap
+    lbfgs_iterations: int | None = None  # L-BFGS's, where this session ran it
+    lbfgs_loss_scale: float | None = None  # ScaledLBFGS's factor, likewise
     graphed: GraphedStep | None = None  # the Adam step, staged (cuda_graph)
     adam_step: str = ""  # how the Adam steps ran (GraphedStep.engine), if staged
     wall_seconds: float = 0.0  # this session's training time (all runs)
