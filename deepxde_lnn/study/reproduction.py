@@ -40,6 +40,7 @@ from ..experiments.ablation import BUDGETS
 from ..experiments.ablation import TABLE as ABLATION_TABLE
 from ..experiments.ablation import table as ablation_table
 from ..runs import atomic as aio
+from ..runs.cost import cost
 from ..runs.errors import FolderError
 from ..runs.folder import check_file_ours, check_ours, mark, writing
 from ..runs.records import escape, inside
@@ -249,6 +250,8 @@ def _case_section(
     lines = [f"## {name}", ""]
     if figures is not None:
         lines += [f"![{name}: RMSE per seed]({quote(f'{figures}/{case}.png')})", ""]
+        link = quote(f"{figures}/{case}{COST_SUFFIX}")
+        lines += [f"![{name}: error against cost per run]({link})", "", COST_TEXT, ""]
     for k, (group, runs) in enumerate(groups.items(), start=1):
         paper = paper_of(case, group)
         baseline, ours = baseline_for(case, runs), not is_paper_case(case, runs)
@@ -439,6 +442,77 @@ def case_figure(case: str, groups: dict[Group, list[dict]]):
     return fig
 
 
+#: the name of a case's cost figure after the case's
+COST_SUFFIX = "_cost.png"
+COST_TEXT = (
+    "Error against cost: each method of each configuration ([k] as in the "
+    "headings below) at its median seconds per run (CPU seconds where it was timed "
+    "under load) and its geometric-mean RMSE over seeds; a method's "
+    "configurations are joined in order of cost. A point that no other beats on "
+    "both axes is ringed (the Pareto front)."
+)
+
+
+def cost_figure(case: str, groups: dict[Group, list[dict]]):
+    """One panel per field: each method's geometric-mean RMSE against its median
+    seconds per run, per group, the Pareto front ringed; one legend below."""
+    plt = plt_module()
+    fields = fields_of([r for runs in groups.values() for r in runs])
+    points = {f: _cost_points(case, f, groups) for f in fields}
+    methods = list(dict.fromkeys(m for pts in points.values() for m in pts))
+    colours = {m: plt.cm.tab20(i % 20) for i, m in enumerate(methods)}
+    ncols = min(3, len(fields))
+    nrows = math.ceil(len(fields) / ncols)
+    rows_below = math.ceil(len(methods) / 4)
+    height = 3.6 * nrows + 0.22 * rows_below + 0.3
+    fig, axs = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, height), squeeze=False)
+    for ax, field in zip(axs.flat, fields):
+        _cost_panel(ax, field, points[field], colours)
+    for ax in axs.flat[len(fields) :]:
+        ax.set_visible(False)
+    handles = [
+        plt.Line2D([], [], color=colours[m], marker="o", ms=4, lw=1, label=m)
+        for m in methods
+    ]
+    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7, frameon=False)
+    fig.suptitle(f"{case}: error against cost per run")
+    fig.tight_layout(rect=(0, (0.22 * rows_below + 0.2) / height, 1, 1))
+    return fig
+
+
+def _cost_points(case: str, field: str, groups: dict) -> dict[str, list[tuple]]:
+    """Per method, ``(seconds per run, RMSE, group number)`` of each group that
+    has both."""
+    points: dict[str, list[tuple]] = {}
+    for k, (group, runs) in enumerate(groups.items(), start=1):
+        for row in rows(runs, field, paper=paper_of(case, group)):
+            seconds = [cost(r).run_seconds for r in row.runs]
+            seconds = [t for t in seconds if t is not None]
+            if seconds and row.values("RMSE"):
+                point = (float(np.median(seconds)), row.rmse_geomean, k)
+                points.setdefault(row.method, []).append(point)
+    return points
+
+
+def _cost_panel(ax, field: str, points: dict[str, list[tuple]], colours) -> None:
+    every = [(t, e) for pts in points.values() for t, e, _ in pts]
+    for method, pts in points.items():
+        pts = sorted(pts)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=4, lw=1,
+                color=colours[method])  # fmt: skip
+        for t, e, k in pts:
+            ax.annotate(f"[{k}]", (t, e), fontsize=6, xytext=(3, 2),
+                        textcoords="offset points")  # fmt: skip
+            beaten = any(a <= t and b <= e and (a, b) != (t, e) for a, b in every)
+            if not beaten:
+                ax.scatter([t], [e], s=80, facecolors="none", edgecolors="k")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("seconds per run (median)")
+    ax.set_ylabel("RMSE (geometric mean)")
+    ax.set_title(field, fontsize=9)
+
+
 def _panel_points(case: str, field: str, groups: dict) -> list[tuple]:
     """``(label, errors over seeds, paper value or None)`` per method and group."""
     points = []
@@ -509,6 +583,7 @@ def build_report(
     cases = by_case(prepare(runs)[0])
     # case names come from the registry; and every path stays in the folder
     paths = {case: inside(figures / f"{case}.png", figures) for case in cases}
+    costs = {c: inside(figures / f"{c}{COST_SUFFIX}", figures) for c in cases}
     found = {study: headline(runs, margin, study) for study in STUDY_HEADLINES}
     # written only while both folders are the ones checked
     # a full disk: one error naming the file (FolderError), no partial file
@@ -517,6 +592,9 @@ def build_report(
             fig = case_figure(case, groups)
             # no Software entry: the file does not change with matplotlib's version
             aio.save_figure(paths[case], fig, dpi=110, metadata={"Software": None})
+            plt.close(fig)
+            fig = cost_figure(case, groups)
+            aio.save_figure(costs[case], fig, dpi=110, metadata={"Software": None})
             plt.close(fig)
         for study, rows in found.items():
             if rows:
