@@ -75,7 +75,9 @@ class ResumableNNCG(NNCG):
             loss = super().step(closure)
         # DeepXDE keeps the step length under the group's index, which
         # state_dict would confuse with the first parameter's: kept with ours
-        state["t"] = float(self.state.pop(0)["t"])
+        moved = self.state.pop(0, None)
+        if moved is not None:
+            state["t"] = float(moved["t"])
         state["n_iters"] = torch.tensor(self.n_iters)
         for name in _KEPT:
             state[name] = getattr(self, name).clone()
