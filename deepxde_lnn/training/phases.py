@@ -1,6 +1,6 @@
 """Training a job phase after phase: Adam (with the profile's schedule), then
-L-BFGS and NNCG if asked, each compiled into the job's ``dde.Model`` and trained from
-where its checkpoints stand, with a checkpoint every ``checkpoint_every`` steps
+L-BFGS and NNCG if asked, each compiled into the job's ``dde.Model`` and trained
+from where its checkpoints stand, with a checkpoint every ``checkpoint_every`` steps
 (the :class:`~.controller.Controller` inside ``dde.Model.train``)."""
 
 from __future__ import annotations
@@ -75,9 +75,9 @@ def start(job: Job, states: list) -> None:
 
 
 def compile_phase(job: Job, phase: str) -> None:
-    """Compile the model for ``phase`` (Adam with the profile's decay, or
-    a finisher, L-BFGS or NNCG, with frozen loss weights), restoring a checkpoint's optimizer state
-    saved in the same phase (the runs' states stacked when K > 1)."""
+    """Compile the model for ``phase`` (Adam with the profile's decay, or a
+    finisher, L-BFGS or NNCG, with frozen loss weights), restoring a checkpoint's
+    optimizer state saved in the same phase (the runs' states stacked when K > 1)."""
     job.graphed = None
     weights = loss_weights(job)
     if phase == "adam":  # the first phase: Adam, or SOAP where asked
