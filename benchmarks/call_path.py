@@ -35,6 +35,8 @@ import deepxde as dde  # noqa: E402
 import deepxde_lnn  # noqa: E402
 
 PACKAGE = "deepxde_lnn"
+#: the networks a user builds: run by DeepXDE, they are the user's code
+NETWORKS = f"{PACKAGE}.networks"
 #: the module of the user's code: this script
 USER = __name__
 #: the function whose first call is the first run's training
@@ -86,7 +88,7 @@ class Trace:
         module = frame.f_globals.get("__name__", "")
         if (module, frame.f_code.co_name) == TRAINING:
             self.training = True
-        if module == USER:
+        if module == USER or self._net_run_by_deepxde(module):
             self.user += 1
             self.stack.append(USER)
             return
@@ -104,6 +106,10 @@ class Trace:
                 if module in seen and module not in self.stack:
                     self.calls[part][module] += 1
         self.stack.append(module if ours else None)
+
+    def _net_run_by_deepxde(self, module: str) -> bool:
+        """The user's network, called by DeepXDE (or torch), not by the package."""
+        return module.startswith(NETWORKS) and bool(self.stack) and not self.stack[-1]
 
     def climbs(self, part: str) -> collections.Counter:
         """Climbs back while reading the functions in the order of first call."""
