@@ -176,3 +176,15 @@ def test_a_statistic_added_to_the_companions_reaches_every_output(folders, monke
     assert cells[11:13] == ["0/3", "n3"]
     assert "| failures `lnn`; `pinn` | seeds `lnn`; `pinn` |" in report
     assert "| 0/3; 0/3 | n3; n3 |" in report
+
+
+def test_a_summary_without_a_baseline_states_no_verdict_rule(tmp_path):
+    # one method alone: no verdict, so no rule naming an empty baseline
+    for seed, rmse in enumerate([0.01, 0.02]):
+        write_record(tmp_path, "lnn", seed, rmse)
+    text = build_summary(load_runs(tmp_path, options=record_problem)).markdown
+    assert "Verdicts on" not in text and "ratio to " not in text
+    write_record(tmp_path, "pinn", 0, 0.03)
+    write_record(tmp_path, "pinn", 1, 0.02)
+    text = build_summary(load_runs(tmp_path, options=record_problem)).markdown
+    assert "Verdicts on the geometric-mean RMSE ratio to `pinn`" in text

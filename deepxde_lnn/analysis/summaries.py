@@ -281,13 +281,14 @@ def _markdown(runs, rows, methods, fields, paper_seed, verdicts, excluded=()) ->
         + (PAPER_NOTE if any(r["paper"] is not None for r in rows) else ""),
         "",
         *left_out,
-        verdict_rule(
-            verdicts[0].ci.margin if verdicts else MARGIN,
+    ]
+    if verdicts:  # one method alone, or no baseline asked for: nothing judged
+        rule = verdict_rule(
+            verdicts[0].ci.margin,
             looks,
             baselines[0] if len(baselines) == 1 else baselines,
-        ),
-        "",
-    ]
+        )
+        lines += [rule, ""]
     lines += _per_function(runs, methods)
     lines += _networks(runs, methods)
     marks = {m: timing_mark(_states(runs, m)) for m in methods}
