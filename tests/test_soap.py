@@ -66,3 +66,12 @@ def test_soap_without_its_package_or_a_bad_name_is_one_error(tmp_path, monkeypat
     with pytest.raises(ValueError, match=r"first_optimizer: 'soap' needs .*\[soap\]"):
         deepxde_lnn.run(case, first_optimizer="soap", out=tmp_path / "r")
     assert not (tmp_path / "r").exists()
+
+
+def test_a_float64_soap_run_keeps_its_state_in_float64(tmp_path):
+    # heavyball's float32 state met float64 gradients at the first eigenbasis refresh
+    cfg = RunConfig("laplace", "pinn", seed=0, dtype="float64", **SOAP)
+    out = run(cfg, tmp_path / "run", problem=tiny_case())
+    assert out["dtype"] == "float64" and out["first_optimizer"] == "soap"
+    losses = np.loadtxt(tmp_path / "run" / "loss.csv", delimiter=",", skiprows=1)
+    assert np.isfinite(losses).all() and losses[-1, 1] < losses[0, 1]

@@ -8,8 +8,10 @@ plain ``torch.optim.Optimizer`` interface: DeepXDE compiles it like any optimize
 with the profile's learning-rate schedule, and its ``state_dict`` goes into the
 run's checkpoints, so a resumed run continues it exactly.
 
-Settings: heavyball's defaults, but no weight decay (as the package's Adam); on a
-CPU, heavyball's ``torch.compile`` of its update is turned off (its cold compile
+Settings: heavyball's defaults, but no weight decay (as the package's Adam) and
+its state (moments, Kronecker factors, eigenbases) kept in the parameters' float64
+where a run is float64 (heavyball's float32 default fails there at the first
+refresh of the eigenbasis); on a CPU, heavyball's ``torch.compile`` of its update is turned off (its cold compile
 costs minutes there; ``heavyball.utils.compile_mode``, a setting of the process).
 """
 
@@ -30,4 +32,6 @@ def make_soap(params, lr: float) -> torch.optim.Optimizer:
     params = list(params)
     if all(p.device.type == "cpu" for p in params):
         heavyball.utils.compile_mode = None
-    return heavyball.SOAP(params, lr=lr, **SOAP_SETTINGS)
+    wide = any(p.dtype == torch.float64 for p in params)
+    storage = "float64" if wide else "float32"
+    return heavyball.SOAP(params, lr=lr, storage_dtype=storage, **SOAP_SETTINGS)
