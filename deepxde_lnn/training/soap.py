@@ -8,11 +8,12 @@ plain ``torch.optim.Optimizer`` interface: DeepXDE compiles it like any optimize
 with the profile's learning-rate schedule, and its ``state_dict`` goes into the
 run's checkpoints, so a resumed run continues it exactly.
 
-Settings: heavyball's defaults, but no weight decay (as the package's Adam) and
-its state (moments, Kronecker factors, eigenbases) kept in the parameters' float64
-where a run is float64 (heavyball's float32 default fails there at the first
-refresh of the eigenbasis); on a CPU, heavyball's ``torch.compile`` of its update is turned off (its cold compile
-costs minutes there; ``heavyball.utils.compile_mode``, a setting of the process).
+Settings: heavyball's defaults, but no weight decay (as the package's Adam), and
+its state (moments, Kronecker factors, eigenbases) in float64 where a run is
+float64 (heavyball's float32 default fails there at the first refresh of the
+eigenbasis); on a CPU, heavyball's ``torch.compile`` of its update is turned off
+(its cold compile costs minutes there; ``heavyball.utils.compile_mode``, a setting
+of the process).
 """
 
 from __future__ import annotations
