@@ -28,7 +28,7 @@ import deepxde as dde
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.metrics import joint_metrics
-from deepxde_lnn.problems.reference_data import Observations, load_table, shipped
+from deepxde_lnn.problems.reference_data import Observations, ShippedTable
 from deepxde_lnn.problems.sampling import Box, Points, box_boundary
 
 NOISE_SEED = 2306  # the noise on the observations
@@ -73,7 +73,7 @@ def exact(x):
 
 
 # observations: u at PINNacle's 2500 points, plus noise drawn once
-OBS_X = load_table(shipped("pinnacle", "heatinv_points.dat.gz"), 3, 0)[0]
+OBS_X = ShippedTable(("pinnacle", "heatinv_points.dat.gz"), 3, 0)()[0]
 OBS_U = u_ref(OBS_X) + np.random.default_rng(NOISE_SEED).normal(
     0.0, NOISE_STD, (len(OBS_X), 1)
 )

@@ -28,6 +28,8 @@ import sys
 from pathlib import Path
 
 REQUIRED = "pytorch"
+#: DeepXDE's backends, as ``DDE_BACKEND`` names them (DeepXDE refuses any other)
+BACKENDS = ("tensorflow.compat.v1", "tensorflow", "pytorch", "jax", "paddle")
 # the command line, as a console script or a module (how a process is told apart)
 COMMAND, COMMAND_MODULE = "deepxde-lnn", "deepxde_lnn.cli"
 # set (to "1") while the command line runs: processes started meanwhile (pool
@@ -79,12 +81,27 @@ def require_pytorch(what: str) -> None:
     needs both."""
     require_torch(what)
     name = chosen_backend()
+    if name is not None and name not in BACKENDS:
+        raise ImportError(
+            f"{what} runs on DeepXDE's '{REQUIRED}' backend, and {_unknown(name)}: "
+            f"run it with DDE_BACKEND={REQUIRED}"
+        )
     if name not in (None, REQUIRED):  # None: on_import chooses pytorch
         raise ImportError(
             f"{what} runs on DeepXDE's '{REQUIRED}' backend, and this process runs "
             f"'{name}': run it with DDE_BACKEND={REQUIRED} (deepxde_lnn.LNN, MLP, "
             "ReZero and LiquidBlock work on every backend)"
         )
+
+
+def _unknown(name: str) -> str:
+    """Says that the chosen backend ``name`` is none of DeepXDE's, and where it
+    was chosen (as :func:`chosen_backend` reads it)."""
+    where = next(
+        (f"{v}={name!r}" for v in ("DDE_BACKEND", "DDEBACKEND") if v in os.environ),
+        f"~/.deepxde/config.json's backend {name!r}",
+    )
+    return f"{where} is not one of DeepXDE's backends ({', '.join(BACKENDS)})"
 
 
 def torch_installed() -> bool:
@@ -134,6 +151,11 @@ def ensure_pytorch_backend() -> None:
     chosen = os.environ.get("DDE_BACKEND")
     if chosen is None:
         os.environ["DDE_BACKEND"] = REQUIRED
+    elif chosen not in BACKENDS:
+        raise ImportError(
+            f"the deepxde-lnn engine needs DeepXDE's '{REQUIRED}' backend, and "
+            f"{_unknown(chosen)}. Unset it or set DDE_BACKEND={REQUIRED}."
+        )
     elif chosen != REQUIRED:
         raise ImportError(
             f"the deepxde-lnn engine needs DeepXDE's '{REQUIRED}' backend, but DDE_BACKEND="

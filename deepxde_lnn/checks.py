@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import re
 from collections.abc import Iterable
 
@@ -22,11 +23,13 @@ __all__ = [
     "check_positive",
     "parse_int",
     "parse_number",
+    "parse_list",
     "unique",
     "check_choice",
     "check_bool",
     "check_name",
     "check_margin",
+    "check_path",
 ]
 
 SEED_MAX = 2**32 - 1  # numpy and DeepXDE seeds are 32-bit
@@ -112,6 +115,19 @@ def parse_number(text: str, name: str, *bounds, above: bool = False) -> float:
     return check_number(float(text), name, *bounds, above=above)
 
 
+def parse_list(text: str, name: str) -> list[str]:
+    """The comma-separated items of ``text``, each stripped; ValueError naming
+    ``name`` for no item or an empty one (``1,,2``, a trailing comma)."""
+    if not text.strip():
+        raise ValueError(f"{name}: give at least one value")
+    items = [s.strip() for s in text.split(",")]
+    if "" in items:
+        raise ValueError(
+            f"{name}: an empty item in {text!r}; separate the values by single commas"
+        )
+    return items
+
+
 def unique(values: Iterable, name: str) -> list:
     """``values`` as a list, or ValueError naming ``name`` and the repeated one."""
     values, seen = list(values), set()
@@ -155,3 +171,20 @@ def check_margin(margin) -> float:
     if not ok or not 1 < margin < math.inf:
         raise ValueError(f"margin must be a finite number > 1; got {margin!r}")
     return float(margin)
+
+
+def check_path(value, name: str):
+    """``value`` if it is a path: text or an ``os.PathLike`` of text, neither
+    empty nor holding a null character; else ValueError naming ``name``."""
+    text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else value
+    if not isinstance(text, str):
+        raise ValueError(
+            f"{name} must be a path (text or a pathlib.Path), not {type(text).__name__}"
+        )
+    if not text.strip():
+        raise ValueError(f"{name} must be a path, got an empty string")
+    if "\x00" in text:
+        raise ValueError(
+            f"{name} must be a path without a null character; got {text!r}"
+        )
+    return value

@@ -103,7 +103,9 @@ def _add_compare(sub) -> None:
         "every method the same wall-clock seconds (--seconds, or the first "
         "method's measured time for the profile's steps, kept in OUT/budget.json)",
     )
-    p.add_argument("--methods", type=names, help="comma-separated (default: lnn,pinn)")
+    p.add_argument(
+        "--methods", type=names("methods"), help="comma-separated (default: lnn,pinn)"
+    )
     p.add_argument("--seeds", type=seeds, help=SEEDS_HELP)
     p.add_argument(
         "--out", type=out, help="result folder (default runs/compare-CASE-PROFILE)"
@@ -135,7 +137,7 @@ def _add_ablate(sub) -> None:
     )
     p.add_argument(
         "--methods",
-        type=names,
+        type=names("methods"),
         help="variants (default: lnn, pinn, pinn-matched and the LNN with "
         "alpha_init=0, fixed gates, no residual path, blocks on the first half of "
         "the layers, sin blocks, the other layout)",
@@ -153,7 +155,7 @@ def _add_sweep(sub) -> None:
     p.add_argument(
         "--lrs", type=lrs, required=True, help="comma-separated, e.g. 1e-3,1e-4"
     )
-    p.add_argument("--methods", type=names, default="lnn")
+    p.add_argument("--methods", type=names("methods"), default="lnn")
     p.add_argument(
         "--seeds", type=seeds, help="comma-separated (default: the profile seed)"
     )
@@ -347,6 +349,8 @@ def cmd_report(args) -> int:
 
     res = report(args.runs_dirs, args.out, readme=args.readme, margin=args.margin)
     print(f"report: {res.out}, figures in {res.figures}")
+    for verdict in res.verdicts:
+        print(verdict.text())
     if res.readme is not None:
         print(f"readme: {res.readme}")
     return 0

@@ -6,8 +6,16 @@ arguments, which apply the package's checks (:mod:`deepxde_lnn.checks`)."""
 from __future__ import annotations
 
 import argparse
+import re
 
-from .checks import SEED_MAX, parse_int, parse_number, unique
+from .checks import (
+    SEED_MAX,
+    check_path,
+    parse_int,
+    parse_list,
+    parse_number,
+    unique,
+)
 from .config import OPTION_CLASSES, Training, option_fields
 
 __all__ = [
@@ -27,11 +35,17 @@ __all__ = [
 ]
 
 
+# an argument that begins like a negative number (``-1,1,1``, ``-.5``): a value,
+# never a flag (no flag here begins with a digit)
+_NEGATIVE = re.compile(r"-\.?[0-9]")
+
+
 class Parser(argparse.ArgumentParser):
     """``argparse`` with one-line errors and exit status 2, and options that say
     what a run is given once and in full: no abbreviation (``--iter`` is not
     ``--iterations``) and no repeat (``--seeds 1 --seeds 2`` is refused, not
-    read as ``--seeds 2``)."""
+    read as ``--seeds 2``). A value that begins with ``-`` and a digit is a value
+    (``--loss-weights -1,1``: checked, not "expected one argument")."""
 
     def __init__(self, *args, allow_abbrev: bool = False, **kwargs):
         super().__init__(*args, allow_abbrev=allow_abbrev, **kwargs)
@@ -43,6 +57,11 @@ class Parser(argparse.ArgumentParser):
         if hasattr(namespace, _GIVEN):
             delattr(namespace, _GIVEN)
         return namespace, extras
+
+    def _parse_optional(self, arg_string):
+        if _NEGATIVE.match(arg_string):
+            return None  # argparse's "positional": the value of the flag before
+        return super()._parse_optional(arg_string)
 
     def error(self, message):
         self.exit(2, f"error: {message}\n")
@@ -108,14 +127,12 @@ lr = positive_float("lr")
 
 
 def _listed(item, name: str):
-    """A comma-separated list of ``item`` values, at least one, none repeated."""
+    """A comma-separated list of ``item`` values, at least one, none empty or
+    repeated."""
 
     def parse(text):
-        values = [item(s) for s in text.split(",") if s.strip()]
-        if not values:
-            raise argparse.ArgumentTypeError(f"{name}: give at least one value")
         try:
-            return unique(values, name)
+            return unique(map(item, parse_list(text, name)), name)
         except ValueError as err:
             raise argparse.ArgumentTypeError(str(err)) from None
 
@@ -130,15 +147,16 @@ margin = _arg(parse_number, "margin", 1, None, above=True)
 
 
 def out(text: str) -> str:
-    """``--out``: a path, not an empty string."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("out must be a path, got an empty string")
-    return text
+    """``--out``: a path (:func:`~deepxde_lnn.checks.check_path`), as given."""
+    try:
+        return check_path(text, "out")
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def names(text: str) -> list[str]:
-    """Comma-separated names (e.g. methods; an empty list is refused by the API)."""
-    return [s.strip() for s in text.split(",") if s.strip()]
+def names(name: str):
+    """Comma-separated names (e.g. ``--methods``), none empty."""
+    return _arg(parse_list, name)
 
 
 def add_options(p: argparse.ArgumentParser, *classes, only=None, exclude=()) -> None:

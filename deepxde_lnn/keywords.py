@@ -69,9 +69,10 @@ class RunOptions(TypedDict, total=False):
     threads: int | None
     """torch CPU threads per run (default 1: a PINN's small matrices run about as fast
     on one, and a loaded machine then slows each run, not all of them many times); runs
-    at a time x threads at most the cores."""
+    at a time x threads at most the cores, and at most 1024 threads (even with
+    force_threads)."""
     force_threads: bool
-    """allow runs at a time x threads beyond the cores."""
+    """allow runs at a time x threads beyond the cores (threads still at most 1024)."""
 
 
 class ManyOptions(TypedDict, total=False):
@@ -139,9 +140,10 @@ class ManyOptions(TypedDict, total=False):
     threads: int | None
     """torch CPU threads per run (default 1: a PINN's small matrices run about as fast
     on one, and a loaded machine then slows each run, not all of them many times); runs
-    at a time x threads at most the cores."""
+    at a time x threads at most the cores, and at most 1024 threads (even with
+    force_threads)."""
     force_threads: bool
-    """allow runs at a time x threads beyond the cores."""
+    """allow runs at a time x threads beyond the cores (threads still at most 1024)."""
     margin: float
     """equivalence margin m: 'equivalent within xm' when the error ratio's whole 95 %
     interval lies in [1/m, m] (default 2; docs/verdicts.md)."""

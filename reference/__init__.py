@@ -6,5 +6,6 @@ mesh-convergence tables and a SHA-256 manifest, written by
 
 ``pinnacle/``: the reference solutions of PINNacle's problems (COMSOL exports from
 its repository, gzip-compressed, under its MIT licence: ``pinnacle/LICENSE``), read
-by the PINNacle cases (``pinnacle/README.md`` names each file and its source).
+by the PINNacle cases (``pinnacle/README.md`` names each file and its source,
+``pinnacle/manifest.json`` records each one's SHA-256, checked before it is read).
 """

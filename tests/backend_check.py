@@ -13,7 +13,14 @@ its first (``dde.grad.hessian``), with its trainable-parameter count, into ``OUT
 then ``Model.restore`` into an LNN built with other gates.
 
 ``train OUT``: the LNN on DeepXDE's 1-D Poisson problem, Adam then L-BFGS where
-the backend has it (and it works); its L2 relative error into ``OUT`` (JSON).
+the backend has it; its L2 relative error into ``OUT`` (JSON).
+
+``lbfgs OUT``: DeepXDE's examples Poisson 1-D and Burgers (fewer points and
+steps), each with ``dde.nn.FNN`` and with the LNN: the loss where Adam left it,
+after L-BFGS, and the last loss SciPy's minimizer returned, into ``OUT`` (JSON).
+
+``constraint OUT``: the LNN's kernels after Adam under ``NonNeg``, their
+smallest entry into ``OUT`` (tensorflow.compat.v1).
 """
 
 import json
@@ -26,7 +33,7 @@ from deepxde.backend import backend_name
 import deepxde_lnn
 
 BACKEND = backend_name
-NO_LBFGS = ("jax", "tensorflow.compat.v1")
+NO_LBFGS = ("jax",)
 
 
 def value(z):
@@ -190,15 +197,100 @@ def train(out_path: str) -> None:
     losshistory, _ = model.train(iterations=2000, display_every=1000)
     adam = float(losshistory.metrics_test[-1][0])
     lbfgs = None
-    # DeepXDE has no L-BFGS on JAX; on tensorflow.compat.v1 its SciPy L-BFGS-B
-    # makes no progress here with DeepXDE's own FNN either (docs/backends.md)
-    if BACKEND not in NO_LBFGS:
+    if BACKEND not in NO_LBFGS:  # DeepXDE has no L-BFGS on JAX
         dde.optimizers.set_LBFGS_options(maxiter=500)
         model.compile("L-BFGS", metrics=["l2 relative error"])
         losshistory, _ = model.train(display_every=1000)
         lbfgs = float(losshistory.metrics_test[-1][0])
     with open(out_path, "w") as f:
         json.dump({"adam": adam, "lbfgs": lbfgs, "class": type(net).__module__}, f)
+
+
+def _poisson_example():
+    """DeepXDE's ``Poisson_Dirichlet_1d``: its data and network sizes."""
+    geom = dde.geometry.Interval(-1, 1)
+
+    def pde(x, y):
+        return -value(dde.grad.hessian(y, x)) - np.pi**2 * dde.backend.sin(np.pi * x)
+
+    bc = dde.icbc.DirichletBC(geom, lambda x: 0, lambda _, on: on)
+    data = dde.data.PDE(
+        geom, pde, bc, 16, 2, solution=lambda x: np.sin(np.pi * x), num_test=100
+    )
+    return data, [1] + [50] * 3 + [1], "Glorot uniform"
+
+
+def _burgers_example():
+    """DeepXDE's ``Burgers`` with an eighth of its points."""
+    geom = dde.geometry.Interval(-1, 1)
+    geomtime = dde.geometry.GeometryXTime(geom, dde.geometry.TimeDomain(0, 0.99))
+
+    def pde(x, y):
+        y_x = value(dde.grad.jacobian(y, x, i=0, j=0))
+        y_t = value(dde.grad.jacobian(y, x, i=0, j=1))
+        y_xx = value(dde.grad.hessian(y, x, i=0, j=0))
+        return y_t + y * y_x - 0.01 / np.pi * y_xx
+
+    bc = dde.icbc.DirichletBC(geomtime, lambda x: 0, lambda _, on: on)
+    ic = dde.icbc.IC(geomtime, lambda x: -np.sin(np.pi * x[:, 0:1]), lambda _, on: on)
+    data = dde.data.TimePDE(
+        geomtime, pde, [bc, ic], num_domain=320, num_boundary=10, num_initial=20
+    )
+    return data, [2] + [20] * 3 + [1], "Glorot normal"
+
+
+def lbfgs(out_path: str) -> None:
+    """Adam (200 steps) then L-BFGS (30), as the examples end, for each
+    network: the summed train loss before and after, and SciPy's last one."""
+    import scipy.optimize
+
+    minimize, found = scipy.optimize.minimize, []
+
+    def spy(*args, **kwargs):  # DeepXDE's SciPy L-BFGS-B calls it (compat.v1)
+        result = minimize(*args, **kwargs)
+        found.append(float(result.fun))
+        return result
+
+    scipy.optimize.minimize = spy
+    dde.optimizers.set_LBFGS_options(maxiter=30)
+    out = {}
+    for name, example in (("poisson", _poisson_example), ("burgers", _burgers_example)):
+        for net_name, cls in (("fnn", dde.nn.FNN), ("lnn", deepxde_lnn.LNN)):
+            if BACKEND == "tensorflow.compat.v1":  # one network per graph
+                dde.backend.tf.reset_default_graph()
+            dde.config.set_random_seed(0)
+            data, sizes, init = example()
+            model = dde.Model(data, cls(sizes, "tanh", init))
+            model.compile("adam", lr=1e-3)
+            model.train(iterations=200, verbose=0)
+            before = float(np.sum(model.train_state.loss_train))
+            model.compile("L-BFGS")
+            model.train(verbose=0)
+            after = float(np.sum(model.train_state.loss_train))
+            scipy_loss = found.pop() if found else None
+            out[f"{name}/{net_name}"] = {
+                "before": before,
+                "after": after,
+                "scipy": scipy_loss,
+            }
+    with open(out_path, "w") as f:
+        json.dump(out, f)
+
+
+def constraint(out_path: str) -> None:
+    dde.config.set_random_seed(0)
+    data, _, _ = _poisson_example()
+    nonneg = dde.backend.tf.keras.constraints.NonNeg()
+    net = deepxde_lnn.LNN(
+        [1, 8, 8, 1], "tanh", "Glorot normal", kernel_constraint=nonneg
+    )
+    model = dde.Model(data, net)
+    model.compile("adam", lr=1e-2)
+    model.train(iterations=20, verbose=0)
+    kernels = [d.kernel for d in net.linears] + [b.linear.kernel for b in net.blocks]
+    low = min(float(model.sess.run(_graph(k)).min()) for k in kernels)
+    with open(out_path, "w") as f:
+        json.dump({"min": low}, f)
 
 
 def saved(folder: str, step: str) -> None:
@@ -271,4 +363,5 @@ def _tensor(a: np.ndarray):
 if __name__ == "__main__":
     mode, *args = sys.argv[1:]
     modes = {"numbers": numbers, "train": train, "saved": saved, "deeponet": deeponet}
+    modes.update(lbfgs=lbfgs, constraint=constraint)
     modes[mode](*args)

@@ -358,3 +358,27 @@ def test_bad_compile_jets_is_refused_naming_it(tmp_path, capsys):
     err = capsys.readouterr().err
     assert stop.value.code == 2 and not (tmp_path / "b").exists()
     assert err.count("\n") == 1 and err.startswith("error: argument --compile-jets")
+
+
+def test_an_unusable_compile_cache_leaves_no_folder_and_warns_once(
+    tmp_path, monkeypatch
+):
+    # each process (each worker) warned, and left an empty temporary folder
+    monkeypatch.setattr(compiled.tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "a-file"))
+    compiled.usable_cache.cache_clear()
+    try:
+        with pytest.warns(RuntimeWarning, match="default folder") as said:
+            compiled.usable_cache()
+            compiled.usable_cache()  # once per process
+        assert len(said) == 1 and "unset in this process" in str(said[0].message)
+        # unset: the workers started from here inherit nothing to warn about
+        assert "TORCHINDUCTOR_CACHE_DIR" not in os.environ
+        assert not any((tmp_path / "tmp").iterdir())  # nothing made
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            compiled.usable_cache.__wrapped__()
+    finally:
+        compiled.usable_cache.cache_clear()

@@ -87,6 +87,7 @@ def test_wheel_has_no_top_level_cases_and_ships_the_reference(site):
     assert (site / "deepxde_lnn" / "study" / "paper_results.csv").exists()
     ref = site / "deepxde_lnn" / "reference" / "circular_heat"
     assert (ref / "heat_reference.npz").exists() and (ref / "manifest.json").exists()
+    assert (ref.parent / "pinnacle" / "manifest.json").exists()  # the checksums
     code = (
         "import deepxde_lnn, deepxde_lnn.cases as c; from deepxde_lnn import fem; "
         "r = fem.load_reference(); "

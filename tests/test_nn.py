@@ -276,6 +276,34 @@ def test_mlp_bad_arguments():
         LiquidBlock(4, activation="same")  # "same" needs a network around the block
 
 
+HUGE = [10**12, 2**62, 10**400]  # allocation fails, size overflows, int too big
+
+
+@pytest.mark.parametrize("width", HUGE, ids=["1e12", "2^62", "1e400"])
+def test_a_network_too_large_to_build_is_refused_naming_its_sizes(width):
+    # every backend's networks build from a Plan: refused there, nothing allocated
+    from deepxde_lnn import LiquidDeepONet, ReZero, matched
+    from deepxde_lnn.networks.limits import MAX_PARAMETERS
+    from deepxde_lnn.networks.plan import lnn_plan, mlp_plan
+
+    said = f"^layer_sizes: .* more than {MAX_PARAMETERS:,}$"
+    for build in (LNN, MLP, ReZero):
+        with pytest.raises(ValueError, match=said):
+            build([1, width, 1], "tanh", "zeros")
+    for plan in (mlp_plan, lnn_plan):
+        with pytest.raises(ValueError, match=said):
+            plan([1, width, 1], "tanh")
+    with pytest.raises(ValueError, match="^width: "):
+        LiquidBlock(width)
+    with pytest.raises(ValueError, match="^net: "):
+        matched([1, width, 1], "tanh", "zeros")
+    with pytest.raises(ValueError, match="^layer_sizes_branch: "):
+        LiquidDeepONet([3, width, 8], [1, 8], "tanh", "zeros", liquid=())
+    # the blocks count: a width whose plain layers fit, whose LNN does not
+    with pytest.raises(ValueError, match="1,600,200,001 trainable"):
+        LNN([1, 40000, 1], "tanh", "zeros")
+
+
 def _run(code, **env):
     full = {**os.environ, **env}
     full.pop("DDE_BACKEND", None) if "DDE_BACKEND" not in env else None

@@ -15,7 +15,7 @@ from deepxde_lnn import cli
 from deepxde_lnn.analysis.figures import plt_module
 from deepxde_lnn.analysis.sequential import Design, write_design
 from deepxde_lnn.runs.folder import FolderError
-from deepxde_lnn.study import readme, reproduction
+from deepxde_lnn.study import answer, pooled_verdicts, readme, reproduction
 
 SEEDS = (888888, 888889, 888890)
 # RMSE per seed; laplace lnn/pinn differ by a seed-dependent factor around 0.5
@@ -57,7 +57,7 @@ def _write(root, case, method, seed, rmse, **over) -> None:
     if case == "beam":
         rec["extra_grid_metrics"] = {"150x150": {"u": _metrics(rmse * 1.01)}}
     tag = "-".join(str(v) for v in over.values() if not isinstance(v, dict))
-    out = root / case / method / tag / f"seed-{seed}"
+    out = root / case / tag / method / f"seed-{seed}"  # a run's folder: METHOD/seed-S
     out.mkdir(parents=True)
     (out / "metrics.json").write_text(json.dumps(rec))
 
@@ -204,28 +204,52 @@ def test_the_headline_opens_with_the_settled_rows(runs_dir):
     assert table.splitlines()[2].startswith("| laplace | phi | [4] settled, ")
 
 
-def test_the_answer_says_what_the_headlines_verdicts_say(runs_dir):
-    """The README's three sentences come from the headline's rows: the settled
-    profile's verdicts per case, Holm's adjustment and the matched control, and
-    how many of the other configurations' verdicts are decided."""
-    outlier = (1e-3, 1.1e-3, 0.9e-3, 1.2e-3, 1e-3, 0.8e-3, 1e-3, 0.1)
-    _write_settled(runs_dir, "beam", {"lnn": [5e-4] * 8, "pinn": outlier})
-    _write_settled(runs_dir, "laplace", {"lnn": [1e-3] * 8, "pinn": [1e-3] * 8})
-    rows = reproduction.headline(reproduction.load([runs_dir]))
-    assert [(h.case, h.settled) for h in rows] == [
-        ("laplace", True), ("beam", True), ("laplace", False), ("beam", False)
+def test_the_answer_says_what_the_pooled_verdicts_say(runs_dir):
+    """The README's answer comes from the study-level verdicts: the settled
+    profile's pool of `lnn` / `pinn` over the paper's cases, its ratio the
+    geometric mean of the cases' ratios (by hand here), and the case that helps."""
+    beam = {
+        "lnn": [5e-4, 6e-4, 4e-4, 5e-4, 5.5e-4, 4.5e-4, 5e-4, 6e-4],
+        "pinn": [1e-3, 1.1e-3, 0.9e-3, 1.2e-3, 1e-3, 0.8e-3, 1e-3, 1.1e-3],
+    }
+    laplace = {"lnn": [1e-3, 1.1e-3, 0.9e-3, 1e-3, 1e-3, 1.2e-3, 0.9e-3, 1e-3],
+               "pinn": [1e-3, 1e-3, 1e-3, 1.1e-3, 0.9e-3, 1e-3, 1e-3, 1.1e-3]}  # fmt: skip
+    _write_settled(runs_dir, "beam", beam)
+    _write_settled(runs_dir, "laplace", laplace)
+    verdicts = pooled_verdicts.pooled_verdicts(reproduction.load([runs_dir]))
+    (settled,) = [
+        v for v in verdicts
+        if (v.study, v.profile, v.pooled.a, v.pooled.b)
+        == ("paper", "settled", "lnn", "pinn")
     ]  # fmt: skip
-    assert rows[0].lnn.verdict == "equivalent within ×2"
-    assert rows[1].lnn.verdict == "undecided"
-    assert readme.answer(rows) == (
-        "At the settled profile (8 seeds per method, every seed ending settled), "
-        "the liquid blocks against the same network without them (`lnn` / `pinn`, "
-        "left) are equivalent within ×2 on laplace and undecided on beam. After "
-        "Holm's adjustment over the table's 5 verdicts, each of these stands. At "
-        "the 2 other configurations (profiles paper, 2–3 seeds per method), 1 of the 2 "
-        "`lnn` / `pinn` verdicts is undecided, and the decided one survives Holm's "
-        "adjustment.\n"
+    logs = [np.mean(np.log(c["lnn"]) - np.log(c["pinn"])) for c in (beam, laplace)]
+    ratio = float(np.exp(np.mean(logs)))
+    assert settled.pooled.ratio == pytest.approx(ratio, rel=1e-12)
+    said = answer.answer(verdicts)
+    assert said.startswith(
+        "Over the paper's cases, the liquid block's error relative to the same "
+        "network without it (`lnn` / `pinn`, geometric mean over cases, 95 % "
+        f"interval over seeds and cases) is ×{ratio:.3g} ("
     )
+    assert "under short training (the settled profile, 2 cases)" in said
+    assert "Under short training it helps on beam (×" in said
+    assert said.count(". ") + 1 <= 5  # at most five sentences
+
+
+def test_a_case_where_neither_converged_is_listed_apart(runs_dir):
+    """A case where neither network converged is named apart, never pooled as a
+    ratio: with one case left there is nothing to pool."""
+    _write_settled(runs_dir, "beam", {"lnn": [5e-4] * 7 + [6e-4],
+                                      "pinn": [1e-3] * 7 + [1.1e-3]})  # fmt: skip
+    _write_settled(runs_dir, "laplace", {"lnn": [2.0] * 7 + [2.1],
+                                         "pinn": [2.0] * 7 + [2.2]})  # fmt: skip
+    verdicts = pooled_verdicts.pooled_verdicts(reproduction.load([runs_dir]))
+    settled = {
+        (v.pooled.a, v.pooled.b): v.pooled for v in verdicts if v.profile == "settled"
+    }[("lnn", "pinn")]
+    assert settled.excluded == {"laplace": "neither converged"}
+    assert list(settled.problems) == ["beam"] and settled.ratio is None
+    assert "settled" not in answer.answer(verdicts)
 
 
 def test_the_report_draws_the_headlines_verdicts(runs_dir, tmp_path):
@@ -246,9 +270,10 @@ def test_the_report_draws_the_headlines_verdicts(runs_dir, tmp_path):
     left, right = fig.axes
     labels = [t.get_text() for t in left.get_yticklabels()]
     assert labels[:2] == [
-        "laplace phi [1] paper, 8000 steps",
-        "beam u [1] paper, 5000 steps",
+        "laplace phi, 8000 steps",
+        "beam u, 5000 steps",
     ]
+    assert "paper profile" in labels  # the section's heading names the profile
     for ax, cis in ((left, [h.lnn for h in rows]), (right, [h.matched for h in rows])):
         points = [line for line in ax.get_lines() if line.get_gid() == "ratio"]
         drawn = [ci for ci in cis if ci is not None]
@@ -518,15 +543,11 @@ def test_readme_blocks_are_rebuilt_from_the_records(runs_dir, tmp_path):
     # what compare prints: its summary, over every seed of the main job
     assert main.startswith("```text\n# laplace: lnn vs pinn\n")
     assert "- phi RMSE: lnn/pinn error ratio 0.5 (95% CI 0.5–0.5, n=8/8" in main
-    assert f"{(runs_dir / 'laplace' / 'lnn').as_posix()}/" in main
+    (job,) = {p.parent for p in runs_dir.glob("laplace/*/lnn")}  # its root
+    assert f"`{job.as_posix()}/`" in main
     said = text.split("generated: answer -->\n")[1].split("<!-- END")[0]
-    assert said == readme.answer(reproduction.headline(runs))
-    assert said == (
-        "No case has runs at a settled profile yet. At the 3 other configurations "
-        "(profiles paper and quick, 2–8 seeds per method), 1 of the 3 `lnn` / "
-        "`pinn` verdicts is undecided, and 2 of the 2 decided ones survive Holm's "
-        "adjustment.\n"
-    )
+    assert said == answer.answer(pooled_verdicts.pooled_verdicts(runs))
+    assert said == "No study-level verdict yet.\n"  # one case: nothing to pool
     assert readme.fill(text, readme.blocks(runs)) == text  # a rebuild is stable
 
 
@@ -689,6 +710,47 @@ def test_a_report_of_your_own_folder_speaks_of_your_problem(tmp_path):
     fig = reproduction.case_figure("mine", groups["mine"])
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert labels == ["seed", "geometric mean"]  # no paper star to name
+
+
+def test_a_report_of_several_of_your_problems_pools_them(tmp_path, capsys):
+    """Issue 64, item 4: several of a user's own compares in one folder give the
+    study-level verdict over their problems, in Python and on the command line;
+    a problem where the baseline did not converge is listed apart."""
+    from helpers import write_record
+
+    import deepxde_lnn
+
+    def problem(name: str, digits: str) -> dict:
+        return {"case": name, "problem": "sha256:" + digits * 32,
+                "profile": "script", "iterations": None, "lr": None,
+                "budget": "script", "fields": ["u"], "steps": 200}  # fmt: skip
+
+    gains = {"p1": 0.5, "p2": 0.6, "p3": 0.45, "p4": 0.55}
+    for k, (name, gain) in enumerate(gains.items()):
+        for seed in range(4):
+            for method, rmse in (("lnn", 0.01 * gain), ("fnn", 0.01)):
+                rmse *= 1 + 0.05 * ((seed * 7 + k) % 3)
+                write_record(tmp_path / name, method, seed, rmse,
+                             **problem(name, f"{k + 1:02d}"),
+                             metrics={"u": {"RMSE": rmse, "MSE": rmse**2, "MAE": rmse,
+                                            "relL2": rmse, "MaxErr": rmse}})  # fmt: skip
+    for seed in range(4):  # a problem where fnn did not converge
+        for method, rmse in (("lnn", 0.3), ("fnn", 0.9 + seed / 100)):
+            write_record(tmp_path / "p5", method, seed, rmse, **problem("p5", "ee"),
+                         metrics={"u": {"RMSE": rmse, "MSE": rmse**2, "MAE": rmse,
+                                        "relL2": rmse, "MaxErr": rmse}})  # fmt: skip
+    res = deepxde_lnn.report(tmp_path, out=tmp_path / "out" / "R.md")
+    (mine,) = res.verdicts
+    assert (mine.study, mine.pooled.a, mine.pooled.b) == ("yours", "lnn", "fnn")
+    assert sorted(mine.pooled.problems) == ["p1", "p2", "p3", "p4"]
+    assert mine.pooled.excluded == {"p5": "fnn did not converge"}
+    assert mine.pooled.verdict == "better"
+    assert mine.text().startswith("your problems, profile script: lnn/fnn over 4 ")
+    assert "## The answer over problems" in res.out.read_text()
+    assert (
+        cli.main(["report", str(tmp_path), "--out", str(tmp_path / "o2" / "R.md")]) == 0
+    )
+    assert mine.text() in capsys.readouterr().out
 
 
 def test_pinnacles_problems_have_their_own_headline_family_and_figure(

@@ -1,5 +1,6 @@
 """Writes only where deepxde-lnn may write, and spreadsheets never run its cells
-(issue 36, items 3, 4, 5 and 13).
+(issue 36, items 3, 4, 5 and 13; a later reliability probe's items 1, 12, 13
+and 17 at the end).
 
 A report replaces only a report of deepxde-lnn; a link never makes a folder ours
 and is never followed inside a folder of ours; a folder swapped for a link during
@@ -27,12 +28,14 @@ import deepxde_lnn
 # isort: split
 import deepxde as dde
 
+from deepxde_lnn.analysis import summaries
 from deepxde_lnn.analysis.figures import load_loss
 from deepxde_lnn.analysis.summaries import write_summary
 from deepxde_lnn.checks import check_name
 from deepxde_lnn.config import RunConfig
 from deepxde_lnn.problems.case import load_file
 from deepxde_lnn.problems.metrics import all_fields, field_metrics
+from deepxde_lnn.problems.user_files import writing_to
 from deepxde_lnn.runs import atomic
 from deepxde_lnn.runs.csvtext import formula_safe, read_cell
 from deepxde_lnn.runs.folder import FolderError, check_file_ours, check_ours, mark
@@ -420,3 +423,89 @@ def test_a_true_value_of_zero_is_recorded_and_read_back(tmp_path):
         assert record["extra_metrics"]["C"]["MSE" if truth else "relL2"] is None
         again = deepxde_lnn.compare(**kw, out=out / str(truth), progress=False)
         assert again.runs[0].status == "reused"
+
+
+# reliability probe: links where a run's function or a report writes, empty input -
+
+
+def _saves_its_plot(net):
+    """A ``train(net)`` ending in ``dde.saveplot(..., issave=True)``: its files
+    by relative paths, in the run's ``files/``."""
+    data = dde.data.PDE(
+        dde.geometry.Interval(0, 1), lambda x, u: dde.grad.hessian(u, x) + 1,
+        [], 8, 2, solution=lambda x: x * (1 - x) / 2, num_test=5,
+    )  # fmt: skip
+    model = dde.Model(data, net)
+    model.compile("adam", lr=1e-3)
+    history, state = model.train(iterations=2, verbose=0)
+    dde.saveplot(history, state, issave=True, isplot=False)
+    return model
+
+
+FNN = {"fnn": lambda: dde.nn.FNN([1, 4, 1], "tanh", "Glorot uniform")}
+QUIET = dict(verbose=False, progress=False, workers=1)
+
+
+@pytest.mark.parametrize("linked", ["files", "files/train.dat"])
+def test_a_link_in_a_runs_files_is_refused_before_training(tmp_path, linked):
+    """Item 1: a run's ``files/`` linked to a user's folder (or a file there
+    linked to theirs) was followed: DeepXDE's files replaced the user's. Now
+    the command stops before any of its runs trains."""
+    out, user = tmp_path / "out", tmp_path / "user"
+    run_dir = out / "fnn" / "seed-1"
+    (run_dir / "files").mkdir(parents=True)
+    mark(out), mark(run_dir)  # a marked result folder, as resumed
+    user.mkdir()
+    (user / "train.dat").write_text("the user's own data")
+    link = run_dir / linked
+    if linked == "files":
+        (run_dir / "files").rmdir()
+        link.symlink_to(user, target_is_directory=True)
+    else:
+        link.symlink_to(user / "train.dat")
+    before = _tree(user)
+    kw = dict(train=_saves_its_plot, nets=FNN, seeds=[0, 1], out=out)
+    with pytest.raises(FolderError, match=f"^out: {link} is a symbolic link"):
+        deepxde_lnn.compare(**kw, **QUIET)
+    assert _tree(user) == before
+    assert not (out / "fnn" / "seed-0").exists()  # seed 0, first, did not run
+    with writing_to(tmp_path / "mine") as folder:  # a new folder: written in
+        assert folder.is_dir()
+    (tmp_path / "mine" / "sub").symlink_to(user, target_is_directory=True)
+    with pytest.raises(FolderError, match=f"{tmp_path / 'mine' / 'sub'} is a"):
+        with writing_to(tmp_path / "mine"):  # a link below the folder
+            pass
+
+
+def test_a_report_whose_figures_folder_is_a_link_is_refused(tmp_path):
+    """Item 13: the figures' folder (the report's name without ``.md``) linked
+    to an empty folder of the user's was written through."""
+    user = tmp_path / "pictures"
+    user.mkdir()
+    (tmp_path / "R").symlink_to(user, target_is_directory=True)
+    with pytest.raises(FolderError, match=f"^out: {tmp_path / 'R'} is a symbolic"):
+        report(RUNS, out=tmp_path / "R.md")
+    assert list(user.iterdir()) == [] and not (tmp_path / "R.md").exists()
+
+
+def test_a_report_of_no_folders_is_refused(tmp_path):
+    """Item 17: ``report([])`` wrote a report of 0 runs of 0 cases."""
+    with pytest.raises(ValueError, match="^runs_dirs: give at least one folder"):
+        deepxde_lnn.report([], out=tmp_path / "R.md")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow  # two compares (about 5 s)
+def test_a_second_compare_into_one_folder_says_it_replaced_the_summary(tmp_path):
+    """Item 12: a compare of other seeds in the same folder replaced the first
+    one's summary.md without a word; it names the first one's runs as excluded
+    and says that its summary replaced theirs (it never pools them)."""
+    kw = dict(train=_saves_its_plot, nets=FNN, out=tmp_path / "o", **QUIET)
+    first = deepxde_lnn.compare(**kw, seeds=[0])
+    assert summaries.REPLACED not in first.markdown and first.excluded == ()
+    second = deepxde_lnn.compare(**kw, seeds=[1])
+    md = (tmp_path / "o" / "summary.md").read_text()
+    assert md == second.markdown and summaries.REPLACED in md
+    assert "1 run of a seed not asked for (0)" in md
+    assert second.excluded == ("1 run of a seed not asked for (0)",)
+    assert "excluded (not asked for): 1 run of a seed" in repr(second)

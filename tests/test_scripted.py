@@ -213,6 +213,10 @@ def _reads_its_history(net):
         (dict(train=short, reference=(np.ones((3, 1)), np.ones(3) * 1j)), "complex"),
         # issue 55, item 2: an unknown named like a field would replace it
         (dict(train=short, true_values={"u": 2.0}), "true_values: 'u' names a field"),
+        # issue 63, item 14: names one case-insensitive file system would merge
+        (dict(train=short, true_values={"C": 1.0, "c": 2.0}), "true_values: 'C' and"),
+        (dict(train=short, true_values={"U": 2.0}), "true_values: 'U' names a field"),
+        (dict(train=short, fields=["u", "U"]), "fields: 'u' and 'U' differ only"),
         (dict(train=short, reference=(1, 2, 3)), "reference must be"),
         (dict(train="short"), "train must be a function"),
         (
@@ -234,6 +238,43 @@ def test_bad_input_is_one_error_naming_the_argument(tmp_path, kwargs, match):
             **kwargs, seeds=[0], workers=1, out=tmp_path / "o", verbose=False
         )
     assert not (tmp_path / "o").exists()  # found before anything was written
+
+
+class _NaNWhenScored(dde.nn.FNN):
+    """A network whose training losses are finite but whose predictions, made in
+    eval mode as a run is scored, are NaN."""
+
+    def forward(self, x):
+        out = super().forward(x)
+        return out if self.training else out * float("nan")
+
+
+@pytest.mark.slow
+def test_an_error_that_is_not_a_number_is_a_failed_run_and_the_comparison_ends(
+    tmp_path,
+):
+    # reliability item 2: "metrics.u.RMSE is nan" and a true value of 5e-324
+    # (relative error inf) once left loss.csv without a record, every call again
+    nets = {
+        "fnn": NETS["fnn"],
+        "bad": lambda: _NaNWhenScored(SIZES, "tanh", "Glorot uniform"),
+    }
+    kw = dict(train=short, nets=nets, seeds=[0, 1], true_values={"C": 5e-324})
+    kw.update(workers=1, out=tmp_path / "o", verbose=False, progress=False)
+    result = deepxde_lnn.compare(**kw)
+    assert {r.status for r in result.runs} == {"done"}
+    for run in result.runs:
+        rec = read_record(run.out / "metrics.json")
+        assert rec["variables"]["C"]["relative_error"] is None
+        failed = set(rec["metrics"]["u"].values()) == {None}
+        assert failed == (run.method == "bad")
+    rmse = {
+        (r["method"], r["field"]): r for r in result.summary if r["metric"] == "RMSE"
+    }
+    assert rmse["bad", "u"]["failures"] == 2 and rmse["bad", "C"]["failures"] == 0
+    assert {(v.method, v.field) for v in result.verdicts} == {("bad", "C")}
+    again = deepxde_lnn.compare(**kw)
+    assert {r.status for r in again.runs} == {"reused"}
 
 
 def test_code_after_the_skipped_training_is_not_held_against_the_function():

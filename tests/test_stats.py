@@ -2,6 +2,7 @@
 adjustment and the sequential rule's error rate (by simulation)."""
 
 import math
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -301,3 +302,25 @@ def test_failures_are_seeds_beyond_ten_times_the_median():
     assert failures([1.0, 9.9, 1.0]) == 0  # below 10x the median: no failure
     assert failures([1.0, 100.0]) == 0  # two seeds: the median is their mean
     assert failures([1.0, 1.0, 100.0]) == 1
+
+
+def test_a_seed_whose_error_is_not_a_number_fails():
+    # reliability item 2: None (a prediction that is not finite) is a failed seed;
+    # the median is that of the others
+    assert failures([1e-3, None, 1.2e-3, 2e-2]) == 2
+    assert failures([None, None]) == 2 and failures([]) == 0
+
+
+def test_zero_and_huge_errors_warn_nothing():
+    # reliability item 16: an interval beyond float64's range is infinite, and a
+    # zero error's geometric mean is 0, without a NumPy warning
+    from deepxde_lnn.analysis.table import geomean
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wide = ratio_ci({0: 1e-300, 1: 1e300, 2: 1.0}, {0: 1.0, 1: 1.0, 2: 1.0})
+        assert wide.high == math.inf and wide.low == 0.0
+        assert wide.verdict == "undecided"
+        far = ratio_ci({0: 1e300, 1: 1e300}, {0: 1e-300, 1: 1e-300})
+        assert far.ratio == math.inf
+        assert geomean([0.0, 1.0]) == 0.0 and geomean([1e308, 1e308]) > 0

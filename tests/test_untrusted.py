@@ -139,6 +139,17 @@ def test_a_record_with_a_key_twice_or_in_another_seeds_folder_is_refused(tmp_pat
     assert moved.endswith("seed-2/metrics.json")
 
 
+def test_a_record_in_another_methods_folder_is_refused(tmp_path, capsys):
+    # reliability probe, item 7: a record saying pinn in lnn/seed-1 displaced
+    # pinn's own seed 1 (listed as a duplicate) and moved the ratio
+    _write(tmp_path / "runs", _record(method="pinn"))
+    moved = _write(tmp_path / "runs", _record(method="pinn"), "laplace/lnn/seed-1")
+    out = tmp_path / "docs" / "R.md"
+    code, io = _cli(["report", str(tmp_path / "runs"), "--out", str(out)], capsys)
+    _refused(code, io, moved, "the record of method pinn in the folder lnn/seed-1")
+    assert not (tmp_path / "docs").exists()
+
+
 def test_the_report_names_what_it_passed_over(tmp_path):
     # issue 55, item 10: a linked run folder and a metrics.json folder were left
     # out in silence
@@ -354,7 +365,7 @@ def test_summary_leaves_out_a_run_of_another_case(finished, tmp_path, capsys):
     its folder is named as excluded, never pooled (issue 36)."""
     out = tmp_path / "c"
     shutil.copytree(finished, out)
-    _write(out, _record(case="rel_b", method="pinn"), name="zz/seed-1")
+    _write(out, _record(case="rel_b", method="pinn"), name="zz/pinn/seed-1")
     code, io = _cli([*ARGV, "--out", str(out)], capsys)
     assert code == 0 and "done, reused" in io.out, io.err
     md = (out / "summary.md").read_text()

@@ -28,6 +28,10 @@ from ..runs.records import (
 )
 
 __all__ = [
+    "DRAWN_MAX",
+    "CLIPPED",
+    "drawn",
+    "log_y",
     "point_means",
     "plt_module",
     "image",
@@ -40,6 +44,48 @@ __all__ = [
     "missing_figures",
     "draw_missing",
 ]
+
+
+#: the largest magnitude a figure draws: a value beyond it is drawn at it (its
+#: axis clipped there, and said so), and on a log axis a positive value below its
+#: inverse at that; near float64's largest (1.8e308) matplotlib's margins, ticks
+#: and colour bars overflow
+DRAWN_MAX = 1e250
+CLIPPED = "clipped"  # the gid of the note that says values were clipped
+
+
+def drawn(values, log: bool = False, ax=None) -> np.ndarray:
+    """``values`` as a figure draws them (float64): clipped to ± :data:`DRAWN_MAX`;
+    for a log axis (``log``), to ``[1 / DRAWN_MAX, DRAWN_MAX]``, a value of 0 or
+    below, which has no logarithm, NaN (not drawn). Where one was clipped, a
+    note on ``ax`` says so."""
+    v = np.asarray(values, dtype=np.float64)
+    if log:
+        v = np.where(v > 0, v, np.nan)
+    low = 1 / DRAWN_MAX if log else -DRAWN_MAX
+    if ax is not None and ((v < low) | (v > DRAWN_MAX)).any():
+        _note_clipped(ax, f"[{low:g}, {DRAWN_MAX:g}]" if log else f"±{DRAWN_MAX:g}")
+    return np.clip(v, low, DRAWN_MAX)
+
+
+def log_y(ax, values) -> None:
+    """Put ``ax``'s y axis on a log scale; where the ``values`` drawn on it lie on
+    one level, a factor 2 either side of it (matplotlib cannot span one level on
+    a log axis: it warns)."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v) & (v > 0)]
+    if v.size and v.max() < 1.01 * v.min():
+        ax.set_ylim(v.min() / 2, v.max() * 2)
+    ax.set_yscale("log")
+
+
+def _note_clipped(ax, bounds: str) -> None:
+    """Say once on ``ax`` that values beyond ``bounds`` are drawn at its edge."""
+    if not any(t.get_gid() == CLIPPED for t in ax.texts):
+        ax.text(
+            0.01, 0.99, f"values beyond {bounds} drawn at the edge",
+            transform=ax.transAxes, fontsize=6, va="top", color="0.3", gid=CLIPPED,
+        )  # fmt: skip
 
 
 def plt_module():
@@ -166,11 +212,12 @@ def run_figures(run: str | Path) -> list[Path]:
                 ),
             ]
             # exact and prediction share one colour scale so they can be compared
-            lim = (f["exact"][:, i].min(), f["exact"][:, i].max())
+            exact = drawn(f["exact"][:, i])
+            lim = (exact.min(), exact.max())
             for j, (ax, (v, title, cmap)) in enumerate(zip(axs[i], panels)):
                 vmin, vmax = lim if j < 2 else (None, None)
                 im = ax.imshow(
-                    image(v, f["mask"]),
+                    image(drawn(v, ax=ax), f["mask"]),
                     origin="lower",
                     extent=ext,
                     cmap=cmap,
@@ -189,7 +236,8 @@ def run_figures(run: str | Path) -> list[Path]:
     header, table = load_loss(run)
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for j, name in enumerate(header[1:], start=1):
-        ax.semilogy(table[:, 0], table[:, j], lw=1.6 if j == 1 else 0.8, label=name)
+        loss = drawn(table[:, j], log=True, ax=ax)
+        ax.semilogy(table[:, 0], loss, lw=1.6 if j == 1 else 0.8, label=name)
     ax.set_xlabel("step")
     ax.set_ylabel("loss")
     ax.legend(fontsize=8)
@@ -221,7 +269,8 @@ def error_panel(ax, fig, f: dict, error: np.ndarray, norm) -> None:
     log scale ``norm``: a map on a 2-D grid; on scattered points a line over a
     1-D input, else coloured points over the first two inputs (with more inputs,
     the points nearest the median of the others: a slice through the data)."""
-    x, shown = np.asarray(f["x"], dtype=np.float64), np.maximum(error, norm.vmin)
+    x = np.asarray(f["x"], dtype=np.float64)
+    shown = np.clip(drawn(error, ax=ax), norm.vmin, norm.vmax)  # 0 at the lowest
     names = [str(n) for n in f["inputs"]] if "inputs" in f else []
     if f["axes"].shape[0] == 2:
         a = f["axes"]

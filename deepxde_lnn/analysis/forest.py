@@ -12,7 +12,9 @@ adjustment), never recomputed here.
 * marker: filled where Holm's adjustment over the family keeps that verdict,
   open where it changes it (the adjusted verdict is the one that counts);
 * an interval running off the axis (beyond :data:`CLIP` either way) ends in an
-  arrow at the edge; a comparison without an interval (one seed) is a point.
+  arrow at the edge; a comparison without an interval (one seed) is a point;
+* a pooled verdict (:mod:`.pooled`, ``ForestRow.pooled``) is a diamond under its
+  section's rows, spanning its interval.
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ class ForestRow:
     ci: RatioCI | None
     adjusted: str | None = None
     section: str = ""
+    #: a pooled verdict over the section's problems: drawn as a diamond spanning
+    #: its interval (as a meta-analysis draws its summary)
+    pooled: bool = False
 
     @property
     def changed(self) -> bool:
@@ -132,6 +137,9 @@ def forest(
             continue
         ci = row.ci
         colour = COLOURS[kind(ci.verdict)]
+        if row.pooled:
+            _diamond(ax, ci, y, colour, (low, high))
+            continue
         if math.isfinite(ci.low) and math.isfinite(ci.high):
             a, b = min(max(ci.low, low), high), min(max(ci.high, low), high)
             ax.plot([a, b], [y, y], color=colour, lw=2.2, zorder=2, gid="interval")
@@ -164,6 +172,17 @@ def forest(
     ax.tick_params(axis="x", labelsize=7)
     if title:
         ax.set_title(title, fontsize=9)
+
+
+def _diamond(ax, ci: RatioCI, y: float, colour: str, limits) -> None:
+    """A pooled verdict: a diamond from its interval's low to high end, widest at
+    its ratio (each clipped to the axis)."""
+
+    def clip(v: float) -> float:
+        return min(max(v, limits[0]), limits[1])
+
+    xs = [clip(ci.low), clip(ci.ratio), clip(ci.high), clip(ci.ratio)]
+    ax.fill(xs, [y, y - 0.4, y, y + 0.4], color=colour, zorder=3, gid="pooled")
 
 
 def _ticks(ax, low: float, high: float, margin: float) -> None:

@@ -73,7 +73,7 @@ def until_decided(
     """Every method of ``methods`` against ``baseline`` over ``seeds`` (at least
     ``design.max_seeds`` of them, in order): at each look, ``train`` the methods
     still undecided and the baseline on the look's new seeds, then compare each
-    on the look's first n seeds. Returns each method's last interval;
+    on the look's first n seeds (those with an error: a failed seed has none). Returns each method's last interval;
     ``on_look(n, intervals)`` is told every look's (n seeds, the open ones)."""
     if baseline not in methods:
         raise ValueError(f"methods: --until-decided needs the baseline {baseline!r}")
@@ -90,8 +90,8 @@ def until_decided(
         done = n
         now = {
             m: ratio_ci(
-                {s: errors[m][s] for s in seeds[:n]},
-                {s: errors[baseline][s] for s in seeds[:n]},
+                {s: errors[m][s] for s in seeds[:n] if s in errors[m]},
+                {s: errors[baseline][s] for s in seeds[:n] if s in errors[baseline]},
                 design.level,
                 design.margin,
                 looks=len(looks),

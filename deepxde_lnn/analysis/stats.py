@@ -36,7 +36,9 @@ Beside each verdict, two robust companions that do not assume log-normal errors
   geometric mean averages in. The median is not moved by the outliers it judges,
   and 10x is a decade above the typical seed (settled runs' seeds stay within a
   few times of each other); two seeds can never fail (neither exceeds 10x their
-  mean), three can show one.
+  mean), three can show one. A seed whose error is not a number (a prediction
+  that is not finite, null in its record) fails too; no ratio or P(A < B) can
+  hold it.
 
 A ratio of two failures is not a result: where a method's median relative L2
 error is at least ``CONVERGED_BELOW`` (0.5, an error half the size of the
@@ -48,6 +50,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -91,6 +94,15 @@ FAILURE_FACTOR = 10.0  # a seed fails when its error exceeds this x its method's
 #: smaller than half the solution (a network that learned nothing scores about 1)
 CONVERGED_BELOW = 0.5
 BOOTSTRAP = {"n_resamples": 9999, "seed": 0}  # p_below's interval, reproducibly
+
+
+_LOG_MAX = math.log(sys.float_info.max)  # the largest x whose exp(x) is finite
+
+
+def _exp(x: float) -> float:
+    """``exp(x)``, infinite beyond float64's range (an interval that wide has no
+    upper bound to speak of), without an overflow warning."""
+    return float(np.exp(x)) if x <= _LOG_MAX else math.inf
 
 
 @functools.lru_cache(maxsize=4096)
@@ -198,8 +210,8 @@ class RatioCI:
         return replace(
             self,
             level=level,
-            low=float(np.exp(self.log_mean - half)),
-            high=float(np.exp(self.log_mean + half)),
+            low=_exp(self.log_mean - half),
+            high=_exp(self.log_mean + half),
         )
 
     @property
@@ -339,7 +351,7 @@ def ratio_ci(
         se, dof = _welch(xa, xb)
         sd = float(np.sqrt(xa.var(ddof=1) + xb.var(ddof=1))) if dof > 0 else math.nan
     out = RatioCI(
-        float(np.exp(mean)), math.nan, math.nan, n_a, n_b, paired, level, margin,
+        _exp(mean), math.nan, math.nan, n_a, n_b, paired, level, margin,
         int(looks), float(mean), float(se), float(dof), sd,
     )  # fmt: skip
     if dof > 0:
@@ -473,18 +485,19 @@ def converged(relative_errors: Sequence[float | None]) -> bool | None:
 
 
 def failures(
-    errors: Sequence[float],
+    errors: Sequence[float | None],
     relative: Sequence[float | None] = (),
     factor: float = FAILURE_FACTOR,
 ) -> int:
     """How many of one method's seeds failed: their error (``errors``, one per
-    seed) exceeds ``factor`` times the median, or their relative L2 error
+    seed) is not a number (None: a prediction that is not finite) or exceeds
+    ``factor`` times the median of those that are, or their relative L2 error
     (``relative``, None where unknown) is at least :data:`CONVERGED_BELOW`."""
-    v = np.asarray(errors, float)
-    if not len(v):
-        return 0
-    with np.errstate(over="ignore"):  # a median near float64's largest: none fail
-        tail = v > factor * np.median(v)
+    tail = np.array([e is None for e in errors], bool)
+    known = np.array([e for e in errors if e is not None], float)
+    if len(known):
+        with np.errstate(over="ignore"):  # a median near float64's largest
+            tail[~tail] = known > factor * np.median(known)
     far = np.array([q is not None and q >= CONVERGED_BELOW for q in relative], bool)
     if len(far):
         tail |= far

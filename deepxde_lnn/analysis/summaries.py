@@ -106,7 +106,8 @@ def write_summary(
     (:func:`deepxde_lnn.analysis.sequential.looks_of`). ``asked``: the identities
     of the runs a call asked for (:meth:`~deepxde_lnn.config.RunConfig.identity`):
     only their records are summarised, the others below ``root`` are named as
-    excluded (None: every record)."""
+    excluded, with a note that this summary replaces any of theirs
+    (:data:`REPLACED`; None: every record)."""
     root = Path(root)
     runs, excluded = load_runs(root, options=record_problem), []
     if asked is not None:
@@ -269,8 +270,8 @@ def _markdown(runs, rows, methods, fields, paper_seed, verdicts, excluded=()) ->
     baselines = list(dict.fromkeys(v.baseline for v in verdicts))
     left_out = []  # the records below the folder that were not asked for
     if excluded:
-        text = ", ".join(excluded)
-        left_out = [f"Excluded (not asked for, never pooled): {text}.", ""]
+        text = f"Excluded (not asked for, never pooled): {', '.join(excluded)}."
+        left_out = [text, "", REPLACED, ""]
     lines = [
         f"# {r0['case']}: " + " vs ".join(map(escape, methods)),
         "",
@@ -398,6 +399,14 @@ def _states(runs, method: str) -> tuple[str, ...]:
     """The flagged timing states of ``method``'s runs."""
     return timing_states(r for r in runs if r["method"] == method)
 
+
+#: under the records a summary left out: it replaced any summary of theirs
+REPLACED = (
+    "This summary holds this call's runs alone and replaces any earlier summary "
+    "in this folder; to summarise runs of one configuration together, compare "
+    "all their methods and seeds in one call (finished runs are reused, not "
+    "trained again)."
+)
 
 PAPER_NOTE = (
     " 'paper' = the paper's single-seed number (its own protocol, hardware and seed)."

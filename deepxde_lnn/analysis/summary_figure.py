@@ -25,7 +25,11 @@ Then one row for the whole comparison:
   one thin line per seed, its true value dashed.
 
 At most :data:`MAX_FIELDS` field rows are drawn (the others are in the tables).
-Runs kept as their record alone (pruned artifacts) count in the strips only.
+Its size does not grow with the methods: the maps, predictions, losses and
+unknowns of at most :data:`MAX_MAPS` methods, the strips of at most
+:data:`MAX_STRIP`, at most :data:`MAX_VERDICTS` verdicts, the first in order; the
+figure's title says what it leaves to the tables. Runs kept as their record
+alone (pruned artifacts) count in the strips only.
 """
 
 from __future__ import annotations
@@ -38,10 +42,12 @@ import numpy as np
 from ..problems.metrics import summary_field
 from ..runs.records import is_pruned, metric_sets
 from .figures import (
+    drawn,
     error_panel,
     load_fields,
     load_loss,
     load_variables,
+    log_y,
     plt_module,
     point_means,
 )
@@ -51,6 +57,9 @@ __all__ = ["summary_figure", "error_norm", "worst_seed"]
 
 MAX_UNKNOWNS = 4  # panels of unknowns drawn (the rest are in variables.csv)
 MAX_FIELDS = 8  # rows of fields drawn (the rest are in the tables)
+MAX_MAPS = 6  # methods whose error maps, predictions, losses and unknowns are drawn
+MAX_STRIP = 40  # methods in each strip of every seed's error
+MAX_VERDICTS = 40  # rows of the verdicts' forest plot
 FEW_POINTS = 20  # a loss history of at most this many logged points is marked
 
 
@@ -61,8 +70,8 @@ def error_norm(errors: list[np.ndarray], decades: float = 6.0):
     changes sign do not stretch it), at most ``decades`` below the top."""
     from matplotlib.colors import LogNorm
 
-    values = np.concatenate([np.ravel(e) for e in errors])
-    values = values[np.isfinite(values) & (values > 0)]
+    values = drawn(np.concatenate([np.ravel(e) for e in errors]), log=True)
+    values = values[np.isfinite(values)]
     if not values.size:
         return LogNorm(vmin=10**-decades, vmax=1.0)
     top = float(values.max())
@@ -111,16 +120,18 @@ def summary_figure(
     ``verdicts``: the summary's, one forest row each (none: no such panel);
     ``pick``: the seed whose error map is shown per method (:data:`PICKS`)."""
     plt = plt_module()
-    drawn = [r for r in runs if not is_pruned(r["_dir"])]
-    shown = [m for m in methods if any(r["method"] == m for r in drawn)]
+    kept = [r for r in runs if not is_pruned(r["_dir"])]  # with their artifacts
+    shown = [m for m in methods if any(r["method"] == m for r in kept)][:MAX_MAPS]
     if not shown:
         return None
-    picked = {m: PICKS[pick]([r for r in drawn if r["method"] == m]) for m in shown}
+    note = _left_out(len(methods), len(verdicts))
+    verdicts, strip = verdicts[:MAX_VERDICTS], methods[:MAX_STRIP]
+    picked = {m: PICKS[pick]([r for r in kept if r["method"] == m]) for m in shown}
     fields = {m: load_fields(Path(picked[m]["_dir"])) for m in shown}
     maps = [m for m in shown if fields[m]["x"].shape[1] > 0]  # unknowns alone: none
     names = _field_names(fields[shown[0]], runs)[:MAX_FIELDS]
     profile = bool(maps) and _one_input(fields[maps[0]])
-    traces = _traces(drawn, shown)
+    traces = _traces(kept, shown)
     colour = {m: f"C{i % 10}" for i, m in enumerate(methods)}  # one per method
     judged = bool(verdicts)
     per_field = len(maps) + profile + 1  # maps, predicted vs true, every seed
@@ -139,20 +150,40 @@ def summary_figure(
         _maps(fig, row[: len(maps)], maps, fields, picked, pick, name)
         if profile:
             _profile(row[len(maps)], maps, fields, name, colour)
-        _strip(row[len(maps) + profile], runs, methods, colour, name)
+        _strip(row[len(maps) + profile], runs, strip, colour, name)
         for ax in row[per_field:]:
             ax.set_axis_off()
     bottom = list(axs[-1])
     if judged:
         _verdicts(bottom.pop(0), verdicts)
-    _losses(bottom.pop(0), drawn, shown, colour)
+    _losses(bottom.pop(0), kept, shown, colour)
     for ax, (name, lines) in zip(bottom, list(traces.items())[:MAX_UNKNOWNS]):
         _unknown(ax, name, lines, colour)
     for ax in bottom[min(len(traces), MAX_UNKNOWNS) :]:
         ax.set_axis_off()
-    fig.suptitle(runs[0]["case"])
+    fig.suptitle(runs[0]["case"] + (f"\n{note}" if note else ""))
     fig.tight_layout()
     return fig
+
+
+def _left_out(methods: int, verdicts: int) -> str:
+    """What a figure of ``methods`` and ``verdicts`` leaves to the tables, in
+    words ("": nothing)."""
+    parts = [
+        text.format(cap=cap, n=n)
+        for text, cap, n in (
+            (
+                "maps, predictions, losses and unknowns of the first {cap} of {n} "
+                "methods",
+                MAX_MAPS,
+                methods,
+            ),
+            ("every seed of the first {cap} methods", MAX_STRIP, methods),
+            ("the first {cap} of {n} verdicts", MAX_VERDICTS, verdicts),
+        )  # fmt: skip
+        if n > cap
+    ]
+    return "; ".join(parts) + " (the rest in the tables)" if parts else ""
 
 
 def _field_names(f: dict, runs) -> list[str]:
@@ -212,9 +243,9 @@ def _profile(ax, methods, fields, name: str, colour) -> None:
         f, j = fields[m], _column(fields[m], name)
         if j is None:
             continue
-        at, pred = point_means(f["x"], f["pred"][:, j])
+        at, pred = point_means(f["x"], drawn(f["pred"][:, j], ax=ax))
         ax.plot(at, pred, lw=1.2, color=colour[m], label=m)
-        truth = truth or point_means(f["x"], f["exact"][:, j])
+        truth = truth or point_means(f["x"], drawn(f["exact"][:, j], ax=ax))
     if truth is not None:
         ax.plot(*truth, "k--", lw=1, label="true")
     inputs = [str(n) for n in fields[methods[0]]["inputs"]]
@@ -231,6 +262,7 @@ def _strip(ax, runs, methods, colour, name: str | None = None) -> None:
     for r in runs:
         e = _error(r, name)
         if e is not None and e > 0 and r["method"] in at:
+            e = float(drawn(e, log=True, ax=ax))  # beyond the axis: at its edge
             by_seed.setdefault(r["seed"], {})[r["method"]] = e
     for errors in by_seed.values():
         order = sorted(errors, key=at.get)
@@ -248,7 +280,7 @@ def _strip(ax, runs, methods, colour, name: str | None = None) -> None:
         ax.scatter([i] * len(values), values, s=14, zorder=2, color=colour[m])
         geo = float(np.exp(np.mean(np.log(values))))
         ax.plot([i - 0.25, i + 0.25], [geo, geo], color="k", lw=1.5, zorder=3)
-    ax.set_yscale("log")
+    log_y(ax, [e for errors in by_seed.values() for e in errors.values()])
     ax.set_xticks(range(len(methods)), methods, fontsize=8, rotation=20)
     key = name or _key(runs)
     ax.set_ylabel(f"{key} RMSE" if key else "RMSE")
@@ -286,7 +318,7 @@ def _losses(ax, runs, methods, colour) -> None:
     for m in methods:
         curves = [load_loss(Path(r["_dir"]))[1] for r in runs if r["method"] == m]
         n = min(len(c) for c in curves)
-        total = np.array([c[:n, 1] for c in curves])
+        total = drawn([c[:n, 1] for c in curves], log=True, ax=ax)  # 0: not drawn
         steps = curves[0][:n, 0]
         ax.semilogy(
             steps,
@@ -331,10 +363,12 @@ def _unknown(ax, name: str, lines, colour) -> None:
     for method, steps, values, _ in lines:
         label = None if method in labelled else method
         labelled.add(method)
+        values = drawn(values, ax=ax)
         ax.plot(steps, values, lw=0.8, color=colour.get(method), label=label)
     true = next((t for *_, t in lines if t is not None), None)
     if true is not None:
-        ax.axhline(true, color="k", ls="--", lw=1, label=f"true {true:g}")
+        at = drawn(true, ax=ax)
+        ax.axhline(at, color="k", ls="--", lw=1, label=f"true {true:g}")
     ax.set_xlabel("step")
     ax.set_title(f"unknown {name}, every seed", fontsize=9)
     ax.legend(fontsize=8)

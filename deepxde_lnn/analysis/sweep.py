@@ -9,7 +9,7 @@ from ..problems.metrics import summary_field
 from ..runs import atomic as aio
 from ..runs.names import lr_text
 from ..runs.records import escape, load_runs
-from .figures import plt_module
+from .figures import drawn, plt_module
 from .stats import MARGIN
 from .summaries import one_case
 from .table import (
@@ -89,11 +89,11 @@ def sweep_figure(root: Path, tables: dict[float, list[Row]], key: str) -> Path:
             (lr, row.stats["RMSE"])
             for lr, table in tables.items()
             for row in table
-            if row.method == m
+            if row.method == m and "RMSE" in row.stats  # none: every seed failed
         )
         lrs = [lr for lr, _ in points]
-        mean = [s["mean"] for _, s in points]
-        std = [s["std"] for _, s in points]
+        mean = drawn([s["mean"] for _, s in points], log=True, ax=ax)
+        std = drawn([s["std"] for _, s in points], ax=ax)
         ax.errorbar(lrs, mean, yerr=std, marker="o", capsize=3, label=m)
     ax.set_xscale("log")
     ax.set_yscale("log")

@@ -35,7 +35,7 @@ from ..problems.methods import COMPARED, METHODS
 from ..problems.metrics import METRICS
 from ..runs.cost import LOADED_SHARE, cost
 from ..runs.names import lr_text
-from ..runs.records import escape, metric_sets
+from ..runs.records import escape, failed, metric_sets
 from .stats import (
     CONVERGED_BELOW,
     FAILURE_FACTOR,
@@ -156,8 +156,9 @@ def _finite(statistic, v: np.ndarray) -> float:
 
 
 def geomean(values: Iterable[float]) -> float:
-    """``exp(mean(log v))``."""
-    return float(np.exp(np.mean(np.log(list(values)))))
+    """``exp(mean(log v))``; 0 where a value is 0 (its limit: 0 has no logarithm)."""
+    v = np.asarray(list(values), float)
+    return 0.0 if (v == 0).any() else float(np.exp(np.mean(np.log(v))))
 
 
 #: the keys of an identity that name a run within its configuration
@@ -409,9 +410,10 @@ class Row:
     def failures(self) -> int:
         """Seeds that failed (:data:`FAILURE_RULE`): an RMSE above
         ``FAILURE_FACTOR`` times the median's, or a relative L2 error of at
-        least ``CONVERGED_BELOW`` (so a method failing every seed shows it)."""
+        least ``CONVERGED_BELOW`` (so a method failing every seed shows it), or
+        no error that is a number (:func:`~deepxde_lnn.runs.records.failed`)."""
         rmse = [value(r, self.field, "RMSE") for r in self.runs]
-        return failures(rmse, [value(r, self.field, "relL2") for r in self.runs])
+        return failures(rmse, _relative_errors(self.runs, self.field))
 
     @property
     def converged(self) -> bool | None:
@@ -421,8 +423,8 @@ class Row:
     @property
     def vs_paper(self) -> float | None:
         """Our mean RMSE over the paper's."""
-        ref = self.paper.get("RMSE")
-        return self.stats["RMSE"]["mean"] / ref if ref else None
+        ref, ours = self.paper.get("RMSE"), self.stats.get("RMSE")
+        return ours["mean"] / ref if ref and ours else None  # none: every seed failed
 
 
 def value(record: dict, field: str, metric: str) -> float | None:
@@ -462,14 +464,14 @@ def rows(
     by_method: dict[str, list[dict]] = {}
     for r in sorted(have, key=lambda r: (method_order(r["method"]), r["seed"])):
         by_method.setdefault(r["method"], []).append(r)
-    base = {r["seed"]: value(r, field, "RMSE") for r in by_method.get(baseline, [])}
+    base = _errors(by_method.get(baseline, []), field)
     failed_base = _converged(by_method.get(baseline, []), field) is False
     several = len({r.get("device", "?") for r in have}) > 1
     out = []
     for m, mine in by_method.items():
         row = _row(m, field, mine, paper)
-        rmse = {r["seed"]: value(r, field, "RMSE") for r in mine}
-        compared = base and m != baseline
+        rmse = _errors(mine, field)
+        compared = base and rmse and m != baseline
         ci = ratio_ci(rmse, base, LEVEL, margin, looks) if compared else None
         if ci is not None:
             ci = dataclasses.replace(ci, unconverged=(not_converged(row), failed_base))
@@ -479,9 +481,25 @@ def rows(
     return out
 
 
+def _errors(runs: Sequence[dict], field: str) -> dict[int, float]:
+    """``{seed: RMSE}`` of ``runs`` on ``field``; a run that failed on it
+    (:func:`~deepxde_lnn.runs.records.failed`: no error that is a number) has
+    none, so no ratio or P(< B) holds it: it counts in :attr:`Row.failures`."""
+    errors = {r["seed"]: value(r, field, "RMSE") for r in runs}
+    return {s: e for s, e in errors.items() if e is not None}
+
+
+def _relative_errors(runs: Sequence[dict], field: str) -> list[float | None]:
+    """Each run's relative L2 error on ``field`` (None: unknown, a zero truth);
+    infinite for a run that failed on it: it did not converge."""
+    return [
+        math.inf if failed(_sets(r)[field]) else value(r, field, "relL2") for r in runs
+    ]
+
+
 def _converged(runs: Sequence[dict], field: str) -> bool | None:
     """Whether the method of ``runs`` converged on ``field`` (None: unknown)."""
-    return converged([value(r, field, "relL2") for r in runs])
+    return converged(_relative_errors(runs, field))
 
 
 def not_converged(row: Row) -> bool:

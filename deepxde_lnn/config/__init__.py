@@ -37,6 +37,7 @@ from .values import (
     _DECAYS,
     _KEEP,
     BACKENDS,
+    MAX_THREADS,
     WITHDRAWN,
     _bool,
     _check_decay,
@@ -57,6 +58,7 @@ from .values import (
 
 __all__ = [
     "MAX_SEEDS",
+    "MAX_THREADS",
     "Training",
     "Execution",
     "Verdicts",
@@ -270,12 +272,16 @@ class Execution:
         None,
         "torch CPU threads per run (default 1: a PINN's small matrices run about "
         "as fast on one, and a loaded machine then slows each run, not all of them "
-        "many times); runs at a time x threads at most the cores",
-        check=_int_at_least(1),
-        parse=_parsed(_parse_int(1), "threads"),
+        "many times); runs at a time x threads at most the cores, and at most "
+        f"{MAX_THREADS} threads (even with force_threads)",
+        check=_int_at_least(1, MAX_THREADS),
+        parse=_parsed(_parse_int(1, MAX_THREADS), "threads"),
     )
     force_threads: bool = option(
-        False, "allow runs at a time x threads beyond the cores", check=_bool
+        False,
+        "allow runs at a time x threads beyond the cores (threads still at most "
+        f"{MAX_THREADS})",
+        check=_bool,
     )
 
     def __post_init__(self):

@@ -15,6 +15,7 @@ from ..checks import (
     check_positive,
     is_number,
     parse_int,
+    parse_list,
     parse_number,
 )
 from ..runs.names import NAME
@@ -22,6 +23,9 @@ from ..runs.names import NAME
 #: the largest count an option takes (steps, checkpoints, workers): more steps
 #: than any run can take, and a number every record's reader reads back
 MAX_COUNT = 10**15
+#: the most torch threads a run takes, even with ``force_threads``: more cores
+#: than a machine has, and few enough that OpenMP can start them all
+MAX_THREADS = 1024
 BACKENDS = ("loky", "dask")  # joblib backends of many runs (experiments.jobs)
 # why a backend offered before is refused: its error says it (docs/running.md too)
 WITHDRAWN = {
@@ -108,8 +112,8 @@ def _compile_text(text: str):
     return _COMPILE_WORDS[text]
 
 
-def _int_at_least(minimum):
-    return lambda value, name: check_int(value, name, minimum, MAX_COUNT)
+def _int_at_least(minimum, maximum=MAX_COUNT):
+    return lambda value, name: check_int(value, name, minimum, maximum)
 
 
 def _positive(value, name):
@@ -191,8 +195,8 @@ def _parsed(reader, name: str):
     return lambda text: reader(text, name)
 
 
-def _parse_int(minimum):
-    return lambda text, name: parse_int(text, name, minimum, MAX_COUNT)
+def _parse_int(minimum, maximum=MAX_COUNT):
+    return lambda text, name: parse_int(text, name, minimum, maximum)
 
 
 def _parse_positive(text, name):
@@ -200,9 +204,9 @@ def _parse_positive(text, name):
 
 
 def _parse_decay(text, name):
-    kind, *numbers = [s.strip() for s in text.split(",")]
+    kind, *numbers = parse_list(text, name)
     return (kind, *(parse_number(s, name) for s in numbers))
 
 
 def _parse_weights(text, name):
-    return tuple(parse_number(s.strip(), name, 0) for s in text.split(","))
+    return tuple(parse_number(s, name, 0) for s in parse_list(text, name))

@@ -36,6 +36,7 @@ from .._backend import quiet_deepxde
 from ..analysis.figures import draw_missing
 from ..checks import check_int
 from ..config import BACKENDS, RunConfig, check_backend_name, stackable_protocol
+from ..networks.compiled import usable_cache
 from ..problems.problem import Problem
 from ..runs.folder import RunFolder
 from ..runs.names import run_label
@@ -172,6 +173,7 @@ def iter_jobs(
     if backend == "loky" and (workers == 1 or len(units) <= 1):
         yield from _serial(units, overwrite, progress, problem, threads)
         return
+    usable_cache()  # workers started from here inherit a usable compile cache
     # a cluster's workers keep their own threads (Dask's: one per worker process)
     threads = threads if address is None else None
     from joblib import Parallel, delayed

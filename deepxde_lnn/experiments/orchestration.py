@@ -291,7 +291,9 @@ def _decide(o, case, methods, all_seeds, root, budget, baseline, design):
             if r.record is None:
                 raise TrainingDiverged(f"{r.method} seed {r.seed} did not finish")
             metrics = r.record["metrics"]
-            out[r.method][r.seed] = metrics[summary_field(list(metrics))]["RMSE"]
+            rmse = metrics[summary_field(list(metrics))]["RMSE"]
+            if rmse is not None:  # a failed seed (an error not a number) has none
+                out[r.method][r.seed] = rmse
         return out
 
     def on_look(n, cis):
@@ -351,6 +353,7 @@ def summarized(
         summary.markdown,
         summary.files,
         tuple(baselines),
+        summary.excluded,
     )
 
 

@@ -90,7 +90,8 @@ class Comparison:
     (the rows of ``summary.csv``: per method, field and metric, mean, std, median,
     min, max over seeds) and the ``verdicts`` against ``baseline``; ``files``: the
     summary's files written (``summary.md``, ``summary.csv``, and ``summary.png``
-    when there was a figure to draw)."""
+    when there was a figure to draw); ``excluded``: the other records in ``out``,
+    left out and counted by why (an earlier call's: its summary was replaced)."""
 
     out: Path
     case: str
@@ -101,6 +102,7 @@ class Comparison:
     markdown: str = field(default="", repr=False)  # summary.md
     files: tuple[Path, ...] = field(default=(), repr=False)
     baselines: tuple[str, ...] = ()  # every baseline judged against (first: baseline)
+    excluded: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         """The verdicts first (as ``summary.md`` states them), then each
@@ -119,6 +121,8 @@ class Comparison:
                     f"  {r['method']:<12} {r['field']:<8} RMSE "
                     f"{r['mean']:.3e} ± {r['std']:.1e}  (n={r['n']})"
                 )
+        if self.excluded:  # an earlier call's runs: their summary was replaced
+            lines.append(f"  excluded (not asked for): {', '.join(self.excluded)}")
         return "\n".join(lines)
 
 

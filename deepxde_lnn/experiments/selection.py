@@ -10,12 +10,12 @@ from pathlib import Path
 
 from ..analysis.stats import SEEDS_CAP
 from ..analysis.table import BASELINE
-from ..checks import check_choice, unique
+from ..checks import check_choice, check_path, parse_list, unique
 from ..problems.deepxde_problem import DeepXDEProblem
 from ..problems.methods import canonical
 from ..problems.problem import Problem
 from ..problems.scripted_problem import ScriptedProblem
-from ..runs.names import safe_name
+from ..runs.names import check_case_distinct, safe_name
 
 __all__ = ["methods_of", "baseline_of", "seeds_of", "check_seed_count", "out_of"]
 
@@ -29,7 +29,7 @@ def methods_of(methods, problem: Problem, default: Sequence[str]) -> list[str]:
     if methods is None:
         methods = problem.nets if isinstance(problem, _GIVEN_NETS) else default
     if isinstance(methods, str):
-        methods = methods.split(",")
+        methods = parse_list(methods, "methods")
     methods = [m.strip() if isinstance(m, str) else m for m in methods]
     methods = [m for m in methods if m != ""]
     if not methods:
@@ -39,7 +39,7 @@ def methods_of(methods, problem: Problem, default: Sequence[str]) -> list[str]:
 
 def _distinct(methods: list[str]) -> list[str]:
     """Each a folder name, none twice (also not spelled another way, e.g.
-    ``lnn:alpha_init=0`` and ``lnn:alpha_init=0.0``)."""
+    ``lnn:alpha_init=0`` and ``lnn:alpha_init=0.0``, nor only by case)."""
     seen: dict[str, str] = {}
     for m in methods:
         key = _spelling(m)
@@ -48,7 +48,9 @@ def _distinct(methods: list[str]) -> list[str]:
             same = "is given twice" if m == first else f"is the same as {first!r}"
             raise ValueError(f"methods: {m!r} {same}")
         seen[key] = m
-    return [safe_name(m, "method") for m in methods]
+    folders = [safe_name(m, "method") for m in methods]
+    check_case_distinct(folders, "methods")
+    return folders
 
 
 def _spelling(method) -> str:
@@ -118,11 +120,9 @@ def _count(seeds) -> str:
 
 
 def out_of(out, default: str) -> Path:
-    """``out`` (a path, not an empty one) or ``default``, made absolute once,
-    before anything runs: a function that changes the working directory cannot
-    move where the results go."""
+    """``out`` (a path: :func:`~deepxde_lnn.checks.check_path`) or ``default``,
+    made absolute once, before anything runs: a function that changes the working
+    directory cannot move where the results go."""
     if out is None:
         return Path(os.path.abspath(default))
-    if not str(out).strip():
-        raise ValueError("out must be a path, got an empty string")
-    return Path(os.path.abspath(out))
+    return Path(os.path.abspath(check_path(out, "out")))

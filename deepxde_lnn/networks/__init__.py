@@ -12,17 +12,13 @@ stacked and Taylor-mode forms are derived from it.
 import importlib
 from types import ModuleType
 
+from .._backend import BACKENDS
+
 __all__ = ["MODULES", "NETWORKS", "backend_module"]
 
 #: DeepXDE's backend names and the module of this package that holds their
-#: networks
-MODULES = {
-    "pytorch": "pytorch",
-    "tensorflow.compat.v1": "tensorflow_compat_v1",
-    "tensorflow": "tensorflow",
-    "jax": "jax",
-    "paddle": "paddle",
-}
+#: networks (``tensorflow.compat.v1``: ``tensorflow_compat_v1``)
+MODULES = {name: name.replace(".", "_") for name in BACKENDS}
 #: What every backend's module declares (the DeepONets where DeepXDE has one)
 NETWORKS = (
     "LNN",

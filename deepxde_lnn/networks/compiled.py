@@ -72,8 +72,11 @@ def usable_cache() -> None:
     """Where ``TORCHINDUCTOR_CACHE_DIR`` names a folder that cannot be made or
     written (``/proc/x``, a file, a path under a file), PyTorch fails on the first
     optimizer step of a process, compiled jets or not (its compiler stack reads
-    the folder on import): warn and give this process a temporary folder instead
-    (compiled jets then compile cold). Called before a run's folder is made."""
+    the folder on import): warn (once per process) and unset it, in this process
+    and so in the worker processes it starts later, so that PyTorch uses its own
+    per-user folder (``torchinductor_<user>`` in the temporary folder); nothing
+    is created here. Called before a run's folder is made and before workers
+    start."""
     given = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     if not given:
         return
@@ -82,15 +85,15 @@ def usable_cache() -> None:
         with tempfile.NamedTemporaryFile(dir=given, prefix=".probe."):
             pass
     except OSError as err:
-        fresh = tempfile.mkdtemp(prefix="deepxde-lnn-inductor-")
+        del os.environ["TORCHINDUCTOR_CACHE_DIR"]
         warnings.warn(
             f"TORCHINDUCTOR_CACHE_DIR={given!r} cannot be used "
-            f"({err.strerror or type(err).__name__}); PyTorch's compile cache goes "
-            f"to {fresh} in this process",
+            f"({err.strerror or type(err).__name__}): it is unset in this process "
+            "and the workers it starts, and PyTorch's compile cache goes to its "
+            f"default folder (torchinductor_<user> in {tempfile.gettempdir()})",
             RuntimeWarning,
             stacklevel=2,
         )
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = fresh
 
 
 def wanted(setting: bool | str, run_steps: int) -> bool:

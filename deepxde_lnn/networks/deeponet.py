@@ -32,6 +32,7 @@ import inspect
 from collections.abc import Mapping, Sequence
 
 from ..checks import check_choice, check_int
+from .limits import check_parameters, dense_parameters
 from .plan import (
     Activation,
     Initializer,
@@ -100,8 +101,13 @@ def _check_parts(
             "liquid: the branch is a network of your own (layer_sizes_branch[1] "
             "is callable) and is used as it is; leave 'branch' out of liquid"
         )
-    b = None if own else check_layer_sizes(branch, "layer_sizes_branch")[-1]
-    t = check_layer_sizes(trunk, "layer_sizes_trunk")[-1]
+    parts = {"layer_sizes_trunk": check_layer_sizes(trunk, "layer_sizes_trunk")}
+    if not own:
+        parts["layer_sizes_branch"] = check_layer_sizes(branch, "layer_sizes_branch")
+    for name, sizes in parts.items():  # DeepXDE's FNN too: before it is built
+        check_parameters(dense_parameters(sizes), name)
+    b = None if own else parts["layer_sizes_branch"][-1]
+    t = parts["layer_sizes_trunk"][-1]
     if isinstance(activation, dict):
         if set(activation) != set(LIQUID_PARTS):
             raise ValueError(

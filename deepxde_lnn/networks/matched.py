@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 import torch
 
 from ..checks import check_int
-from .limits import MAX_PARAMETERS
+from .limits import MAX_PARAMETERS, dense_parameters
 from .plan import check_layer_sizes
 from .pytorch import (
     LNN,
@@ -106,8 +106,8 @@ def matched_sizes(
         target = trainable(net) if target is None else target
     else:
         sizes = check_layer_sizes(net)
-        # the weights alone, counted before anything is built
-        if target is None and _weights(sizes) <= MAX_PARAMETERS:
+        # the fully connected layers alone, counted before anything is built
+        if target is None and dense_parameters(sizes) <= MAX_PARAMETERS:
             target = count_built(
                 lambda: LNN(sizes, activation, TORCH_DEFAULT, **lnn_options)
             )
@@ -125,6 +125,9 @@ def matched_sizes(
         return [sizes[0], *[width] * depth, sizes[-1]]
 
     def count(width: int) -> int:
+        dense = dense_parameters(shape(width))
+        if dense > MAX_PARAMETERS:  # past any target, and too many to build
+            return dense
         return count_built(lambda: MLP(shape(width), activation, TORCH_DEFAULT))
 
     hi = 1  # the count grows with the width: doubling, then bisection, for the
@@ -139,12 +142,6 @@ def matched_sizes(
             lo = mid + 1
     near = range(max(lo - 1, 1), lo + 1)
     return shape(min(near, key=lambda w: (abs(count(w) - target), w)))
-
-
-def _weights(sizes: Sequence[int]) -> int:
-    """The weights of the fully connected network of ``sizes`` (a lower bound of
-    any count of its parameters), as exact integers."""
-    return sum(a * b for a, b in zip(sizes, sizes[1:]))
 
 
 def matched(

@@ -30,7 +30,13 @@ import numpy as np
 from deepxde.nn import activations, initializers
 
 from ..checks import check_bool, check_int, check_number
-from .limits import ALPHA_MAX, LAYOUTS, activation_base
+from .limits import (
+    ALPHA_MAX,
+    LAYOUTS,
+    activation_base,
+    check_parameters,
+    dense_parameters,
+)
 
 __all__ = [
     "Activation",
@@ -95,6 +101,9 @@ class Plan:
     residual: bool = True
     train_alpha: bool = True
 
+    def __post_init__(self):
+        check_parameters(self.parameter_count(), "layer_sizes")  # nothing built yet
+
     @property
     def hidden(self) -> int:
         """The number of hidden layers ``L``."""
@@ -140,7 +149,7 @@ class Plan:
     def parameter_count(self) -> int:
         """Trainable parameters, trainable activations left out (module
         docstring)."""
-        linears = sum((a + 1) * b for a, b in zip(self.sizes, self.sizes[1:]))
+        linears = dense_parameters(self.sizes)
         widths = [self.sizes[j + 1] for j in self.block_layers]
         return linears + sum(w * w + w + self._gates(w) for w in widths)
 
@@ -222,6 +231,7 @@ def check_block(width, alpha_init, activation, residual, train_alpha) -> tuple:
     """A liquid block's arguments, checked alike on every backend (a ValueError
     naming the first bad one): ``(width, alpha_init, residual, train_alpha)``."""
     width = check_int(width, "width", 1)
+    check_parameters(width * width + width, "width")  # A and c: nothing built yet
     alpha_init = check_alpha(alpha_init)
     residual = check_bool(residual, "residual")
     train_alpha = check_bool(train_alpha, "train_alpha")

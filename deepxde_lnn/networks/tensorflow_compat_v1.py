@@ -15,11 +15,14 @@ layers (a block keeps its ``c``); dropout follows each hidden stage.
 DeepXDE's ``DeepONet`` on this backend builds its parts inline (stacked branches,
 trainability per layer), so there is no liquid DeepONet here: use the
 ``tensorflow`` or ``pytorch`` backend for one.
+
+The kernels, biases and gates are TensorFlow 1 reference variables
+(:class:`Dense`), so DeepXDE's L-BFGS (``model.compile("L-BFGS")``) trains them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from deepxde import config
@@ -62,6 +65,63 @@ _NORMALIZED = {
 }
 
 
+class Dense:
+    """``tf.keras.layers.Dense`` as ``FNN`` calls it, its ``kernel`` and ``bias``
+    TensorFlow 1 reference variables: called on a tensor, it makes them in the
+    current graph (``kernel_initializer`` and ``kernel_constraint`` on
+    ``kernel``, ``bias`` from 0), with its regularization in ``losses``.
+
+    DeepXDE's L-BFGS here is SciPy's L-BFGS-B, which evaluates the loss at the
+    weights it tries by feeding them for the trainable variables, then assigns
+    the weights it ends at. A fed value reaches every read of a reference
+    variable, but no read of a resource variable (Keras 3's): with Keras layers
+    SciPy would move weights the loss does not see and write them back untried.
+    """
+
+    def __init__(
+        self,
+        units: int,
+        activation: Callable | None = None,
+        use_bias: bool = True,
+        *,
+        kernel_initializer: Callable,
+        kernel_regularizer: Callable | None = None,
+        kernel_constraint: Callable | None = None,
+    ):
+        self.units, self.activation, self.use_bias = units, activation, use_bias
+        self.kernel_initializer = kernel_initializer
+        self.kernel_regularizer = kernel_regularizer
+        self.kernel_constraint = kernel_constraint
+        self.kernel = self.bias = None
+        self.losses = []
+
+    def __call__(self, x):
+        dtype = config.real(tf)
+        with tf.variable_scope(None, default_name="dense"):
+            shape = (int(x.shape[-1]), self.units)
+            self.kernel = tf.Variable(
+                self.kernel_initializer(shape, dtype=dtype),
+                name="kernel",
+                constraint=self._constraint(),
+                use_resource=False,
+            )
+            y = tf.matmul(x, self.kernel)
+            if self.use_bias:
+                self.bias = tf.Variable(
+                    tf.zeros(self.units, dtype), name="bias", use_resource=False
+                )
+                y = tf.nn.bias_add(y, self.bias)
+        if self.kernel_regularizer is not None:
+            self.losses = [self.kernel_regularizer(self.kernel.value())]
+        return y if self.activation is None else self.activation(y)
+
+    def _constraint(self):
+        """``kernel_constraint`` as TensorFlow 1's optimizers apply it (to the
+        variable; Keras's take its value)."""
+        keras = self.kernel_constraint
+        return None if keras is None else lambda kernel: keras(kernel.value())
+
+
 class LiquidBlock:
     """``h + alpha * sigma(A h + c)`` (without the residual path ``alpha *
     sigma(A h + c)``), as :class:`deepxde_lnn.networks.pytorch.LiquidBlock`:
@@ -97,7 +157,7 @@ class LiquidBlock:
         )
         self.per_channel = per_channel
         self.activation = activations.get(activation)
-        self.linear = tf.keras.layers.Dense(
+        self.linear = Dense(
             width,
             kernel_initializer=initializers.get(kernel_initializer),
             kernel_regularizer=regularizers.get(regularization),
@@ -113,6 +173,7 @@ class LiquidBlock:
                 dtype=config.real(tf),
                 trainable=self.train_alpha,
                 name="alpha",
+                use_resource=False,  # as Dense's variables
             )
         branch = self.alpha * self.activation(self.linear(h))
         return h + branch if self.residual else branch
@@ -222,8 +283,8 @@ class _Network(FNN):
         return out
 
     def _dense(self, inputs, units, activation=None, use_bias=True):
-        """FNN's ``Dense`` layer, kept in ``linears``."""
-        dense = tf.keras.layers.Dense(
+        """FNN's ``Dense`` layer (:class:`Dense`), kept in ``linears``."""
+        dense = Dense(
             units,
             activation=activation,
             use_bias=use_bias,

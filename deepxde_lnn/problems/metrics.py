@@ -6,9 +6,12 @@ RMSE = sqrt(MSE), MAE = mean|e|, relL2 = sqrt(sum e^2 / sum u*^2), MaxErr = max|
 A metric that is not a number is ``None`` (null in ``metrics.json``,
 :data:`~deepxde_lnn.runs.names.NULLABLE_METRICS`): relL2 where the truth is zero
 at every point (a relative error of a zero truth is undefined) or so near zero
-that the ratio exceeds float64's range, MSE where it exceeds float64's range. Where plain sums of squares overflow (values beyond
-~1e154), RMSE, MAE and relL2 are computed on the values scaled by their largest
-magnitude, so that they stay finite for finite values.
+that the ratio exceeds float64's range, MSE where it exceeds float64's range.
+Where an error itself is not a finite number (a prediction of NaN or infinity, or
+a difference beyond float64's range) all five are ``None``: the run failed on
+that field (:func:`~deepxde_lnn.runs.records.failed`). Where plain sums of squares
+overflow (values beyond ~1e154), RMSE, MAE and relL2 are computed on the values
+scaled by their largest magnitude, so that they stay finite for finite values.
 """
 
 from __future__ import annotations
@@ -38,8 +41,10 @@ def field_metrics(pred: np.ndarray, exact: np.ndarray, dtype=np.float64) -> dict
     """Metrics of one field; ``dtype=np.float32`` gives the paper-compatible mode."""
     p = np.asarray(pred, dtype=dtype).ravel()
     u = np.asarray(exact, dtype=dtype).ravel()
-    with np.errstate(over="ignore", under="ignore"):  # overflows handled below
-        e = p - u
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        e = p - u  # overflows and NaN handled below
+        if not np.isfinite(e).all():  # no error is a number: the run failed here
+            return dict.fromkeys(METRICS)
         mse = np.mean(e * e, dtype=dtype)
         rmse, mae = np.sqrt(mse), np.mean(np.abs(e), dtype=dtype)
         scale = _largest(e)
@@ -120,7 +125,13 @@ def joint_metrics(x: np.ndarray, pred: np.ndarray, exact: np.ndarray) -> dict:
 
 
 def _mean(values: list) -> float | None:
-    return None if None in values else float(np.mean(values))
+    """The mean of ``values``; None where one is None; finite for finite values
+    (near float64's largest, the mean of the values halved, doubled)."""
+    if None in values:
+        return None
+    with np.errstate(over="ignore"):
+        mean = np.mean(values)
+    return float(mean if np.isfinite(mean) else 2 * np.mean(np.divide(values, 2)))
 
 
 def summary_field(names: Sequence[str]) -> str:

@@ -9,42 +9,155 @@ column block per time, its header naming the times (``u (1) @ t=0.1``):
 fields...]``, the node's times consecutive.
 
 :func:`shipped` finds a file shipped in ``deepxde_lnn.reference``;
-:class:`ShippedTable` declares one as a case's ``reference`` (read once per
-process). :class:`Observations` are measured values at fixed points, as an inverse
-problem's data term reads them.
+:func:`shipped_text` reads one after checking it against the SHA-256 that the
+``manifest.json`` beside it records; :class:`ShippedTable` declares one as a case's
+``reference``, checked when it is declared (when the case's module is imported,
+before anything trains) and read once per process. :class:`Observations` are
+measured values at fixed points, as an inverse problem's data term reads them.
 """
 
 from __future__ import annotations
 
+import functools
 import gzip
+import hashlib
 import importlib.resources
 import io
+import json
+import os
 import re
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from scipy.spatial import cKDTree
 
-__all__ = ["Observations", "ShippedTable", "load_table", "shipped", "times_of"]
+from ..runs.errors import FolderError
+from ..runs.records import MAX_ARTIFACT_BYTES, read_bytes
+
+__all__ = [
+    "MANIFEST",
+    "Observations",
+    "ShippedTable",
+    "check_shipped",
+    "load_table",
+    "shipped",
+    "shipped_text",
+    "times_of",
+]
+
+PACKAGE = "deepxde_lnn.reference"
+#: beside shipped files: ``{"files": {NAME: {"uncompressed_sha256": HEX}}}``, the
+#: SHA-256 of each file's contents (uncompressed where it ends in ``.gz``)
+MANIFEST = "manifest.json"
 
 _TIME = re.compile(r"@\s*t\s*=\s*([-+0-9.eE]+)")
+
+
+def _path(*parts: str) -> Path:
+    """Where ``deepxde_lnn.reference/<parts>`` is (or would be)."""
+    return Path(str(importlib.resources.files(PACKAGE).joinpath(*parts)))
 
 
 def shipped(*parts: str) -> Path:
     """The path of ``deepxde_lnn.reference/<parts>`` (FileNotFoundError naming it
     where the package lacks it)."""
-    path = importlib.resources.files("deepxde_lnn.reference").joinpath(*parts)
+    path = _path(*parts)
     if not path.is_file():
         raise FileNotFoundError(f"no reference file {'/'.join(parts)} in the package")
-    return Path(str(path))
+    return path
+
+
+def _damaged(path: Path, why: str) -> ValueError:
+    return ValueError(f"reference file {path}: {why}")
+
+
+def _contents(path: Path) -> bytes:
+    """The bytes of the regular file ``path`` (no link, capped), gunzipped where its
+    name ends in ``.gz``; ValueError naming it where it cannot be read."""
+    try:
+        raw = read_bytes(path, MAX_ARTIFACT_BYTES)
+    except FolderError as err:
+        raise _damaged(path, str(err).removeprefix(f"{path}: ")) from None
+    if path.suffix != ".gz":
+        return raw
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as f:
+            data = f.read(MAX_ARTIFACT_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as err:  # BadGzipFile is an OSError
+        raise _damaged(path, f"not a whole gzip file ({err or 'cut short'})") from None
+    if len(data) > MAX_ARTIFACT_BYTES:
+        raise _damaged(path, f"more than {MAX_ARTIFACT_BYTES:,} bytes uncompressed")
+    return data
+
+
+def _decoded(path: Path, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        why = f"not UTF-8 text ({err.reason} at byte {err.start})"
+        raise _damaged(path, why) from None
 
 
 def _text(path: Path) -> str:
-    if path.suffix == ".gz":
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            return f.read()
-    return path.read_text(encoding="utf-8")
+    return _decoded(path, _contents(path))
+
+
+@functools.cache
+def _recorded(folder: Path) -> dict[str, str]:
+    """``{file name: SHA-256}`` of the :data:`MANIFEST` in ``folder`` (read once
+    per process); ValueError naming it where it is missing or malformed."""
+    path = folder / MANIFEST
+    text = _decoded(path, _contents(path))
+    try:
+        files = json.loads(text)["files"]
+        return {name: e["uncompressed_sha256"] for name, e in files.items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        why = err if isinstance(err, ValueError) else repr(err)
+        raise _damaged(path, f"not a valid manifest: {why}") from None
+
+
+_CHECKED: set = set()  # (path, size, mtime) of shipped files whose SHA-256 matched
+
+
+def _state(path: Path) -> tuple:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return (path,)  # never checked: reading it says why
+    return path, info.st_size, info.st_mtime_ns
+
+
+def shipped_text(*parts: str) -> str:
+    """The text of ``deepxde_lnn.reference/<parts>`` (gunzipped where ``.gz``),
+    its contents' SHA-256 checked against the :data:`MANIFEST` beside it (once
+    per process and state of the file); one ValueError naming the file where it
+    is missing, not a regular file, not whole gzip, not the recorded contents or
+    not UTF-8."""
+    path = _path(*parts)
+    want = _recorded(path.parent).get(path.name)
+    if want is None:
+        raise _damaged(path, f"not listed in {path.parent / MANIFEST}")
+    state = _state(path)
+    data = _contents(path)
+    if state not in _CHECKED:
+        got = hashlib.sha256(data).hexdigest()
+        if got != want:
+            raise _damaged(
+                path,
+                f"its contents are not the shipped ones (SHA-256 {got}, "
+                f"{MANIFEST} records {want}): reinstall deepxde-lnn",
+            )
+        _CHECKED.add(state)
+    return _decoded(path, data)
+
+
+def check_shipped(*parts: str) -> None:
+    """The check of :func:`shipped_text`, where this process has not yet made it
+    on the file as it is now."""
+    if _state(_path(*parts)) not in _CHECKED:
+        shipped_text(*parts)
 
 
 def times_of(header: str, blocks: int) -> np.ndarray:
@@ -67,14 +180,22 @@ def load_table(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(x, y)`` of the export ``path``: ``inputs`` columns of coordinates (time
     counted where ``time_stacked``) and ``outputs`` of values, float64, rows with a
-    NaN left out. ValueError naming the file where its columns do not fit."""
+    NaN left out. ValueError naming the file where it cannot be read or its
+    columns do not fit."""
     path = Path(path)
-    text = _text(path)
-    data = np.loadtxt(io.StringIO(text), comments="%", dtype=np.float64, ndmin=2)
+    return _table(_text(path), path, inputs, outputs, time_stacked)
+
+
+def _table(text: str, path: Path, inputs, outputs, time_stacked) -> tuple:
+    """:func:`load_table` of the text ``text`` of ``path``."""
+    try:
+        data = np.loadtxt(io.StringIO(text), comments="%", dtype=np.float64, ndmin=2)
+    except ValueError as err:  # a row of another length, a word
+        raise _damaged(path, f"not a table of numbers ({err})") from None
     if not time_stacked:
         if data.shape[1] != inputs + outputs:
-            raise ValueError(
-                f"{path.name}: {data.shape[1]} columns, expected {inputs} + {outputs}"
+            raise _damaged(
+                path, f"{data.shape[1]} columns, expected {inputs} + {outputs}"
             )
         x, y = data[:, :inputs], data[:, inputs:]
     else:
@@ -83,11 +204,12 @@ def load_table(
         try:
             times = times_of(header[-1] if header else "", outputs)
         except ValueError as err:
-            raise ValueError(f"{path.name}: {err}") from None
+            raise _damaged(path, str(err)) from None
         if data.shape[1] != space + len(times) * outputs:
-            raise ValueError(
-                f"{path.name}: {data.shape[1]} columns, expected {space} + "
-                f"{len(times)} times x {outputs}"
+            raise _damaged(
+                path,
+                f"{data.shape[1]} columns, expected {space} + {len(times)} times x "
+                f"{outputs}",
             )
         nodes = data[:, :space]
         values = data[:, space:].reshape(len(data), len(times), outputs)
@@ -96,6 +218,8 @@ def load_table(
         )
         y = values.reshape(-1, outputs)
     keep = ~(np.isnan(x).any(axis=1) | np.isnan(y).any(axis=1))
+    if not keep.any():
+        raise _damaged(path, "no row without NaN")
     return x[keep], y[keep]
 
 
@@ -105,19 +229,24 @@ _LOADED: dict = {}  # ShippedTable -> (x, y), once per process
 @dataclass(frozen=True)
 class ShippedTable:
     """A case's ``reference``: the table ``deepxde_lnn.reference/<parts>`` as
-    :func:`load_table` reads it, loaded on the first call (a declaration that
-    pickles to worker processes as its fields)."""
+    :func:`load_table` reads it, checked when declared (:func:`check_shipped`:
+    a case module's import, before anything trains) and loaded on the first call
+    (a declaration that pickles to worker processes as its fields)."""
 
     parts: tuple[str, ...]
     inputs: int
     outputs: int
     time_stacked: bool = False
 
+    def __post_init__(self):
+        check_shipped(*self.parts)
+
     def __call__(self) -> tuple[np.ndarray, np.ndarray]:
         if self not in _LOADED:
-            path = shipped(*self.parts)
-            _LOADED[self] = load_table(
-                path, self.inputs, self.outputs, self.time_stacked
+            text = shipped_text(*self.parts)
+            path = _path(*self.parts)
+            _LOADED[self] = _table(
+                text, path, self.inputs, self.outputs, self.time_stacked
             )
         x, y = _LOADED[self]
         return x.copy(), y.copy()

@@ -56,6 +56,7 @@ import torch
 
 from ..checks import check_choice, check_name, is_number
 from ..runs.checkpoint import rng_state, set_rng_state
+from ..runs.names import check_case_distinct
 from .deepxde_problem import check_nets, default_name
 from .fingerprints import of_definition
 from .problem import MAX_POINTS, SCRIPT_PROFILE, Profile
@@ -216,6 +217,7 @@ def _check_names(names, what: str) -> tuple[str, ...] | None:
         check_name(n, f"{what}: a name")
     if len(set(names)) != len(names) or "Avg" in names:
         raise ValueError(f"{what} must be distinct names other than 'Avg'; got {names}")
+    check_case_distinct(names, what)
     return tuple(names)
 
 
@@ -231,7 +233,8 @@ def _names_for(given, n: int | None, what: str, stem: str, has="the network give
 def _check_distinct(fields: Sequence[str], variables: Sequence[str]) -> None:
     """ValueError naming ``true_values`` where an unknown is named like a field:
     both are scored and judged by name, so one would replace the other."""
-    both = [v for v in variables if v in fields]
+    folded = {f.casefold() for f in fields}
+    both = [v for v in variables if v.casefold() in folded]
     if both:
         raise ValueError(
             f"true_values: {both[0]!r} names a field too (fields: "
@@ -307,6 +310,7 @@ def _check_true_values(true_values) -> tuple[tuple[str, ...], tuple[float, ...]]
         raise ValueError(f"true_values must be finite numbers; got {true_values!r}")
     if "Avg" in names:
         raise ValueError("true_values: 'Avg' is the mean over fields; rename it")
+    check_case_distinct(names, "true_values")
     return names, tuple(float(v) for v in values)
 
 

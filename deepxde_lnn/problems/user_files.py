@@ -13,7 +13,10 @@ that runs never collide and the user's folder keeps nothing of them:
   ``save_loss_history``, ``save_best_state`` and ``plot_loss_history``'s file.
 
 The folder of a redirected path is created. An absolute path is the user's own
-and is left alone, as is whatever the function writes itself with ``open``.
+and is left alone, as is whatever the function writes itself with ``open``. No
+link is followed there: the folder is refused, naming the link, where it is a
+symbolic link, is reached through one inside a folder of ours or holds one
+(:func:`~deepxde_lnn.runs.folder.check_no_links`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from pathlib import Path
 
 import deepxde as dde
 from deepxde.utils import external
+
+from ..runs.folder import check_no_links
 
 __all__ = ["writing_to", "working_in", "PATH_ARGUMENTS"]
 
@@ -79,8 +84,11 @@ def _redirecting(original, paths: dict[str, bool], folder: Path):
 def writing_to(folder: str | os.PathLike) -> Iterator[Path]:
     """While the block runs, what DeepXDE writes by a relative path (see the
     module) lands below ``folder`` (created); the working directory is not
-    changed. Everything is put back after, whatever the block did."""
+    changed. Everything is put back after, whatever the block did.
+    ``FolderError`` naming a link on the way to ``folder`` or below it, before
+    anything is written."""
     folder = Path(folder).absolute()
+    check_no_links(folder)
     folder.mkdir(parents=True, exist_ok=True)
     saved = []
     for (owner, name), paths in PATH_ARGUMENTS.items():

@@ -12,12 +12,14 @@ deletes only files it writes itself (``RUN_FILES`` and their temporary files):
 * Links are never followed in these decisions: a linked marker or record does
   not count, and a path
   through a link inside a folder of ours (below one holding the marker) is
-  refused. Only the path the user names may itself be a link.
+  refused (:func:`check_no_link`). Only the path the user names may itself be
+  a link; a path derived from it (a report's figures) may not.
 * :func:`claim` and :meth:`RunFolder.locked` pin their folder
   (:func:`deepxde_lnn.runs.atomic.pinned`): a file is written there only while
   the path still leads to the folder that was checked.
 * :meth:`RunFolder.check` runs before any training, for every run of a command:
-  the folder is ours and can be written or created (nothing is created);
+  the folder is ours and can be written or created (nothing is created), and
+  no folder in it is a link or holds one;
   :meth:`RunFolder.prepare`, when its run starts, creates it and proves it
   writable with a probe file.
 * :meth:`RunFolder.locked` holds an exclusive OS lock on ``.lock`` (``filelock``:
@@ -66,6 +68,8 @@ __all__ = [
     "FolderLocked",
     "WriteFailed",
     "check_ours",
+    "check_no_link",
+    "check_no_links",
     "check_file_ours",
     "mark",
     "claim",
@@ -161,10 +165,11 @@ def _link_inside_ours(path: Path) -> Path | None:
     return None
 
 
-def check_ours(path: str | os.PathLike) -> None:
-    """``FolderError`` (naming ``--out``) unless ``path`` is missing, an empty
-    folder, or a folder deepxde-lnn wrote (its marker in it, or a run folder's
-    own record), and is not reached through a link inside a folder of ours."""
+def check_no_link(path: str | os.PathLike, named: bool = True) -> None:
+    """``FolderError`` (naming ``--out`` and the link) where the way to ``path``
+    passes a symbolic link inside a folder of ours; where ``path`` is not
+    ``named`` by the user but derived by deepxde-lnn (a report's figures, a
+    run's ``files/``), also where ``path`` itself is one."""
     path = Path(path)
     link = _link_inside_ours(path)
     if link is not None:
@@ -172,6 +177,32 @@ def check_ours(path: str | os.PathLike) -> None:
             f"out: {link} is a symbolic link inside a folder of deepxde-lnn, which "
             "follows no link there; remove it or choose another folder"
         )
+    st = None if named else _lstat(path)
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        raise FolderError(
+            f"out: {path} is a symbolic link; deepxde-lnn writes no file through "
+            "a link (remove it or choose another folder)"
+        )
+
+
+def check_no_links(path: str | os.PathLike) -> None:
+    """:func:`check_no_link` for ``path`` (derived, not named) and every entry
+    below it (links to folders not entered): a folder where files are written by
+    name (a run's ``files/``), which a link would carry elsewhere."""
+    check_no_link(path, named=False)
+    for top, folders, files in os.walk(path):
+        for name in (*folders, *files):
+            if os.path.islink(os.path.join(top, name)):
+                check_no_link(Path(top, name), named=False)
+
+
+def check_ours(path: str | os.PathLike, named: bool = True) -> None:
+    """``FolderError`` (naming ``--out``) unless ``path`` is missing, an empty
+    folder, or a folder deepxde-lnn wrote (its marker in it, or a run folder's
+    own record), and is not reached through a link inside a folder of ours, nor
+    a link itself unless ``named`` by the user (:func:`check_no_link`)."""
+    path = Path(path)
+    check_no_link(path, named)
     st = _lstat(path)
     if st is None:
         return
@@ -266,10 +297,22 @@ class RunFolder:
         self.checkpoint = self.path / CHECKPOINT
 
     def check(self) -> None:
-        """Check that the folder is ours and can be written in or created, creating
-        nothing (every run of a command is checked before any starts)."""
+        """Check that the folder is ours and can be written in or created, and
+        that its folders (a ``train=`` function's ``files/``) hold no link nor
+        are one (:func:`check_no_links`), creating nothing (every run of a
+        command is checked before any starts)."""
         check_ours(self.path)
+        for sub in self._folders():
+            check_no_links(sub)
         check_writable(self.path)
+
+    def _folders(self) -> list[Path]:
+        """The folders in this one (links to folders too), sorted."""
+        try:
+            with os.scandir(self.path) as entries:
+                return sorted(Path(e.path) for e in entries if e.is_dir())
+        except (FileNotFoundError, NotADirectoryError):
+            return []
 
     def prepare(self) -> None:
         """Check that the folder is ours, create it and check that files can be

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .errors import FolderError
@@ -36,6 +36,7 @@ __all__ = [
     "fingerprint",
     "is_fingerprint",
     "safe_name",
+    "check_case_distinct",
     "inside",
     "lr_text",
     "lr_name",
@@ -66,7 +67,9 @@ BOTH = "both"
 METRICS = ("RMSE", "MSE", "MAE", "relL2", "MaxErr")
 #: those a record may hold as null, where they are not a number: relL2 against a
 #: truth that is zero everywhere (undefined), MSE beyond float64's range; the
-#: others are finite for finite values (summaries skip a null, "—" where all are)
+#: others are finite for finite values (summaries skip a null, "—" where all are).
+#: A run that failed on a set (its error not a finite number) holds all five as
+#: null (:func:`.records.failed`)
 NULLABLE_METRICS = ("MSE", "relL2")
 
 #: a method (``lnn:width=32``, ``lnn:block_activation=LAAF-10 tanh``), field,
@@ -104,6 +107,20 @@ def safe_name(text, what: str) -> str:
             f"{what} {text!r} cannot name a folder (must match {NAME.pattern})"
         )
     return text
+
+
+def check_case_distinct(names: Iterable[str], what: str) -> None:
+    """ValueError naming ``what`` and two of ``names`` that differ only by case
+    (``lnn``, ``LNN``): a case-insensitive file system (macOS's, Windows') gives
+    them one file or folder."""
+    seen: dict[str, str] = {}
+    for name in names:
+        first = seen.setdefault(name.casefold(), name)
+        if first != name:
+            raise ValueError(
+                f"{what}: {first!r} and {name!r} differ only by case; a "
+                "case-insensitive file system would give them one folder"
+            )
 
 
 def inside(path: str | os.PathLike, folder: str | os.PathLike) -> Path:

@@ -26,12 +26,14 @@ data, checked once, rendered escaped.
   markup, and the float type is one of :data:`~.names.DTYPES`; a reader that
   knows registries (:class:`Known`: cases and their fields, profiles, methods)
   holds the names to them too. Numbers must be finite, metrics >= 0 (or null
-  where :data:`~.names.NULLABLE_METRICS` allows it). The values of the run's
+  where :data:`~.names.NULLABLE_METRICS` allows it, or all five null: a run
+  that failed on that set, :func:`failed`). The values of the run's
   options are checked by the options' own rules, passed in (``options``:
   :func:`deepxde_lnn.config.record_problem`; this layer sits below the options').
-* :func:`load_runs` every record below a folder, each checked (a ``FolderError``
-  naming the file otherwise); :func:`run_problem` a finished run's folder (a
-  ``"run"`` record and the artifacts summaries read).
+* :func:`load_runs` every record below a folder, each checked, in a run's
+  folder ``METHOD/seed-S`` only as the record of that method and seed (a
+  ``FolderError`` naming the file otherwise); :func:`run_problem` a finished
+  run's folder (a ``"run"`` record and the artifacts summaries read).
 * :func:`escape` is the one way a string from a record enters markdown.
 """
 
@@ -87,6 +89,7 @@ __all__ = [
     "problem",
     "check",
     "metric_sets",
+    "failed",
     "load_runs",
     "run_problem",
     "is_pruned",
@@ -553,12 +556,33 @@ def _metrics_problem(rec: dict, known: Known | None) -> str | None:
     for name, values in metric_sets(rec).items():
         if not isinstance(values, dict):
             return f"metrics {name!r} must be an object"
-        for m in METRICS:
-            if m in values and values[m] is None and m in NULLABLE_METRICS:
-                continue  # not a number there (a zero truth's relL2)
-            if not is_number(values.get(m)) or values[m] < 0:
-                null = " or null" if m in NULLABLE_METRICS else ""
-                return f"metrics {name!r} {m} must be a finite number >= 0{null}"
+        why = _values_problem(values)
+        if why:
+            return f"metrics {name!r} {why}"
+    return None
+
+
+def failed(values: Mapping) -> bool:
+    """Whether ``values``, one metric set of a checked record, is that of a run
+    that failed on it: its error not a finite number (a prediction of NaN or
+    infinity), so every metric is null (:mod:`deepxde_lnn.problems.metrics`)."""
+    return "RMSE" in values and values["RMSE"] is None
+
+
+def _values_problem(values: Mapping) -> str | None:
+    """What is wrong with one metric set's values, or None: finite numbers >= 0,
+    null where :data:`~.names.NULLABLE_METRICS` allows it, or all null
+    (:func:`failed`)."""
+    if failed(values):
+        if any(values.get(m, 0) is not None for m in METRICS):
+            return "must all be null where RMSE is (a failed run: no error is a number)"
+        return None
+    for m in METRICS:
+        if m in values and values[m] is None and m in NULLABLE_METRICS:
+            continue  # not a number there (a zero truth's relL2)
+        if not is_number(values.get(m)) or values[m] < 0:
+            null = " or null" if m in NULLABLE_METRICS else ""
+            return f"{m} must be a finite number >= 0{null}"
     return None
 
 
@@ -587,26 +611,35 @@ def load_runs(
 ) -> list[dict]:
     """Every record (``metrics.json``) below ``root`` (:func:`find`: at most
     :data:`MAX_DEPTH` folders deep, links to folders not followed), checked for
-    ``need`` (names held to ``known``, option values by ``options``), with its
-    folder as ``"_dir"``; sorted by path."""
+    ``need`` (names held to ``known``, option values by ``options``) and
+    against its folder (:func:`_check_run_folder`), with its folder as
+    ``"_dir"``; sorted by path."""
     runs = []
     for path in find(root, RECORD):
         rec = check(read_record(path), path, need, known, options=options)
-        _check_seed_folder(path, rec)
+        _check_run_folder(path, rec)
         runs.append({**rec, "_dir": str(path.parent)})
     return runs
 
 
-def _check_seed_folder(path: Path, record: dict) -> None:
-    """``FolderError`` naming ``path`` where its folder is a seed's
-    (``seed-S``) and the record says another seed: it would stand in for that
-    seed's own run."""
-    folder = path.parent.name
-    if folder.startswith("seed-") and folder != seed_name(record["seed"]):
-        raise FolderError(
-            f"{path}: the record of seed {record['seed']} in the folder {folder}; "
-            "a run's record stays in its own seed's folder"
-        )
+def _check_run_folder(path: Path, record: dict) -> None:
+    """``FolderError`` naming ``path`` where its folder is a run's
+    (``METHOD/seed-S``: its name a seed's) and the record says another seed or
+    method: it would stand in for that run."""
+    folder = path.parent
+    if not folder.name.startswith("seed-"):
+        return
+    if folder.name != seed_name(record["seed"]):
+        what, where = f"seed {record['seed']}", folder.name
+    elif folder.parent.name != record["method"]:
+        where = f"{folder.parent.name}/{folder.name}"
+        what = f"method {record['method']}"
+    else:
+        return
+    raise FolderError(
+        f"{path}: the record of {what} in the folder {where}; a run's record "
+        "stays in its own method's and seed's folder (METHOD/seed-S)"
+    )
 
 
 def run_problem(

@@ -4,6 +4,7 @@ verdicts (Holm over the table), as a table and a forest plot."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import quote
@@ -69,9 +70,8 @@ PINNACLE_HEADLINE = (
     "(a GPU's job); `quick` the CPU profile (a share of its points, redrawn every "
     "step, the settled decay). The table's {n} verdicts are their own family "
     "(Holm's adjustment over this table). A method that did not converge (median "
-    "relL2 0.5 or more) is named in its verdict. PINNacle's published numbers for "
-    "its vanilla PINN are not set beside these: the copy of its paper and "
-    "repository at hand does not carry the table, and none is typed in by hand.",
+    "relL2 0.5 or more) is named in its verdict. PINNacle's published numbers "
+    "for its vanilla PINN are beside ours in the next section.",
     "",
 )
 #: per study: its headline's heading and text, and its figure's file
@@ -82,13 +82,16 @@ STUDY_HEADLINES = {
 
 
 FOREST_NOTE = (
-    "The figure draws this table's verdicts, one row per case and configuration "
-    "in the table's order (the settled profiles first): the RMSE ratio to `pinn` "
-    "as a point and its 95 % interval as a bar, on a logarithmic axis, for `lnn` "
-    "(left) and `pinn-matched` (right). The shaded band is the equivalence margin "
-    "[1/{m}, {m}]; the colour is the interval's verdict; an open point is a verdict "
-    "that Holm's adjustment over the table changes (to the one in brackets below); "
-    "an arrow marks an interval that runs past ×{clip:g} either way."
+    "The figure draws this table's verdicts, one section per profile (the settled "
+    "profiles first), one row per case and configuration: the RMSE ratio to "
+    "`pinn` as a point and its 95 % interval as a bar, on a logarithmic axis, for "
+    "`lnn` (left) and `pinn-matched` (right), and under each section the verdict "
+    "pooled over its problems as a diamond spanning its interval (over seeds and "
+    "problems; [the answer over problems](#the-answer-over-problems)). The shaded "
+    "band is the equivalence margin [1/{m}, {m}]; the colour is the interval's "
+    "verdict; an open point is a verdict that Holm's adjustment over the table "
+    "changes (to the one in brackets below); an arrow marks an interval that runs "
+    "past ×{clip:g} either way."
 )
 
 
@@ -222,40 +225,69 @@ def _headline_row(
         escape(field),
         where,
         f"{lnn.n} / {pinn.n}",
-        f"{lnn.stats['RMSE']['mean']:.2e}",
-        f"{pinn.stats['RMSE']['mean']:.2e}",
+        _mean_text(lnn),
+        _mean_text(pinn),
         ci_text(lnn.ci),
         *companion_pair_cells(lnn, pinn),
     )
     return Headline(case, field, k, group, cells, lnn.ci, matched)
 
 
-def verdicts_figure(rows: Sequence[Headline]):
+def _mean_text(row) -> str:
+    """A method's mean RMSE in a headline cell ("—" where every seed failed)."""
+    mean = row.stats.get("RMSE", {}).get("mean")
+    return "—" if mean is None else f"{mean:.2e}"
+
+
+def verdicts_figure(rows: Sequence[Headline], verdicts: Sequence = ()):
     """The headline's verdicts as a forest plot (:mod:`deepxde_lnn.analysis.forest`):
-    `lnn` / `pinn` and `pinn-matched` / `pinn`, one row per case and
-    configuration, the settled profiles' rows first."""
-
-    def section(h: Headline) -> str:
-        return "settled profile" if h.settled else "other configurations"
-
-    labels = [
-        f"{h.case} {h.field} [{h.k}] {_tag(h.group)}{_unconverged(h)}" for h in rows
-    ]
-    columns = {
-        f"{SUBJECT} / {BASELINE}": [
-            ForestRow(label, h.lnn, h.adjusted[0], section(h))
-            for label, h in zip(labels, rows)
-        ],
-        f"{MATCHED} / {BASELINE}": [
-            ForestRow(label, h.matched, h.adjusted[1], section(h))
-            for label, h in zip(labels, rows)
-        ],
+    `lnn` / `pinn` and `pinn-matched` / `pinn`, one section per profile (the
+    settled profiles first), one row per case and configuration, and under each
+    section its pooled verdict over the problems as a diamond (``verdicts``:
+    :func:`~.pooled_verdicts.pooled_verdicts`' for these rows' study)."""
+    ordered = sorted(rows, key=lambda h: (_settled_first(h.group), h.group.profile))
+    columns: dict[str, list[ForestRow]] = {
+        f"{SUBJECT} / {BASELINE}": [],
+        f"{MATCHED} / {BASELINE}": [],
     }
+    for profile, found in itertools.groupby(ordered, key=lambda h: h.group.profile):
+        found = list(found)
+        section = f"{profile} profile"
+        for (name, column), pick in zip(columns.items(), ("lnn", "matched")):
+            for h in found:
+                label = f"{h.case} {h.field}, {_tag(h.group)}{_unconverged(h)}"
+                column.append(
+                    ForestRow(
+                        label, getattr(h, pick), h.adjusted[pick == "matched"], section
+                    )
+                )
+        for (name, column), a in zip(columns.items(), (SUBJECT, MATCHED)):
+            pooled = _pooled_row(verdicts, profile, a, section)
+            if pooled is not None:
+                column.append(pooled)
+        # the two columns share their rows: a pool drawn in one only is a blank row
+        # in the other
+        n = max(len(c) for c in columns.values())
+        for column in columns.values():
+            while len(column) < n:
+                column.append(ForestRow("", None, None, section))
     return forest_figure(
         columns,
         title="RMSE ratio to pinn over seeds, per case and configuration",
         xlabel="RMSE ratio to pinn (geometric mean, 95 % CI)",
     )
+
+
+def _pooled_row(verdicts, profile: str, a: str, section: str) -> ForestRow | None:
+    """The diamond of ``a`` / `pinn` pooled at ``profile`` (None: no pool)."""
+    for v in verdicts:
+        p = v.pooled
+        if (v.profile, p.a, p.b) == (profile, a, BASELINE) and p.ratio is not None:
+            ci = RatioCI(p.ratio, *p.interval, len(p.problems), len(p.problems),
+                         False, p.level, p.margin)  # fmt: skip
+            label = f"pooled over {len(p.problems)} problems"
+            return ForestRow(label, ci, None, section, pooled=True)
+    return None
 
 
 def _unconverged(h: Headline) -> str:
@@ -266,11 +298,10 @@ def _unconverged(h: Headline) -> str:
 
 
 def _tag(group: Group) -> str:
-    """A configuration in a few words, for a figure's row."""
+    """A configuration in a few words, for a figure's row (its section names the
+    profile)."""
     if group.seconds is not None:
-        return f"{group.profile}, {group.seconds:.4g} s per run"
+        return f"{group.seconds:.4g} s per run"
     if group.lbfgs:
-        return f"{group.profile}, Adam + L-BFGS"
-    return f"{group.profile}, {group.iterations} steps" + (
-        ", decay" if group.decay else ""
-    )
+        return f"{group.iterations} Adam + ≤ {group.lbfgs} L-BFGS"
+    return f"{group.iterations} steps" + (", decay" if group.decay else "")

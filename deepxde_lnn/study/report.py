@@ -14,9 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..analysis.stats import MARGIN, check_margin
+from ..checks import check_path
 from ..runs import atomic
 from ..runs.folder import writing
+from .pooled_verdicts import StudyVerdict, pooled_verdicts
 from .readme import rebuild
+from .report_records import load
 from .reproduction import build_report
 
 __all__ = ["report", "Report"]
@@ -25,11 +28,14 @@ __all__ = ["report", "Report"]
 @dataclass(frozen=True)
 class Report:
     """The reproduction report written to ``out``, its ``figures`` folder and the
-    README whose generated blocks were rebuilt (``None``: none asked)."""
+    README whose generated blocks were rebuilt (``None``: none asked), and the
+    study-level verdicts (:mod:`~.pooled_verdicts`: each comparison pooled over
+    a study's problems per profile; on your own problems, over yours)."""
 
     out: Path
     figures: Path
     readme: Path | None = None
+    verdicts: tuple[StudyVerdict, ...] = ()
 
 
 def report(
@@ -43,7 +49,8 @@ def report(
     trains).
 
     Args:
-        runs_dirs: the folders searched for finished runs (``metrics.json``).
+        runs_dirs: the folders searched for finished runs (``metrics.json``),
+            at least one.
         out: the markdown file; one figure per case goes to the folder of its
             name without ``.md``.
         readme: a markdown file whose generated blocks (``<!-- BEGIN generated:
@@ -54,7 +61,8 @@ def report(
             :class:`~deepxde_lnn.config.Verdicts`).
 
     Returns:
-        The report's file, its figures' folder and the README rewritten.
+        The report's file, its figures' folder, the README rewritten and the
+        study-level verdicts.
 
     Raises:
         ValueError: a bad argument, named in the message.
@@ -62,9 +70,15 @@ def report(
     """
     if isinstance(runs_dirs, (str, os.PathLike)):
         runs_dirs = [runs_dirs]
-    text = None if readme is None else rebuild(readme, list(runs_dirs))
-    path = build_report(list(runs_dirs), out, margin=check_margin(margin))
+    runs_dirs = list(runs_dirs)
+    if not runs_dirs:
+        raise ValueError("runs_dirs: give at least one folder of runs")
+    margin = check_margin(margin)
+    out = check_path(out, "out")  # before anything is read
+    text = None if readme is None else rebuild(readme, runs_dirs)
+    verdicts = pooled_verdicts(load(runs_dirs), margin)
+    path = build_report(runs_dirs, out, margin=margin, verdicts=verdicts)
     if readme is not None:
         with writing(Path(readme).parent):  # a full disk: one error naming it
             readme = atomic.atomic_write_text(Path(readme), text)
-    return Report(path, path.parent / path.stem, readme)
+    return Report(path, path.parent / path.stem, readme, tuple(verdicts))

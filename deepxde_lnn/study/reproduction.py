@@ -22,7 +22,7 @@ from urllib.parse import quote
 import numpy as np
 
 from ..analysis.companions import companion_cells, companion_heads, companions_rule
-from ..analysis.figures import plt_module
+from ..analysis.figures import drawn, log_y, plt_module
 from ..analysis.stats import MARGIN
 from ..analysis.table import (
     BASELINE,
@@ -36,6 +36,7 @@ from ..analysis.table import (
     spread_text,
     timing_notes,
 )
+from ..checks import check_path
 from ..experiments.ablation import BUDGETS
 from ..experiments.ablation import TABLE as ABLATION_TABLE
 from ..experiments.ablation import table as ablation_table
@@ -54,6 +55,8 @@ from .headline import (
     headline_table,
     verdicts_figure,
 )
+from .pooled_verdicts import StudyVerdict, pooled_table, pooled_verdicts
+from .published import published_section
 from .report_records import (
     N_SEEDS,
     REQUIRED,
@@ -193,15 +196,21 @@ def render(
     roots: Sequence[str | Path],
     figures: str | None = "REPRODUCTION",
     margin: float = MARGIN,
+    verdicts: list[StudyVerdict] | None = None,
 ) -> str:
     """The report's markdown for ``runs`` (records from :func:`~.report_records.load`) found below
     ``roots``; ``figures`` is the folder, relative to the markdown, holding
-    ``CASE.png`` (None: no figure links); verdicts judged with ``margin``."""
+    ``CASE.png`` (None: no figure links); verdicts judged with ``margin``;
+    ``verdicts``: the study-level ones where already pooled."""
     kept, dropped = prepare(runs)
     cases = by_case(kept)
+    if verdicts is None:
+        verdicts = pooled_verdicts(kept, margin)
     lines = _header(roots, kept, cases, margin)
+    lines += pooled_table(verdicts)
     lines += headline_section(cases, margin, figures)
     lines += headline_section(cases, margin, figures, study="pinnacle")
+    lines += published_section(verdicts)
     for case, groups in cases.items():
         lines += _case_section(case, groups, figures, margin)
     lines += _ablations_section(kept, margin)
@@ -361,14 +370,14 @@ def _cells(row: Row, verdict: str, paper: bool = True) -> list[str]:
         " / ".join(f"{p:,}" for p in row.parameters) or "—",
         row.s_per_step_text
         + (f" ({escape('/'.join(row.devices))})" if row.devices else ""),
-        spread_text(row.stats["RMSE"]),
-        f"{row.stats['RMSE']['median']:.3e}",
+        spread_text(row.stats.get("RMSE")),
+        _num(row.stats.get("RMSE", {}).get("median"), ".3e"),
         *(papers if paper else []),
         ci_text(ci),
         verdict,
         *companion_cells(row),
         spread_text(row.stats.get("relL2")),
-        spread_text(row.stats["MaxErr"]),
+        spread_text(row.stats.get("MaxErr")),
     ]
 
 
@@ -498,14 +507,15 @@ def _cost_panel(ax, field: str, points: dict[str, list[tuple]], colours) -> None
     every = [(t, e) for pts in points.values() for t, e, _ in pts]
     for method, pts in points.items():
         pts = sorted(pts)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=4, lw=1,
-                color=colours[method])  # fmt: skip
+        ax.plot([p[0] for p in pts], drawn([p[1] for p in pts], log=True, ax=ax),
+                "o-", ms=4, lw=1, color=colours[method])  # fmt: skip
         for t, e, k in pts:
-            ax.annotate(f"[{k}]", (t, e), fontsize=6, xytext=(3, 2),
+            ax.annotate(f"[{k}]", (t, drawn(e, log=True)), fontsize=6, xytext=(3, 2),
                         textcoords="offset points")  # fmt: skip
             beaten = any(a <= t and b <= e and (a, b) != (t, e) for a, b in every)
             if not beaten:
-                ax.scatter([t], [e], s=80, facecolors="none", edgecolors="k")
+                ax.scatter([t], [drawn(e, log=True)], s=80, facecolors="none",
+                           edgecolors="k")  # fmt: skip
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("seconds per run (median)")
@@ -525,14 +535,17 @@ def _panel_points(case: str, field: str, groups: dict) -> list[tuple]:
 
 
 def _field_panel(ax, field: str, points: list[tuple]) -> None:
+    shown = []
     for x, (_, errs, ref) in enumerate(points):
+        errs = drawn(errs, log=True, ax=ax)  # beyond what an axis holds: at its edge
         dx = np.linspace(-0.15, 0.15, len(errs)) if len(errs) > 1 else np.zeros(1)
         ax.scatter(x + dx, errs, s=14, color="C0", alpha=0.7)
         mean = geomean(errs)
         ax.plot([x - 0.3, x + 0.3], [mean, mean], color="k", lw=2)
         if ref is not None:
             ax.scatter([x], [ref], marker="*", s=90, color="C3", zorder=3)
-    ax.set_yscale("log")
+        shown += [*errs, mean, *([] if ref is None else [ref])]
+    log_y(ax, shown)
     labels = [p[0] for p in points]
     ax.set_xticks(range(len(points)), labels, rotation=40, ha="right", fontsize=8)
     ax.set_ylabel("RMSE")
@@ -546,7 +559,7 @@ def _check_out(out: Path) -> Path:
     """The figures' folder for markdown ``out``, after checking that both are
     deepxde-lnn's and can be written: ``out`` a ``.md`` file, new or a report
     (:data:`SIGNATURE`, :func:`~deepxde_lnn.runs.folder.check_file_ours`), the
-    figures' folder new, empty or marked
+    figures' folder new, empty or marked, and not a link
     (:func:`~deepxde_lnn.runs.folder.check_ours`). Nothing is written before both
     pass; then the figures' folder is created and marked."""
     figures = out.parent / out.stem
@@ -555,7 +568,7 @@ def _check_out(out: Path) -> Path:
     if out.is_dir():
         raise FolderError(f"out: {out} is a folder")
     check_file_ours(out, SIGNATURE)
-    check_ours(figures)
+    check_ours(figures, named=False)  # derived from out, not named
     try:
         figures.mkdir(parents=True, exist_ok=True)
         for folder in (out.parent, figures):
@@ -569,16 +582,20 @@ def _check_out(out: Path) -> Path:
 
 
 def build_report(
-    roots: Sequence[str | Path], out: str | Path, margin: float = MARGIN
+    roots: Sequence[str | Path],
+    out: str | Path,
+    margin: float = MARGIN,
+    verdicts: list[StudyVerdict] | None = None,
 ) -> Path:
     """Write the report of the runs below ``roots`` to ``out`` (markdown) and its
     figures to ``out``'s name without ``.md``: one per case
     (``REPRODUCTION/CASE.png``) and the headline's verdicts (:data:`FOREST`,
     :func:`verdicts_figure`)."""
-    out = Path(out)
+    out = Path(check_path(out, "out"))
     runs = load(roots)  # before anything is written
     figures = _check_out(out)
-    text = render(runs, roots, figures=out.stem, margin=margin)
+    verdicts = pooled_verdicts(runs, margin) if verdicts is None else verdicts
+    text = render(runs, roots, figures=out.stem, margin=margin, verdicts=verdicts)
     plt = plt_module()
     cases = by_case(prepare(runs)[0])
     # case names come from the registry; and every path stays in the folder
@@ -598,7 +615,8 @@ def build_report(
             plt.close(fig)
         for study, rows in found.items():
             if rows:
-                fig = verdicts_figure(rows)
+                mine = [v for v in verdicts if v.study == study]
+                fig = verdicts_figure(rows, mine)
                 path = inside(figures / STUDY_HEADLINES[study][1], figures)
                 aio.save_figure(path, fig, dpi=110, metadata={"Software": None})
                 plt.close(fig)

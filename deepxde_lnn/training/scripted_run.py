@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import math
 import time
 from pathlib import Path
 
@@ -285,16 +286,19 @@ def _functions(x, rows: int) -> np.ndarray | None:
     return None
 
 
-def per_function_relL2(exact, pred, functions, fields) -> dict[str, float]:
+def per_function_relL2(exact, pred, functions, fields) -> dict[str, float | None]:
     """DeepXDE's operator metric: the mean over functions of each one's relL2
-    (the summary's relL2 is over all values of all functions together)."""
+    (the summary's relL2 is over all values of all functions together); None
+    where it is not a finite number (a zero truth, a prediction not finite)."""
     out = {}
     for i, name in enumerate(fields):
-        e, u = pred[:, i] - exact[:, i], exact[:, i]
-        num = np.bincount(functions, e * e)
-        den = np.bincount(functions, u * u)
-        ok = den > 0
-        out[name] = float(np.mean(np.sqrt(num[ok] / den[ok]))) if ok.any() else None
+        with np.errstate(over="ignore", invalid="ignore"):  # not finite: None
+            e, u = pred[:, i] - exact[:, i], exact[:, i]
+            num = np.bincount(functions, e * e)
+            den = np.bincount(functions, u * u)
+            ok = den > 0
+            mean = np.mean(np.sqrt(num[ok] / den[ok])) if ok.any() else np.nan
+        out[name] = float(mean) if np.isfinite(mean) else None
     return out
 
 
@@ -365,7 +369,8 @@ def _variables(problem: ScriptedProblem, model) -> dict:
     if not final:
         return {}
     names = problem.variable_names(len(final))
-    out = {"variables": {n: {"final": v} for n, v in zip(names, final)}}
+    learned = [v if math.isfinite(v) else None for v in final]  # None: not a number
+    out = {"variables": {n: {"final": v} for n, v in zip(names, learned)}}
     for n, v, true in zip(names, final, problem.true_values):
         out["variables"][n].update(true=true, relative_error=_relative(v, true))
         if problem.scoring != UNKNOWNS:
@@ -375,8 +380,13 @@ def _variables(problem: ScriptedProblem, model) -> dict:
 
 
 def _relative(value: float, true: float) -> float | None:
-    """``|value - true| / |true|``; None for a true value of 0 (undefined)."""
-    return abs(value - true) / abs(true) if true else None
+    """``|value - true| / |true|``; None where that is not a finite number: a
+    true value of 0 (undefined), one so near 0 that the ratio exceeds float64's
+    range (``5e-324``), a learned value that is not finite."""
+    if not true:
+        return None
+    ratio = abs(value - true) / abs(true)  # Python floats: inf or nan, no error
+    return ratio if math.isfinite(ratio) else None
 
 
 def _write(folder, problem, model, table, names, trace, record, x, exact, pred, fields):

@@ -1,0 +1,201 @@
+"""The answer in at most five sentences, generated from the study-level verdicts
+(:mod:`.pooled_verdicts`), each linked to its rows in the report:
+
+1. what the block does on average over the paper's cases under short and under
+   strong training (:data:`STRENGTHS`), and which cases were not pooled;
+2. where it helps or hurts under short training, and whether that survives
+   strong training;
+3. whether a plain network of its parameter count does the same;
+4. what PINNacle's problems add;
+5. where our `pinn` and PINNacle's published one agree on converging.
+
+A sentence whose verdicts are missing is left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..analysis.pooled import Pooled
+from ..analysis.stats import DECIDING, RatioCI
+from ..analysis.table import BASELINE, MATCHED, SUBJECT
+from .pooled_verdicts import StudyVerdict, interval_text
+from .published import PINNACLE_PROFILE, beside_published
+
+__all__ = ["answer", "STRENGTHS"]
+
+#: the training strengths the answer is given for: their profiles
+STRENGTHS = {"short": "settled", "strong": "accurate"}
+#: where each sentence's rows are (anchors of docs/REPRODUCTION.md)
+POOLED_ROWS = "docs/REPRODUCTION.md#the-answer-over-problems"
+PUBLISHED_ROWS = "docs/REPRODUCTION.md#pinnacles-published-errors-beside-ours"
+
+
+def _find(
+    verdicts: Sequence[StudyVerdict], study: str, profile: str, a: str, b: str
+) -> Pooled | None:
+    for v in verdicts:
+        if (v.study, v.profile, v.pooled.a, v.pooled.b) == (study, profile, a, b):
+            return v.pooled if v.pooled.ratio is not None else None
+    return None
+
+
+def _and(words: Sequence[str]) -> str:
+    words = list(words)
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _effect(p: Pooled) -> str:
+    """``×0.88 (0.554–1.43): equivalent within ×2``."""
+    return f"×{p.ratio:.3g} ({interval_text(p)}): {p.verdict}"
+
+
+def _apart(p: Pooled) -> str:
+    """``; rel_b and rel_c not pooled: neither converged``."""
+    whys = dict.fromkeys(p.excluded.values())
+    parts = [_and([n for n, w in p.excluded.items() if w == why]) for why in whys]
+    return "".join(f"; {names} not pooled: {why}" for names, why in zip(parts, whys))
+
+
+def _strengths(verdicts, study: str, a: str, b: str) -> dict[str, Pooled]:
+    """The pools of ``a`` / ``b`` over ``study`` per training strength."""
+    found = {s: _find(verdicts, study, p, a, b) for s, p in STRENGTHS.items()}
+    return {s: p for s, p in found.items() if p is not None}
+
+
+def _both(pools: dict[str, Pooled], cases: bool = True) -> str:
+    """``×0.88 (0.554–1.43) under short training (the settled profile, 4 cases)
+    and ×0.946 (0.675–1.29) under strong (...): equivalent within ×2 both
+    times``."""
+    parts = []
+    for strength, p in pools.items():
+        where = f" (the {STRENGTHS[strength]} profile, {len(p.problems)} cases"
+        where = f"{where}{_apart(p)})" if cases else ""
+        parts.append(
+            f"×{p.ratio:.3g} ({interval_text(p)}) under {strength} training{where}"
+        )
+    verdicts = {p.verdict for p in pools.values()}
+    if len(verdicts) == 1:
+        times = " both times" if len(pools) > 1 else ""
+        return f"{_and(parts)}: {verdicts.pop()}{times}"
+    return _and([f"{t}: {p.verdict}" for t, p in zip(parts, pools.values())])
+
+
+def _on_average(verdicts) -> str | None:
+    pools = _strengths(verdicts, "paper", SUBJECT, BASELINE)
+    if not pools:
+        return None
+    return (
+        "Over the paper's cases, the liquid block's error relative to the same "
+        f"network without it (`{SUBJECT}` / `{BASELINE}`, geometric mean over "
+        f"cases, 95 % interval over seeds and cases) is {_both(pools)} "
+        f"([rows]({POOLED_ROWS}))."
+    )
+
+
+def _decided(cis: dict[str, RatioCI]) -> dict[str, RatioCI]:
+    return {n: ci for n, ci in cis.items() if ci.verdict in DECIDING}
+
+
+def _where(verdicts) -> str | None:
+    pools = _strengths(verdicts, "paper", SUBJECT, BASELINE)
+    short, strong = pools.get("short"), pools.get("strong")
+    if short is None:
+        return None
+    found = _decided(short.problems)
+    if not found:
+        return "Under short training no case's own verdict is decided either way."
+    cases = [
+        f"{'helps' if ci.verdict == 'better' else 'hurts'} on {n} (×{ci.ratio:.3g})"
+        for n, ci in found.items()
+    ]
+    text = (
+        f"Under short training it {_and(cases)}: the cases disagree (I² {short.i2:.2f})"
+    )
+    after = {n: strong.problems[n] for n in found if strong and n in strong.problems}
+    if after:
+        kept = [n for n, ci in after.items() if ci.verdict == found[n].verdict]
+        held = (
+            _and(kept) + " holds"
+            if kept
+            else "neither holds"
+            if len(after) == 2
+            else "none holds"
+        )
+        said = "; ".join(
+            f"{n} ×{ci.ratio:.3g}, {ci.verdict}" for n, ci in after.items()
+        )
+        text += f"; under strong training {held} ({said})"
+    return text + "."
+
+
+def _matched(verdicts) -> str | None:
+    size = _strengths(verdicts, "paper", MATCHED, BASELINE)
+    block = _strengths(verdicts, "paper", SUBJECT, MATCHED)
+    if not block:
+        return None
+    text = (
+        "Against a plain network of the block's parameter count, the block is "
+        f"{_both(block, cases=False)}"
+    )
+    if size:
+        text += (
+            f", while that network against `{BASELINE}` is {_both(size, cases=False)}"
+        )
+    return text + f" ([rows]({POOLED_ROWS}))."
+
+
+def _pinnacle(verdicts) -> str | None:
+    lnn = _find(verdicts, "pinnacle", PINNACLE_PROFILE, SUBJECT, BASELINE)
+    if lnn is None:
+        return None
+    block = _find(verdicts, "pinnacle", PINNACLE_PROFILE, SUBJECT, MATCHED)
+    n = len(lnn.problems) + len(lnn.excluded)
+    text = (
+        f"On PINNacle's problems at the CPU profile, over the {len(lnn.problems)} "
+        f"of {n} where both converged, `{SUBJECT}` / `{BASELINE}` is {_effect(lnn)}"
+    )
+    if block is not None:
+        text += f", and against the plain network of its size {_effect(block)}"
+        if lnn.verdict == "better" and block.verdict != "better":
+            text += " (the gain goes with the parameters)"
+    failed = [name for name, why in lnn.excluded.items() if "converge" in why]
+    if failed:
+        text += f"; on the other {len(failed)} a network did not converge"
+    return text + f" ([rows]({POOLED_ROWS}))."
+
+
+def _published(verdicts) -> str | None:
+    found = [b for b in beside_published(verdicts) if b.agree is not None]
+    if not found:
+        return None
+    agree = [b.case for b in found if b.agree]
+    differ = [
+        f"{b.case} (ours {b.ours:.3g}, theirs {b.theirs:.3g})"
+        for b in found
+        if not b.agree
+    ]
+    text = (
+        f"Our `{BASELINE}` and PINNacle's published vanilla PINN (its own protocol: "
+        f"more points and 10× the steps) agree on converging or failing on "
+        f"{len(agree)} of {len(found)} problems"
+    )
+    if differ:
+        text += f"; they differ on {_and(differ)}"
+    return text + f" ([rows]({PUBLISHED_ROWS}))."
+
+
+def answer(verdicts: Sequence[StudyVerdict]) -> str:
+    """The answer: at most five sentences, each from study-level verdicts."""
+    sentences = [
+        s
+        for s in (
+            _on_average(verdicts),
+            _where(verdicts),
+            _matched(verdicts),
+            _pinnacle(verdicts),
+            _published(verdicts),
+        )
+        if s
+    ]
+    return " ".join(sentences) + "\n" if sentences else "No study-level verdict yet.\n"

@@ -1,0 +1,181 @@
+"""PINNacle's published errors beside ours: the relative L2 errors (L2RE, mean and
+standard deviation over PINNacle's 3 runs) that its paper reports per problem and
+method, shipped as ``reference/pinnacle/published_l2re.csv`` (its provenance in
+``reference/pinnacle/README.md``; its SHA-256 checked as every shipped file's).
+
+A PINNacle case is matched to its rows by the name its title gives
+(``"PINNacle Burgers 1d-C: ..."``): PINNacle names a problem ``FAMILY PROBLEM``
+(``Burgers 1d-C``) or by its problem alone (``PNd``, ``HInv``).
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..analysis.stats import CONVERGED_BELOW
+from ..analysis.table import BASELINE, SUBJECT
+from ..problems.reference_data import shipped_text
+from ..runs.records import escape
+from .catalog import info
+from .pooled_verdicts import StudyVerdict
+from .protocols import names_of
+
+__all__ = [
+    "Published",
+    "published",
+    "pinnacle_name",
+    "Beside",
+    "beside_published",
+    "published_section",
+    "PUBLISHED_FILE",
+    "PROTOCOL",
+    "PINNACLE_PROFILE",
+]
+
+PUBLISHED_FILE = ("pinnacle", "published_l2re.csv")
+#: how PINNacle's numbers were obtained, in a few words (beside ours in a report)
+PROTOCOL = (
+    "PINNacle's protocol: a 5 × 100 tanh network, Adam for 20,000 steps at lr "
+    "1e-3, 8,192 domain points (and per boundary and initial term 2,048, four "
+    "times as many on some problems), mean ± std over 3 runs"
+)
+_TITLE = re.compile(r"^PINNacle (.+?):")
+PINNACLE_PROFILE = "quick"  # the profile PINNacle's problems run at on a CPU
+
+
+@dataclass(frozen=True)
+class Published:
+    """One published L2RE: ``mean`` and ``std`` (None: the paper gives none) of
+    ``method`` (PINNacle's column name) from the paper's ``table``."""
+
+    method: str
+    mean: float
+    std: float | None
+    table: str
+
+    def text(self) -> str:
+        """``0.0145 ± 0.00159``, or the mean alone."""
+        std = "" if self.std is None else f" ± {self.std:.3g}"
+        return f"{self.mean:.3g}{std}"
+
+
+def pinnacle_name(case: str) -> str | None:
+    """PINNacle's name of the shipped case ``case`` (None: not one of its)."""
+    if case not in names_of("pinnacle"):
+        return None
+    found = _TITLE.match(info(case).title)
+    return found.group(1) if found else None
+
+
+def published(case: str) -> dict[str, Published]:
+    """PINNacle's published L2RE of ``case`` by method (empty where it is not a
+    PINNacle case, and without the methods whose cell is empty)."""
+    name = pinnacle_name(case)
+    return dict(_table().get(name, {})) if name else {}
+
+
+@functools.lru_cache(maxsize=1)
+def _table() -> dict[str, dict[str, Published]]:
+    """Every published number, by problem name (both of its forms) and method."""
+    out: dict[str, dict[str, Published]] = {}
+    text = shipped_text(*PUBLISHED_FILE)
+    for row in csv.DictReader(io.StringIO(text)):
+        if not row["l2re_mean"]:
+            continue
+        std = float(row["l2re_std"]) if row["l2re_std"] else None
+        value = Published(row["method"], float(row["l2re_mean"]), std, row["table"])
+        if not math.isfinite(value.mean):
+            raise ValueError(f"{'/'.join(PUBLISHED_FILE)}: a mean that is not finite")
+        for name in (f"{row['family']} {row['problem']}", row["problem"]):
+            out.setdefault(name, {})[row["method"]] = value
+    return out
+
+
+@dataclass(frozen=True)
+class Beside:
+    """One PINNacle problem: our `pinn`'s relative L2 errors (``ours``, median
+    over ``seeds``, at the CPU profile) beside PINNacle's published vanilla PINN
+    (``theirs``, its mean) and Adam then L-BFGS (``lbfgs``; None: not published)."""
+
+    case: str
+    ours: float | None
+    seeds: int
+    theirs: float | None
+    theirs_text: str
+    lbfgs: float | None
+
+    @property
+    def agree(self) -> bool | None:
+        """Whether both converge or both fail (None: a number is missing)."""
+        if self.ours is None or self.theirs is None:
+            return None
+        return (self.ours < CONVERGED_BELOW) == (self.theirs < CONVERGED_BELOW)
+
+
+def beside_published(verdicts: Sequence[StudyVerdict]) -> list[Beside]:
+    """Our `pinn` beside PINNacle's published numbers, per PINNacle problem that
+    ran `lnn` and `pinn` at the CPU profile."""
+    out = []
+    for v in verdicts:
+        key = (v.study, v.profile, v.pooled.a, v.pooled.b)
+        if key != ("pinnacle", PINNACLE_PROFILE, SUBJECT, BASELINE):
+            continue
+        for case, (_, pinn) in v.rows.items():
+            rel = pinn.values("relL2")
+            numbers = published(case)
+            pinn_pub, lbfgs = numbers.get("PINN"), numbers.get("LBFGS")
+            out.append(
+                Beside(
+                    case,
+                    float(np.median(rel)) if rel else None,
+                    len(rel),
+                    pinn_pub.mean if pinn_pub else None,
+                    pinn_pub.text() if pinn_pub else "—",
+                    lbfgs.mean if lbfgs else None,
+                )
+            )
+    return out
+
+
+PUBLISHED_HEADING = "## PINNacle's published errors beside ours"
+
+
+def published_section(verdicts: Sequence[StudyVerdict]) -> list[str]:
+    """The report's table of our `pinn` beside PINNacle's published numbers."""
+    found = beside_published(verdicts)
+    if not found:
+        return []
+    lines = [
+        PUBLISHED_HEADING,
+        "",
+        f"Our `{BASELINE}`'s relative L2 error at the CPU profile (`"
+        f"{PINNACLE_PROFILE}`: a share of PINNacle's points, redrawn every step, "
+        "2,000 steps with the settled decay; the median over seeds) beside the "
+        f"L2RE that PINNacle publishes for its vanilla PINN ({PROTOCOL}) and for "
+        "Adam then L-BFGS (its mean alone; — where it publishes none). The "
+        "protocols differ, so the numbers are not the same experiment: the "
+        f"question is whether each converges (an error below {CONVERGED_BELOW:g}) "
+        "where the other does.",
+        "",
+        "| problem | PINNacle's name | our `pinn` (seeds) | PINNacle's PINN | "
+        "PINNacle's Adam + L-BFGS | both converge or both fail |",
+        "|---|---|---|---|---|---|",
+    ]
+    for b in found:
+        ours = "—" if b.ours is None else f"{b.ours:.3g} ({b.seeds})"
+        lbfgs = "—" if b.lbfgs is None else f"{b.lbfgs:.3g}"
+        agree = {True: "yes", False: "no", None: "—"}[b.agree]
+        name = escape(pinnacle_name(b.case) or "")
+        lines.append(
+            f"| {escape(b.case)} | {name} | {ours} | {b.theirs_text} | {lbfgs} | "
+            f"{agree} |"
+        )
+    return [*lines, ""]
