@@ -209,3 +209,33 @@ def test_the_summary_marks_its_times(folder):
     assert "| 5.000e-01 ± 0.0e+00† |" in text  # train s
     assert "time per run lnn 0.5 s†, pinn 1 s" in text
     assert "† timed under load" in text and "‡ timing unknown" in text
+
+
+def test_the_cost_of_a_decision_is_the_missing_seeds_times_a_runs_core_seconds(
+    tmp_path,
+):
+    """Issue 65, item 4: an undecided verdict is priced in core-hours: the seeds
+    it would need beyond those it has, times the median core-seconds of a run of
+    each method (its process's CPU seconds, every thread's)."""
+    from deepxde_lnn.study import decision_cost, headline
+
+    lnn = [1.0e-3, 1.6e-3, 0.7e-3, 1.3e-3]
+    pinn = [1.1e-3, 1.0e-3, 1.2e-3, 0.9e-3]
+    for seed, (a, b) in enumerate(zip(lnn, pinn)):
+        # lnn: 30 s on 2 threads, timed under load: 40-43 CPU seconds
+        write_record(tmp_path, "lnn", seed, a, threads=2, train_seconds=30.0,
+                     cpu_seconds=40.0 + seed)  # fmt: skip
+        write_record(tmp_path, "pinn", seed, b, threads=1, train_seconds=10.0,
+                     cpu_seconds=10.0)  # fmt: skip
+    (row,) = headline.headline(reproduction.load([tmp_path]))
+    assert row.lnn.verdict == "undecided"
+    needed = row.lnn.seeds_needed
+    assert needed > 4
+    lnn_seconds = (41.0 + 42.0) / 2  # the median of 40..43
+    hours = (needed - 4) * (lnn_seconds + 10.0) / 3600
+    assert decision_cost.decision_cost(row.lnn, *row.rows[:2]) == (
+        needed - 4,
+        pytest.approx(hours),
+    )
+    section = "\n".join(decision_cost.cost_section([row]))
+    assert f"| 4 | {needed} | {lnn_seconds:.3g} / 10 | {hours:.2g} |" in section

@@ -22,6 +22,7 @@ __all__ = [
     "LOADED_SHARE",
     "Cost",
     "cost",
+    "core_seconds",
     "cpu_share",
     "load_average",
     "timing_fields",
@@ -112,3 +113,18 @@ def cost(record: Mapping) -> Cost:
         step = None if step is None else step * ratio
         run = record["cpu_seconds"]
     return Cost(step, run, state)
+
+
+def core_seconds(record: Mapping) -> float | None:
+    """The processor time ``record``'s run took: on a CPU its process's CPU
+    seconds (every thread's; where it kept none, its wall seconds times its
+    threads), elsewhere its wall seconds on the device; None where unknown."""
+    run = record.get("train_seconds")
+    if record.get("device", "cpu") != "cpu":
+        return run if is_number(run) else None
+    if is_number(record.get("cpu_seconds")):
+        return float(record["cpu_seconds"])
+    threads = record.get("threads")
+    if is_number(run) and is_number(threads) and threads > 0:
+        return float(run) * threads
+    return None

@@ -4,6 +4,7 @@ verdicts (Holm over the table), as a table and a forest plot."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -17,6 +18,7 @@ from ..analysis.table import (
     MATCHED,
     SUBJECT,
     Group,
+    Row,
     ci_text,
     judged_text,
     prepare,
@@ -145,7 +147,8 @@ class Headline:
     on its summary ``field``, the comparisons of `lnn` and `pinn-matched` with
     `pinn` (``lnn``, ``matched``; None: not run) and the verdict of each after
     Holm's adjustment over the table (``adjusted``), and the row's ``cells`` up to
-    the `lnn` interval followed by its robust companions."""
+    the `lnn` interval followed by its robust companions; ``rows``: the table
+    rows of `lnn`, `pinn` and `pinn-matched` (None: not run)."""
 
     case: str
     field: str
@@ -155,6 +158,7 @@ class Headline:
     lnn: RatioCI
     matched: RatioCI | None
     adjusted: tuple[str | None, str | None] = (None, None)
+    rows: tuple[Row | None, ...] = dataclasses.field(default=(), repr=False)
 
     @property
     def settled(self) -> bool:
@@ -230,7 +234,8 @@ def _headline_row(
         ci_text(lnn.ci),
         *companion_pair_cells(lnn, pinn),
     )
-    return Headline(case, field, k, group, cells, lnn.ci, matched)
+    rows = (lnn, pinn, found.get(MATCHED))
+    return Headline(case, field, k, group, cells, lnn.ci, matched, rows=rows)
 
 
 def _mean_text(row) -> str:

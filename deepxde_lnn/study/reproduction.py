@@ -46,6 +46,7 @@ from ..runs.errors import FolderError
 from ..runs.folder import check_file_ours, check_ours, mark, writing
 from ..runs.records import escape, inside
 from . import catalog
+from .decision_cost import cost_section
 from .headline import (
     FOREST,
     STUDY_HEADLINES,
@@ -211,6 +212,9 @@ def render(
     lines += headline_section(cases, margin, figures)
     lines += headline_section(cases, margin, figures, study="pinnacle")
     lines += published_section(verdicts)
+    lines += cost_section(
+        [h for s in STUDY_HEADLINES for h in headline(kept, margin, s)]
+    )
     for case, groups in cases.items():
         lines += _case_section(case, groups, figures, margin)
     lines += _ablations_section(kept, margin)
