@@ -182,15 +182,7 @@ def numbers(spec_path: str, weights_path: str, out_path: str) -> None:
 def train(out_path: str) -> None:
     """-u'' = pi^2 sin(pi x) on [-1, 1], u(+-1) = 0: u = sin(pi x)."""
     dde.config.set_random_seed(0)
-    geom = dde.geometry.Interval(-1, 1)
-
-    def pde(x, y):
-        return -value(dde.grad.hessian(y, x)) - np.pi**2 * dde.backend.sin(np.pi * x)
-
-    bc = dde.icbc.DirichletBC(geom, lambda x: 0, lambda _, on: on)
-    data = dde.data.PDE(
-        geom, pde, bc, 32, 2, solution=lambda x: np.sin(np.pi * x), num_test=101
-    )
+    data = _poisson_data(32, 101)
     net = deepxde_lnn.LNN([1, 20, 20, 1], "tanh", "Glorot normal")
     model = dde.Model(data, net)
     model.compile("adam", lr=3e-3, metrics=["l2 relative error"])
@@ -206,18 +198,23 @@ def train(out_path: str) -> None:
         json.dump({"adam": adam, "lbfgs": lbfgs, "class": type(net).__module__}, f)
 
 
-def _poisson_example():
-    """DeepXDE's ``Poisson_Dirichlet_1d``: its data and network sizes."""
+def _poisson_data(domain: int, test: int):
+    """-u'' = pi^2 sin(pi x) on [-1, 1], u(+-1) = 0, as DeepXDE's
+    ``Poisson_Dirichlet_1d`` (``domain`` points inside, 2 on the boundary)."""
     geom = dde.geometry.Interval(-1, 1)
 
     def pde(x, y):
         return -value(dde.grad.hessian(y, x)) - np.pi**2 * dde.backend.sin(np.pi * x)
 
     bc = dde.icbc.DirichletBC(geom, lambda x: 0, lambda _, on: on)
-    data = dde.data.PDE(
-        geom, pde, bc, 16, 2, solution=lambda x: np.sin(np.pi * x), num_test=100
+    return dde.data.PDE(
+        geom, pde, bc, domain, 2, solution=lambda x: np.sin(np.pi * x), num_test=test
     )
-    return data, [1] + [50] * 3 + [1], "Glorot uniform"
+
+
+def _poisson_example():
+    """DeepXDE's ``Poisson_Dirichlet_1d``: its data and network sizes."""
+    return _poisson_data(16, 100), [1] + [50] * 3 + [1], "Glorot uniform"
 
 
 def _burgers_example():
