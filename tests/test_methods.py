@@ -28,6 +28,9 @@ PARAMETERS = {  # method -> (scalar 2->1 depth 4, heat, relativistic)
     "ra-gated": (38177, 38177, 38632),
     "xpinn": (50948, 34308, 52768),
     "xpinn-authors": (1348, 1348, 1824),
+    "laaf": (12738, 8578, 13193),
+    "pirate": (20866, 20866, 21321),
+    "fourier": (16705, 12545, 17160),
 }
 
 
