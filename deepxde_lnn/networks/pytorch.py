@@ -216,6 +216,15 @@ class MLP(NN):
             for kind in self.plan.stages(j)
         ]
 
+    def extra_repr(self) -> str:
+        """The hidden activation where it is not tanh (``activation='LAAF-10
+        tanh'``) and whether a trainable one has a slope per layer."""
+        names = {_activation_name(a) for a in self.activation[: self.plan.hidden]}
+        out = "" if names <= {"tanh"} else f"activation={', '.join(sorted(names))!r}"
+        if len(self.trainable_activations) > 1:
+            out += ", one slope per layer"
+        return out
+
     def trunk(self, x: torch.Tensor) -> torch.Tensor:
         """:meth:`stages` applied to ``x`` (``forward`` without the transforms)."""
         return _apply_stages(self.stages(), x)
