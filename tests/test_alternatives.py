@@ -225,7 +225,7 @@ def test_options_reach_the_networks():
     case = registry.get("laplace")
     pirate = build.build_net("pirate:scale=2.5:alpha_init=0.25:blocks=2", case)
     assert pirate.embedding.scale == 2.5 and len(pirate.blocks) == 2
-    assert all(float(b.alpha) == 0.25 for b in pirate.blocks)
+    assert all(b.alpha.item() == 0.25 for b in pirate.blocks)
     assert build.build_net("fourier:scale=3", case).embedding.scale == 3.0
     laaf = build.build_net("laaf:n=4", case)
     assert laaf.activation[0].n == 4.0
