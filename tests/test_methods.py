@@ -148,9 +148,10 @@ def _resume_equals_uninterrupted(tmp_path, method):
 
 
 @pytest.mark.slow  # trains for seconds
-@pytest.mark.parametrize("method", ["rba", "ra-gated", "xpinn"])
+@pytest.mark.parametrize("method", ["rba", "ra-gated", "xpinn", "fourier", "laaf"])
 def test_resume_is_exact_for_stateful_and_random_methods(tmp_path, method):
-    # RBA's multipliers and ra-gated's dropout draws travel with the checkpoint
+    # RBA's multipliers and ra-gated's dropout draws travel with the checkpoint, as
+    # do fourier's fixed random frequencies (a buffer) and laaf's trained slope
     _resume_equals_uninterrupted(tmp_path, method)
 
 
