@@ -22,6 +22,7 @@ from deepxde_lnn.networks.pytorch import MLP
 from deepxde_lnn.networks.stacked import StackedNet
 from deepxde_lnn.problems import build, methods
 from deepxde_lnn.study import registry
+from deepxde_lnn.training.run_record import describe
 
 
 @pytest.fixture
@@ -229,6 +230,10 @@ def test_options_reach_the_networks():
     assert build.build_net("fourier:scale=3", case).embedding.scale == 3.0
     laaf = build.build_net("laaf:n=4", case)
     assert laaf.activation[0].n == 4.0
+    assert describe(laaf).endswith("activation='LAAF-4 tanh')")  # the record's
+    assert "one slope per layer" in describe(
+        build.build_net("laaf:per_layer=true", case)
+    )
     assert build.pirate_blocks(case) == 1
 
 
