@@ -28,6 +28,9 @@ PARAMETERS = {  # method -> (scalar 2->1 depth 4, heat, relativistic)
     "ra-gated": (38177, 38177, 38632),
     "xpinn": (50948, 34308, 52768),
     "xpinn-authors": (1348, 1348, 1824),
+    "laaf": (12738, 8578, 13193),
+    "pirate": (20866, 20866, 21321),
+    "fourier": (16705, 12545, 17160),
 }
 
 
@@ -145,9 +148,10 @@ def _resume_equals_uninterrupted(tmp_path, method):
 
 
 @pytest.mark.slow  # trains for seconds
-@pytest.mark.parametrize("method", ["rba", "ra-gated", "xpinn"])
+@pytest.mark.parametrize("method", ["rba", "ra-gated", "xpinn", "fourier", "laaf"])
 def test_resume_is_exact_for_stateful_and_random_methods(tmp_path, method):
-    # RBA's multipliers and ra-gated's dropout draws travel with the checkpoint
+    # RBA's multipliers and ra-gated's dropout draws travel with the checkpoint, as
+    # do fourier's fixed random frequencies (a buffer) and laaf's trained slope
     _resume_equals_uninterrupted(tmp_path, method)
 
 

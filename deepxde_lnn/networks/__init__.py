@@ -4,8 +4,10 @@ ReZero twins on every DeepXDE backend, one module each as DeepXDE lays out its o
 :mod:`.paddle`), built from what they share (:mod:`.plan`, :mod:`.deeponet`).
 On PyTorch also Taylor-mode jets (:mod:`.taylor`, compiled in :mod:`.compiled`),
 K networks stacked as one (:mod:`.stacked`), the parameter-matched plain network
-(:mod:`.matched`) and the authors' gated residual-attention network
-(:mod:`.gated`). Each network's forward pass is declared once (its stages); the
+(:mod:`.matched`), the authors' gated residual-attention network
+(:mod:`.gated`), and the alternatives a PINN researcher would pick: random
+Fourier features before a plain network (:mod:`.fourier`) and PirateNets
+(:mod:`.pirate`). Each network's forward pass is declared once (its stages); the
 stacked and Taylor-mode forms are derived from it.
 """
 

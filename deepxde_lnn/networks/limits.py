@@ -13,6 +13,8 @@ __all__ = [
     "LAYOUTS",
     "ALPHA_MAX",
     "LAAF_MAX",
+    "SCALE_MAX",
+    "BLOCKS_MAX",
     "MAX_PARAMETERS",
     "activation_base",
     "check_parameters",
@@ -27,6 +29,8 @@ TORCH_DEFAULT = "torch-default"
 LAYOUTS = ("standard", "reduced")
 ALPHA_MAX = 1e3  # |alpha_init| beyond this is a typo, not an ablation
 LAAF_MAX = 1e3  # largest scale n of an "LAAF-n NAME" activation
+SCALE_MAX = 1e4  # largest scale of a random Fourier embedding: more is a typo
+BLOCKS_MAX = 256  # most blocks of a PirateNet: more is a typo
 # the most trainable parameters a network may have (4 GB in float32 before
 # gradients and Adam's state; the widest method option, width 4096, stays below
 # it): more is a typo (``hidden=(200000, 200000)``, ``[1, 10**12, 1]``), refused

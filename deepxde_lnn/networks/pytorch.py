@@ -177,6 +177,11 @@ class MLP(NN):
             self.plan = mlp_plan(layer_sizes, activation)
         self.layer_sizes = list(self.plan.sizes)
         self.activation = _get_activations(activation, len(self.layer_sizes) - 1)
+        # a trainable activation ("LAAF-n NAME") registered once, so that its
+        # parameter is trained (``dde.nn.FNN`` registers its one function alike)
+        self.trainable_activations = torch.nn.ModuleList(
+            _trainable(self.activation[: self.plan.hidden])
+        )
         self.regularizer = regularization
         self.kernel_initializer = kernel_initializer  # recorded in run metadata
         init = _get_initializer(kernel_initializer)
@@ -210,6 +215,15 @@ class MLP(NN):
             else blocks[self.plan.block_index(j)]
             for kind in self.plan.stages(j)
         ]
+
+    def extra_repr(self) -> str:
+        """The hidden activation where it is not tanh (``activation='LAAF-10
+        tanh'``) and whether a trainable one has a slope per layer."""
+        names = {_activation_name(a) for a in self.activation[: self.plan.hidden]}
+        out = "" if names <= {"tanh"} else f"activation={', '.join(sorted(names))!r}"
+        if len(self.trainable_activations) > 1:
+            out += ", one slope per layer"
+        return out
 
     def trunk(self, x: torch.Tensor) -> torch.Tensor:
         """:meth:`stages` applied to ``x`` (``forward`` without the transforms)."""
@@ -405,6 +419,17 @@ def _get_activations(activation, n: int) -> list:
     if isinstance(activation, (list, tuple)):
         return [_get_activation(a) for a in activation]
     return [_get_activation(activation)] * n
+
+
+def _trainable(functions: Sequence) -> list:
+    """The distinct modules with parameters among ``functions`` (one ``LLAAF``
+    shared by every layer counts once)."""
+    out: list = []
+    for fn in functions:
+        module = isinstance(fn, torch.nn.Module) and any(True for _ in fn.parameters())
+        if module and all(fn is not seen for seen in out):
+            out.append(fn)
+    return out
 
 
 def tanh(x: torch.Tensor) -> torch.Tensor:

@@ -21,6 +21,9 @@ pushed forward through the network, layer by layer::
   ``f(z_0 + d) = sum_m f^(m)(z_0)/m! d^m``; as ``d^m = O(t^m)`` (Faa di Bruno),
   ``y_0 = f(z_0)`` and ``y_k = sum_{m=1..k} g_m [d^m]_k`` with ``g_m = f^(m)(z_0)/m!``,
   where ``[d^m]_k`` are the Cauchy-product powers (see :func:`_compose`).
+* random Fourier features ``[cos(F h), sin(F h)]``
+  (:class:`~deepxde_lnn.networks.fourier.FourierFeatures`): ``F``'s linear rule,
+  then cos's and sin's rules, their coefficients side by side.
 * a residual block ``h + alpha * F(h)`` (the liquid block, ``F = sigma(A h + c)``
   with any supported ``sigma``; tanh in the paper) is ``F``'s own rules, a scale by
   ``alpha`` and an add.
@@ -62,6 +65,7 @@ from deepxde import backend as bkd
 from deepxde import utils as dde_utils
 from deepxde.nn import activations as dde_activations
 
+from .fourier import FourierFeatures
 from .pytorch import MLP, LiquidBlock, tanh
 
 __all__ = [
@@ -73,6 +77,7 @@ __all__ = [
     "register_activation",
     "STRATEGIES",
     "supported",
+    "unsupported",
 ]
 
 Tensor = torch.Tensor
@@ -270,7 +275,7 @@ def _activation_ops(fn) -> list:
 def _program(net) -> list:
     """Translate ``net``'s declared stages (:meth:`~deepxde_lnn.networks.pytorch.MLP.stages`)
     into ``[(kind, payload), ...]`` with kind in ``linear | act | scale |
-    residual``; raise for what jets cannot follow."""
+    fourier | residual``; raise for what jets cannot follow."""
     cls = type(net)
     if not isinstance(net, MLP) or (cls.forward, cls.trunk) != (MLP.forward, MLP.trunk):
         raise TypeError(
@@ -308,6 +313,7 @@ def _residual_ops(block) -> list:
 _STAGE_RULES: dict = {
     torch.nn.Linear: lambda m: [("linear", m)],
     LiquidBlock: _residual_ops,
+    FourierFeatures: lambda m: [("fourier", m.frequencies)],
 }
 
 
@@ -473,6 +479,26 @@ def _residual(
     return torch.addcmul(h0, alpha, t0), _Jet(coeffs, _addmul(jet.top, t.top, alpha))
 
 
+def _cat(a: Tensor | None, b: Tensor | None) -> Tensor | None:
+    """``[a, b]`` along the features (``None``: zero)."""
+    if a is None and b is None:
+        return None
+    a = torch.zeros_like(b) if a is None else a
+    b = torch.zeros_like(a) if b is None else b
+    return torch.cat(torch.broadcast_tensors(a, b), dim=-1)
+
+
+def _fourier(frequencies: Tensor, h0: Tensor, jet: _Jet, lay: _Layout) -> tuple:
+    """``[cos(F h), sin(F h)]``: the linear map ``F`` (no bias), then cos's and
+    sin's rules on the same coefficients, side by side."""
+    z0 = F.linear(h0, frequencies)
+    z = _map(jet, lambda h: F.linear(h, frequencies))
+    c0, c = _activate(_cos_factors, z0, z, lay)
+    s0, s = _activate(_sin_factors, z0, z, lay)
+    coeffs = [_cat(a, b) for a, b in zip(c.coeffs, s.coeffs)]
+    return torch.cat([c0, s0], dim=-1), _Jet(coeffs, _cat(c.top, s.top))
+
+
 def _run(ops: list, h0: Tensor, jet: _Jet, lay: _Layout) -> tuple:
     for kind, payload in ops:
         if kind == "linear":
@@ -481,6 +507,8 @@ def _run(ops: list, h0: Tensor, jet: _Jet, lay: _Layout) -> tuple:
             h0, jet = _activate(payload, h0, jet, lay)
         elif kind == "scale":
             h0, jet = h0 * payload, _map(jet, lambda h, s=payload: h * s)
+        elif kind == "fourier":
+            h0, jet = _fourier(payload, h0, jet, lay)
         else:
             h0, jet = _residual(*payload, h0, jet, lay)
     return h0, jet
@@ -710,8 +738,13 @@ def _axis_orders(requests, d: int) -> dict:
 def supported(net) -> bool:
     """Whether jets can follow ``net`` (an ``MLP`` or subclass without transforms,
     whose stages and activations all have a Taylor rule)."""
+    return unsupported(net) is None
+
+
+def unsupported(net) -> str | None:
+    """Why jets cannot follow ``net`` (None: they can)."""
     try:
         _program(net)
-    except (TypeError, ValueError):
-        return False
-    return True
+    except (TypeError, ValueError) as err:
+        return str(err)
+    return None

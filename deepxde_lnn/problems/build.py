@@ -15,9 +15,11 @@ from dataclasses import dataclass, replace
 import torch
 from deepxde import grad
 
+from ..networks.fourier import FourierMLP
 from ..networks.gated import GatedResidualAttention
 from ..networks.limits import MAX_PARAMETERS
 from ..networks.matched import count_built, matched_sizes
+from ..networks.pirate import PirateNet
 from ..networks.plan import check_activation
 from ..networks.pytorch import LNN, MLP, TORCH_DEFAULT, ReZero
 from .data import ResampledPDE, Term
@@ -38,6 +40,7 @@ __all__ = [
     "decomposition",
     "matched_width",
     "parameter_count",
+    "pirate_blocks",
 ]
 
 ACTIVATION = "tanh"
@@ -114,6 +117,42 @@ def _rezero(case, width, alpha_init, block_activation):
     return _transformed(net, case)
 
 
+def _laaf(case, width, n, per_layer):
+    """The plain MLP with ``"LAAF-n tanh"``: one slope for every layer (as
+    ``dde.nn.FNN`` makes it from one string) or, ``per_layer``, one each."""
+    name = f"LAAF-{n:g} {ACTIVATION}"
+    sizes = _sizes(case, width)
+    activation = [name] * (len(sizes) - 1) if per_layer else name
+    return _transformed(MLP(sizes, activation, TORCH_DEFAULT), case)
+
+
+def _fourier(case, width, scale):
+    net = FourierMLP(_sizes(case, width), ACTIVATION, TORCH_DEFAULT, scale=scale)
+    return _transformed(net, case)
+
+
+def pirate_blocks(case) -> int:
+    """The PirateNet's blocks for ``case``: one per three hidden layers of the
+    case's trunk (each block has three dense layers), at least one."""
+    return max(1, len(case.nets.hidden) // 3)
+
+
+def _pirate(case, width, blocks, scale, alpha_init):
+    hidden = case.nets.hidden
+    if width is None and len(set(hidden)) > 1:
+        raise ValueError(f"pirate needs equal hidden widths; got {hidden} (give width)")
+    net = PirateNet(
+        len(case.inputs),
+        len(case.fields),
+        width or hidden[0],
+        blocks or pirate_blocks(case),
+        scale=scale,
+        alpha_init=alpha_init,
+        activation=ACTIVATION,
+    )
+    return _transformed(net, case)
+
+
 def _gated(case):
     net = GatedResidualAttention(len(case.inputs), len(case.fields))
     return _transformed(net, case)
@@ -175,6 +214,9 @@ RBA_PDE = Builder(_mlp, _rba_terms, _rba_weights)
 GATED = Builder(_gated)
 XPINN = Builder(_xnet, _xpinn_terms, _subdomain_means())
 XPINN_AUTHORS = Builder(_authors_xnet, _authors_terms, _subdomain_means(AUTHORS_SPLIT))
+ADAPTIVE = Builder(_laaf)
+PIRATE = Builder(_pirate)
+FOURIER = Builder(_fourier)
 
 
 def builder(method: str) -> Builder:

@@ -16,6 +16,16 @@ what it allows, checked without torch (:mod:`.build` builds them).
 * ``xpinn-authors``: the authors' weakly coupled XPINN (tiny subnetworks, value
   and gradient matching at weights 1e-6 / 1e-8), labelled as their variant.
 
+What a PINN researcher would pick instead of the liquid block (docs/methods.md):
+
+* ``laaf``: the plain MLP with DeepXDE's layer-wise locally adaptive activation
+  ``"LAAF-n tanh"`` (one trainable slope shared by the layers, as ``dde.nn.FNN``
+  makes it from the string; ``per_layer=true``: one per hidden layer);
+* ``pirate``: a PirateNet (:mod:`deepxde_lnn.networks.pirate`) of the case's width,
+  ``max(1, L // 3)`` adaptive residual blocks for ``L`` hidden layers;
+* ``fourier``: random Fourier features in front of the plain MLP
+  (:mod:`deepxde_lnn.networks.fourier`).
+
 All use PyTorch's default initialisation (the authors' code; docs/methods.md) and
 the case's output transform and network settings (:class:`Nets`). Every method
 follows the case's sampling protocol, optimizer, learning rate and step count.
@@ -26,7 +36,10 @@ A method name may carry options for ablations, ``NAME:key=value:key=value``:
 sigma(A h + c)``), ``train_alpha`` (``false``: the gates fixed at ``alpha_init``)
 and ``blocks`` (the hidden layers with a block, 0-based, joined by ``+``: ``0+1``);
 ``rezero`` the same but ``layout``; ``pinn`` and ``rba`` take ``width`` (e.g.
-``lnn:alpha_init=0``, ``pinn:width=98``).
+``lnn:alpha_init=0``, ``pinn:width=98``); ``laaf`` takes ``n`` (the scale of
+``LAAF-n``, default 10) and ``per_layer``; ``pirate`` takes ``blocks`` (a count,
+>= 1), ``scale`` (the embedding's, default 1), ``alpha_init`` (default 0) and
+``width``; ``fourier`` takes ``scale`` (default 1) and ``width``.
 
 ``_ALL`` below is the one table of methods: a new method is one entry in it, which
 names its builder in :mod:`.build` (a new network class goes with its kin in
@@ -39,7 +52,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..checks import check_int, parse_int, parse_number
-from ..networks.limits import ALPHA_MAX, LAYOUTS, activation_base
+from ..networks.limits import (
+    ALPHA_MAX,
+    BLOCKS_MAX,
+    LAAF_MAX,
+    LAYOUTS,
+    SCALE_MAX,
+    activation_base,
+)
 
 __all__ = [
     "METHODS",
@@ -156,6 +176,20 @@ def _blocks(text: str) -> tuple[int, ...]:
     return tuple(sorted(layers))
 
 
+def _count(text: str) -> int:
+    """A number of blocks, at least 1."""
+    return parse_int(text, "blocks", 1, BLOCKS_MAX)
+
+
+def _scale(text: str) -> float:
+    """An embedding scale, the standard deviation of the random frequencies."""
+    return parse_number(text, "scale", 0.0, SCALE_MAX, above=True)
+
+
+def _laaf_n(text: str) -> float:
+    return parse_number(text, "n", 1.0, LAAF_MAX)
+
+
 _WIDTH = {"width": Option(_width)}
 _ACTIVATION = {"block_activation": Option(_block_activation, "tanh")}
 
@@ -186,6 +220,28 @@ _ALL = (
     Method("ra-gated", "GATED", deterministic=False),  # dropout
     Method("xpinn", "XPINN"),
     Method("xpinn-authors", "XPINN_AUTHORS"),
+    # trainable activations are not stacked (networks.stacked)
+    Method(
+        "laaf",
+        "ADAPTIVE",
+        {
+            **_WIDTH,
+            "n": Option(_laaf_n, 10.0),
+            "per_layer": Option(_flag("per_layer"), False),
+        },
+    ),
+    # each seed's random frequencies are a buffer of its own, which a stack shares
+    Method(
+        "pirate",
+        "PIRATE",
+        {
+            **_WIDTH,
+            "blocks": Option(_count),
+            "scale": Option(_scale, 1.0),
+            "alpha_init": Option(_alpha, 0.0),
+        },
+    ),
+    Method("fourier", "FOURIER", {**_WIDTH, "scale": Option(_scale, 1.0)}),
 )
 _BY_NAME = {m.name: m for m in _ALL}
 #: what ``compare`` trains when no methods are given: the LNN and its plain twin

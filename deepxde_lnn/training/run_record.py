@@ -79,6 +79,10 @@ def evaluate(job: Job, r: Run) -> dict:
     return record
 
 
+#: the record of a run whose method's seeds cannot train as one stacked model
+UNSTACKED = "none: this method's seeds cannot train as one stacked model"
+
+
 def _protocol(job: Job, r: Run) -> dict:
     """How the run was trained, read off the objects that trained it."""
     adam = job.adam_text or adam_text(job.model.opt, job.profile.decay)
@@ -95,6 +99,8 @@ def _protocol(job: Job, r: Run) -> dict:
             else "one fixed point set per term"
         ),
     }
+    if not job.stacked and not job.problem.stackable(job.cfg.method):
+        out["stacking"] = UNSTACKED
     if job.cfg.cuda_graph:
         out["step"] = job.adam_step or "no Adam step in this session"
     if job.cfg.lbfgs:

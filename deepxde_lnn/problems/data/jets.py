@@ -75,6 +75,9 @@ class JetResiduals:
             ):
                 how += " compiled with torch.compile"
             return f"{how} ({', '.join(jets)}); others nested autograd"
+        if jets and self.derivatives == "taylor":  # asked for, not possible
+            why = taylor.unsupported(net)
+            return f"nested autograd (DeepXDE); no Taylor-mode jets: {why}"
         return "nested autograd (DeepXDE)"
 
 
