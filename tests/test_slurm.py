@@ -7,8 +7,10 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -165,3 +167,66 @@ def test_slurm_equals_local_runs(slurm, tmp_path, monkeypatch):
     assert sorted(local) == ["pinn/seed-1", "pinn/seed-2"]
     assert on_slurm == local
     assert list(tmp_path.glob("slurm-*.out"))  # the workers ran as SLURM jobs
+
+
+def _command(out: Path, *argv: str) -> list[str]:
+    cli = [sys.executable, "-m", "deepxde_lnn.cli", "compare", *SMALL[:1]]
+    steps = ["--iterations", "400", "--checkpoint-every", "20", "--seeds", "1,2"]
+    tail = ["--methods", "pinn", "--no-progress", "--out", str(out), *argv]
+    return [*cli, *steps, *tail]
+
+
+def _wait_for(path: Path, proc, seconds: float = 300) -> None:
+    deadline = time.time() + seconds
+    while not path.exists():
+        assert proc.poll() is None and time.time() < deadline, proc.communicate()
+        time.sleep(0.2)
+
+
+def _cancel_job() -> None:
+    subprocess.run(["scancel", "--full", "--name", "dask-worker"], check=True)
+
+
+def _kill_worker() -> None:
+    """SIGKILL to a Dask worker process in a SLURM job (its nanny starts another)."""
+    for proc in Path("/proc").iterdir():
+        try:
+            environ = (proc / "environ").read_bytes()
+            argv = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"SLURM_JOB_ID=" in environ and b"spawn_main" in argv:
+            os.kill(int(proc.name), signal.SIGKILL)
+            return
+    raise AssertionError("no Dask worker process found in a SLURM job")
+
+
+@pytest.fixture(scope="module")
+def longer(tmp_path_factory):
+    """The longer runs' results, made locally."""
+    out = tmp_path_factory.mktemp("local") / "local"
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    subprocess.run(_command(out, "--workers", "1"), env=env, check=True)
+    return _results(out)
+
+
+@pytest.mark.slurm
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", [_cancel_job, _kill_worker])
+def test_fault_mid_run_resumes_exactly(fault, slurm, longer, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    argv = [*_command(tmp_path / "slurm"), "--backend", "slurm"]  # one run a job
+    proc = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    seed = tmp_path / "slurm" / "pinn" / "seed-1"
+    _wait_for(seed / "checkpoint.pt", proc)
+    fault()
+    assert not (seed / "metrics.json").exists()  # it struck mid-run
+    _, err = proc.communicate(timeout=600)  # new workers resume the runs
+    assert proc.returncode == 0, err
+    assert _results(tmp_path / "slurm") == longer
+    again = subprocess.run(argv, env=env, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr  # the same command: all reused
+    assert _results(tmp_path / "slurm") == longer

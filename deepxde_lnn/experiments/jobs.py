@@ -216,6 +216,8 @@ def iter_jobs(
     check_backend_name(backend)
     jobs = [(cfg.resolved(problem), Path(out)) for cfg, out in jobs]  # all checked
     units = _units(jobs, stack, problem)
+    if not units:  # all reused: no pool, no cluster, no SLURM job
+        return
     threads = threads or 1
     workers = capped_workers(workers, len(units), backend, threads)
     if backend == "loky" and (workers == 1 or len(units) <= 1):
@@ -505,9 +507,12 @@ def _jobqueue():
 
 
 def _slurm_cluster(slurm: Mapping, threads: int):
-    """dask-jobqueue's ``SLURMCluster`` scaled to ``jobs`` jobs; each job books
+    """dask-jobqueue's ``SLURMCluster`` kept at ``jobs`` jobs; each job books
     ``job_cores`` cores and runs ``job_cores // threads`` one-thread Dask
-    workers, one run each, so runs x threads stay within its cores."""
+    workers, one run each, so runs x threads stay within its cores. A job of
+    one worker that ends early (cancelled, its walltime over) is replaced
+    (``adapt``), and Dask hands its runs to the new worker, which resumes them
+    from their checkpoints."""
     s = {**SLURM_DEFAULTS, **{k: v for k, v in slurm.items() if v is not None}}
     runs = max(1, s["job_cores"] // threads)
     cluster = _jobqueue().SLURMCluster(
@@ -519,7 +524,7 @@ def _slurm_cluster(slurm: Mapping, threads: int):
         queue=s.get("partition"),
         account=s.get("account"),
     )
-    cluster.scale(jobs=s["jobs"])
+    cluster.adapt(minimum_jobs=s["jobs"], maximum_jobs=s["jobs"])
     return cluster
 
 
@@ -542,6 +547,8 @@ def _engine(backend: str, address: str | None, slurm: Mapping, threads: int):
         )
     try:
         with dd.Client(address or cluster) as client, parallel_config(backend="dask"):
+            if backend == "slurm":  # as long as the queue takes (joblib: 10 s)
+                client.wait_for_workers(1)
             yield client
     finally:
         if cluster is not None:
