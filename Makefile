@@ -5,7 +5,8 @@
 # same commands for those who manage their own environment. While editing,
 # `.venv/bin/python -m pytest -q -n 2 -m "not slow"` leaves out the slow tests.
 # `make test-backends` adds DeepXDE's other backends to .venv (TensorFlow, JAX,
-# Paddle: the `backends` extra) and tests the networks on each.
+# Paddle: the `backends` extra) and tests the networks on each. `make test-slurm`
+# runs `--backend slurm` on a one-node SLURM that the test starts (.ci/slurm.sh).
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -14,12 +15,13 @@ INSTALLED := $(VENV)/.installed
 BACKENDS := $(VENV)/.backends
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test test-backends docs pinnacle
+.PHONY: help demo test test-backends test-slurm docs pinnacle
 
 help:
 	@echo "make demo   the main job: deepxde-lnn compare laplace (a few minutes on a CPU)"
 	@echo "make test   the test suite (ruff check and the import layers included), on two cores"
 	@echo "make test-backends   the networks on DeepXDE's other backends (installs them: about 2 GB)"
+	@echo "make test-slurm   --backend slurm on a one-node SLURM the test starts (root, Debian's slurm-wlm)"
 	@echo "make docs   rebuild the case catalog, docs/options.md, docs/REPRODUCTION.md, README.md's generated blocks,"
 	@echo "            deepxde_lnn/keywords.py and the documentation site (build/docs/docs/index.html)"
 	@echo "make pinnacle   the PINNacle study: lnn, pinn, pinn-matched on its twelve problems (docs/pinnacle.md;"
@@ -29,7 +31,10 @@ demo: $(INSTALLED)
 	$(BIN)/deepxde-lnn compare laplace
 
 test: $(INSTALLED)
-	$(BIN)/python -m pytest -q -n 2 -m "not backends"
+	$(BIN)/python -m pytest -q -n 2 -m "not backends and not slurm"
+
+test-slurm: $(INSTALLED)
+	$(BIN)/python -m pytest -q -m slurm
 
 test-backends: $(BACKENDS)
 	$(BIN)/python -m pytest -q -n 2 -m backends

@@ -56,7 +56,12 @@ from .config import (
 from .experiments.ablation import TABLE as ABLATION_TABLE
 from .experiments.ablation import figure as ablation_figure
 from .experiments.ablation import table, variants
-from .experiments.jobs import check_backend, check_threads, torch_threads
+from .experiments.jobs import (
+    check_backend,
+    check_threads,
+    slurm_settings,
+    torch_threads,
+)
 from .experiments.orchestration import (
     check_configs,
     compare_runs,
@@ -224,7 +229,7 @@ def _options(given: Mapping[str, object], call: Callable) -> Options:
     ``ValueError`` names an unknown or bad one (or an unreachable backend)."""
     names = list(inspect.signature(call).parameters)[1:]  # after the problem
     o = Options.of(given, f"{call.__name__}()", names)
-    check_backend(o.execution.backend, o.execution.address)
+    check_backend(o.execution.backend, o.execution.address, slurm_settings(o.execution))
     check_threads(o.execution)
     return o
 

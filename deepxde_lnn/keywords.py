@@ -127,9 +127,25 @@ class ManyOptions(TypedDict, total=False):
     workers: int | None
     """runs at a time (default: as many as cores, at most the runs)."""
     backend: str
-    """joblib backend: local processes (loky, default) or a Dask cluster (dask)."""
+    """joblib backend: local processes (loky, default), a Dask cluster (dask), or Dask
+    workers in SLURM jobs (slurm, through dask-jobqueue)."""
     address: str | None
     """the Dask scheduler's address (tcp://HOST:PORT; default: a local cluster)."""
+    jobs: int | None
+    """SLURM jobs of Dask workers (backend slurm; default 1)."""
+    job_cores: int | None
+    """cores each SLURM job books (backend slurm; default 1); a job runs job_cores //
+    threads runs at a time."""
+    job_memory: str | None
+    """memory each SLURM job books, e.g. 4GB (backend slurm; default 4GB)."""
+    walltime: str | None
+    """each SLURM job's time limit, MM, HH:MM:SS or D-HH:MM:SS (backend slurm; default
+    01:00:00); a run cut by it resumes from its checkpoint on rerun."""
+    partition: str | None
+    """the SLURM partition (queue) of the jobs (backend slurm; default: the
+    cluster's)."""
+    account: str | None
+    """the SLURM account the jobs are charged to (backend slurm; default: yours)."""
     stack: str
     """train the seeds of a method as one stacked model (auto: on a GPU, and on a CPU
     for small point sets, where it was measured faster)."""

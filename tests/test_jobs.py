@@ -95,6 +95,7 @@ def _address_in(file, scheduler, seconds=60):
 
 # each backend the command line offers, with the clusters of its engine that the
 # tests start: a backend added without one fails test_every_backend_is_tested
+# (slurm's: a one-node SLURM, in tests/test_slurm.py)
 CLUSTERS = {
     "loky": {"local pool": _started_by_jobs},
     "dask": {"LocalCluster": _started_by_jobs, "commands": _dask_commands},
@@ -102,7 +103,7 @@ CLUSTERS = {
 
 
 def test_every_backend_is_tested():
-    assert sorted(CLUSTERS) == sorted(BACKENDS)
+    assert sorted([*CLUSTERS, "slurm"]) == sorted(BACKENDS)
 
 
 @pytest.mark.parametrize(

@@ -69,7 +69,7 @@ def test_a_second_call_reuses_the_environment(tmp_path):
     (venv / ".installed").touch()  # what the first call leaves, after setup.cfg
     assert _make_n("demo", venv) == [f"{venv}/bin/deepxde-lnn compare laplace"]
     assert _make_n("test", venv) == [
-        f'{venv}/bin/python -m pytest -q -n 2 -m "not backends"'
+        f'{venv}/bin/python -m pytest -q -n 2 -m "not backends and not slurm"'
     ]
 
 
@@ -82,7 +82,18 @@ def test_ci_runs_the_readmes_two_commands_and_nothing_else():
     lines = (ROOT / ".ci" / "run").read_text().splitlines()
     commands = [line for line in lines if line and not line.startswith("#")]
     setup = ["set -euo pipefail", 'cd "$(dirname "$0")/.."']
-    assert commands == [*setup, "make test", "make test-backends", "make demo"]
+    slurm = (
+        "command -v slurmctld >/dev/null || apt-get install -y -q slurm-wlm >/dev/null"
+    )
+    tests = ["make test", "make test-backends", slurm, "make test-slurm"]
+    assert commands == [*setup, *tests, "make demo"]
+
+
+def test_make_test_slurm_runs_the_marked_tests(tmp_path):
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    (venv / ".installed").touch()
+    assert _make_n("test-slurm", venv) == [f"{venv}/bin/python -m pytest -q -m slurm"]
 
 
 def test_make_test_backends_installs_the_extra_and_runs_their_tests(tmp_path):

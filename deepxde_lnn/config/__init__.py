@@ -46,14 +46,17 @@ from .values import (
     _compile_setting,
     _compile_text,
     _int_at_least,
+    _memory,
     _name,
     _parse_int,
     _parse_positive,
     _parse_weights,
     _parsed,
     _positive,
+    _walltime,
     check_backend_name,
     option,
+    walltime_seconds,
 )
 
 __all__ = [
@@ -78,6 +81,7 @@ __all__ = [
     "check_weights_fit",
     "check_decay_fits",
     "check_backend_name",
+    "walltime_seconds",
 ]
 
 STACK = ("auto", "on", "off")
@@ -247,7 +251,8 @@ class Execution:
     )
     backend: str = option(
         "loky",
-        "joblib backend: local processes (loky, default) or a Dask cluster (dask)",
+        "joblib backend: local processes (loky, default), a Dask cluster (dask), "
+        "or Dask workers in SLURM jobs (slurm, through dask-jobqueue)",
         check=check_backend_name,
         parse=_parsed(check_backend_name, "backend"),
         choices=BACKENDS,
@@ -255,6 +260,45 @@ class Execution:
     address: str | None = option(
         None,
         "the Dask scheduler's address (tcp://HOST:PORT; default: a local cluster)",
+        check=_name,
+        parse=str,
+    )
+    jobs: int | None = option(
+        None,
+        "SLURM jobs of Dask workers (backend slurm; default 1)",
+        check=_int_at_least(1),
+        parse=_parsed(_parse_int(1), "jobs"),
+    )
+    job_cores: int | None = option(
+        None,
+        "cores each SLURM job books (backend slurm; default 1); a job runs "
+        "job_cores // threads runs at a time",
+        check=_int_at_least(1, MAX_THREADS),
+        parse=_parsed(_parse_int(1, MAX_THREADS), "job-cores"),
+    )
+    job_memory: str | None = option(
+        None,
+        "memory each SLURM job books, e.g. 4GB (backend slurm; default 4GB)",
+        check=_memory,
+        parse=_parsed(_memory, "job-memory"),
+    )
+    walltime: str | None = option(
+        None,
+        "each SLURM job's time limit, MM, HH:MM:SS or D-HH:MM:SS (backend slurm; "
+        "default 01:00:00); a run cut by it resumes from its checkpoint on rerun",
+        check=_walltime,
+        parse=_parsed(_walltime, "walltime"),
+    )
+    partition: str | None = option(
+        None,
+        "the SLURM partition (queue) of the jobs (backend slurm; default: the "
+        "cluster's)",
+        check=_name,
+        parse=str,
+    )
+    account: str | None = option(
+        None,
+        "the SLURM account the jobs are charged to (backend slurm; default: yours)",
         check=_name,
         parse=str,
     )

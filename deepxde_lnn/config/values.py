@@ -5,6 +5,7 @@ Checked without torch or DeepXDE."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 
 from ..checks import (
@@ -26,7 +27,7 @@ MAX_COUNT = 10**15
 #: the most torch threads a run takes, even with ``force_threads``: more cores
 #: than a machine has, and few enough that OpenMP can start them all
 MAX_THREADS = 1024
-BACKENDS = ("loky", "dask")  # joblib backends of many runs (experiments.jobs)
+BACKENDS = ("loky", "dask", "slurm")  # joblib backends of many runs (experiments.jobs)
 # why a backend offered before is refused: its error says it (docs/running.md too)
 WITHDRAWN = {
     "ray": "joblib's Ray backend cannot hand back each run as it finishes (joblib "
@@ -189,6 +190,46 @@ def _check_weights(value, name) -> tuple:
             f"{name} must be a list of numbers >= 0, e.g. [1, 10, 10]; got {value!r}"
         )
     return tuple(check_number(v, name, 0) for v in value)
+
+
+# SLURM's time limits (sbatch --time): MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS
+_WALLTIME = re.compile(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?")
+# a job's memory as dask-jobqueue takes it: a number and a unit
+_MEMORY = re.compile(r"\d+(\.\d+)?\s*[KMGT]i?B", re.IGNORECASE)
+
+
+def walltime_seconds(value, name: str = "walltime") -> int:
+    """Seconds of a SLURM time limit ``value`` (``MM``, ``MM:SS``, ``HH:MM:SS``,
+    ``D-HH``, ``D-HH:MM``, ``D-HH:MM:SS``), else a ValueError naming ``name``."""
+    m = _WALLTIME.fullmatch(value) if isinstance(value, str) else None
+    if m is None:
+        raise ValueError(
+            f"{name} must be a SLURM time limit (MM, HH:MM:SS or D-HH:MM:SS); "
+            f"got {value!r}"
+        )
+    days, *rest = m.groups()
+    parts = [int(p) for p in rest if p is not None]
+    if days is not None:  # D-HH[:MM[:SS]]
+        parts += [0] * (3 - len(parts))
+        h, mi, s = parts
+        return ((int(days) * 24 + h) * 60 + mi) * 60 + s
+    if len(parts) == 1:  # MM
+        return parts[0] * 60
+    if len(parts) == 2:  # MM:SS
+        return parts[0] * 60 + parts[1]
+    h, mi, s = parts
+    return (h * 60 + mi) * 60 + s
+
+
+def _walltime(value, name):
+    walltime_seconds(value, name)
+    return value
+
+
+def _memory(value, name):
+    if not isinstance(value, str) or not _MEMORY.fullmatch(value):
+        raise ValueError(f"{name} must be an amount like 4GB or 500MB; got {value!r}")
+    return value
 
 
 def _parsed(reader, name: str):

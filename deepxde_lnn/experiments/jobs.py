@@ -6,7 +6,9 @@ folders afterwards. Each finished run's figures are drawn where it trained
 (:func:`deepxde_lnn.analysis.figures.draw_missing`). The local default is joblib's
 ``loky`` process pool (one worker runs in this process). ``backend="dask"`` sends
 the same jobs to a Dask cluster, the one whose scheduler is at ``address`` or else a
-``LocalCluster`` (``pip install deepxde-lnn[cluster]``). Each local run gets
+``LocalCluster`` (``pip install deepxde-lnn[cluster]``); ``backend="slurm"`` to one
+whose workers dask-jobqueue submits as SLURM jobs (``pip install
+deepxde-lnn[slurm]``; :data:`SLURM_OPTIONS`). Each local run gets
 ``threads`` torch threads (default 1), here or in a worker, and runs at a time x
 threads stay within the cores (:func:`check_threads`); a cluster's workers keep
 their own. The
@@ -22,10 +24,13 @@ import functools
 import importlib
 import os
 import re
+import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Mapping
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict
 from pathlib import Path
@@ -35,7 +40,13 @@ import torch
 from .._backend import quiet_deepxde
 from ..analysis.figures import draw_missing
 from ..checks import check_int
-from ..config import BACKENDS, RunConfig, check_backend_name, stackable_protocol
+from ..config import (
+    BACKENDS,
+    RunConfig,
+    check_backend_name,
+    stackable_protocol,
+    walltime_seconds,
+)
 from ..networks.compiled import usable_cache
 from ..problems.problem import Problem
 from ..runs.folder import RunFolder
@@ -55,10 +66,24 @@ __all__ = [
     "capped_workers",
     "check_backend",
     "check_threads",
+    "slurm_settings",
     "torch_threads",
+    "SLURM_OPTIONS",
+    "SLURM_DEFAULTS",
 ]
 
 CONNECT_SECONDS = 5  # how long a cluster's scheduler may take to answer at start
+#: the execution options of ``backend="slurm"`` (what each SLURM job books)
+SLURM_OPTIONS = ("jobs", "job_cores", "job_memory", "walltime", "partition", "account")
+#: their values unless given (partition and account: the cluster's own defaults)
+SLURM_DEFAULTS = {
+    "jobs": 1,
+    "job_cores": 1,
+    "job_memory": "4GB",
+    "walltime": "01:00:00",
+}
+#: the shortest walltime taken: a worker must start and reach a checkpoint in it
+MIN_WALLTIME = 60
 
 
 def default_workers(n_jobs: int, threads: int = 1) -> int:
@@ -71,6 +96,9 @@ def check_threads(execution) -> None:
     ``execution.workers``, or one run) exceed this machine's cores, unless
     ``force_threads``; a cluster's workers keep their own threads."""
     threads = execution.threads
+    if execution.backend == "slurm":
+        _check_job_threads(execution)
+        return
     if threads is None or execution.force_threads or execution.address:
         return
     cores = os.cpu_count() or 1
@@ -81,6 +109,24 @@ def check_threads(execution) -> None:
             f"threads: {at} threads is more than this machine's {cores} cores; "
             "fewer, or force_threads (--force-threads) to allow it"
         )
+
+
+def _check_job_threads(execution) -> None:
+    """A SLURM job runs ``job_cores // threads`` runs at a time: ValueError
+    naming ``threads`` where one run's threads exceed a job's cores."""
+    cores = execution.job_cores or SLURM_DEFAULTS["job_cores"]
+    threads = execution.threads or 1
+    if threads > cores and not execution.force_threads:
+        raise ValueError(
+            f"threads: {threads} threads is more than a SLURM job's {cores} cores "
+            "(job_cores, --job-cores); fewer, or more cores per job"
+        )
+
+
+def slurm_settings(execution) -> dict:
+    """The SLURM options of ``execution`` (:data:`SLURM_OPTIONS`), unset ones
+    ``None``."""
+    return {name: getattr(execution, name) for name in SLURM_OPTIONS}
 
 
 @contextlib.contextmanager
@@ -150,6 +196,7 @@ def iter_jobs(
     workers: int | None = None,
     backend: str = "loky",
     address: str | None = None,
+    slurm: Mapping | None = None,
     overwrite: bool = False,
     progress=None,
     threads: int | None = None,
@@ -162,12 +209,15 @@ def iter_jobs(
     (:func:`~deepxde_lnn.training.runner.run_stacked`).
 
     ``progress(label) -> Progress`` makes each job's progress reporter (workers
-    report in lines). ``problem`` travels to worker processes pickled (a registered
+    report in lines). ``slurm`` holds the SLURM jobs' options
+    (:func:`slurm_settings`) for ``backend="slurm"``. ``problem`` travels to worker processes pickled (a registered
     problem as its name).
     """
     check_backend_name(backend)
     jobs = [(cfg.resolved(problem), Path(out)) for cfg, out in jobs]  # all checked
     units = _units(jobs, stack, problem)
+    if not units:  # all reused: no pool, no cluster, no SLURM job
+        return
     threads = threads or 1
     workers = capped_workers(workers, len(units), backend, threads)
     if backend == "loky" and (workers == 1 or len(units) <= 1):
@@ -181,7 +231,8 @@ def iter_jobs(
     lines = _lines if progress else None
     parent = os.getpid() if backend == "loky" else None  # local workers' parent
     quiet = quiet_deepxde(now=False)  # workers import DeepXDE without its banner
-    with quiet, _engine(backend, address), _stop_file_on_signal() as stop:
+    engine = _engine(backend, address, slurm or {}, threads or 1)
+    with quiet, engine, _stop_file_on_signal() as stop:
         try:
             for outcomes in Parallel(n_jobs=workers, return_as="generator")(
                 delayed(_unit)(u, overwrite, threads, lines, problem, stop, parent, i)
@@ -363,14 +414,24 @@ def _lines(label):
     return Progress("lines", label)
 
 
-def check_backend(backend: str, address: str | None) -> None:
+def check_backend(
+    backend: str, address: str | None, slurm: Mapping | None = None
+) -> None:
     """ValueError naming the argument unless ``backend`` can run the jobs: its
     package is installed and, for Dask, the scheduler at ``address`` answers
-    within ``CONNECT_SECONDS``. Meant to run before anything is created."""
+    within ``CONNECT_SECONDS``; for SLURM, :func:`_check_slurm`. ``slurm``: the
+    SLURM options given (:func:`slurm_settings`), refused for other backends.
+    Meant to run before anything is created."""
     check_backend_name(backend)
+    given = [name for name, value in (slurm or {}).items() if value is not None]
+    if backend != "slurm" and given:
+        raise ValueError(f"{given[0]}: only --backend slurm uses it")
     if backend == "loky":
         if address is not None:
             raise ValueError("address: only --backend dask uses an address")
+        return
+    if backend == "slurm":
+        _check_slurm(address, slurm or {})
         return
     dd = _distributed()
     if address is not None:
@@ -384,6 +445,47 @@ def check_backend(backend: str, address: str | None) -> None:
             ) from None
 
 
+def _check_slurm(address: str | None, slurm: Mapping) -> None:
+    """ValueError naming the argument unless SLURM jobs can be submitted as
+    asked: dask-jobqueue installed, ``sbatch`` on the PATH, a walltime of at
+    least :data:`MIN_WALLTIME` seconds, and a partition the cluster has."""
+    if address is not None:
+        raise ValueError("address: --backend slurm starts its own scheduler")
+    _jobqueue()
+    if shutil.which("sbatch") is None:
+        raise ValueError(
+            "backend: 'slurm' needs SLURM's sbatch on the PATH (none found)"
+        )
+    walltime = slurm.get("walltime") or SLURM_DEFAULTS["walltime"]
+    if walltime_seconds(walltime) < MIN_WALLTIME:
+        raise ValueError(
+            f"walltime: {walltime!r} is under {MIN_WALLTIME} s, too short for a "
+            "worker to start and reach a checkpoint"
+        )
+    partition = slurm.get("partition")
+    if partition is not None:
+        known = _partitions()
+        if partition not in known:
+            raise ValueError(
+                f"partition: {partition!r} is not one of this cluster's partitions "
+                f"({', '.join(known) or 'none listed by sinfo'})"
+            )
+
+
+def _partitions() -> list[str]:
+    """The partitions ``sinfo`` lists, or a ValueError naming ``partition``."""
+    try:
+        done = subprocess.run(
+            ["sinfo", "-h", "-o", "%R"], capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise ValueError(f"partition: sinfo could not list them ({err})") from None
+    if done.returncode:
+        why = done.stderr.strip().splitlines()[-1:] or [f"status {done.returncode}"]
+        raise ValueError(f"partition: sinfo could not list them ({why[0]})")
+    return list(dict.fromkeys(done.stdout.split()))
+
+
 def _distributed():
     """``dask.distributed``, or a ValueError saying how to install it."""
     try:
@@ -394,9 +496,42 @@ def _distributed():
         ) from None
 
 
+def _jobqueue():
+    """``dask_jobqueue``, or a ValueError saying how to install it."""
+    try:
+        return importlib.import_module("dask_jobqueue")
+    except ImportError:
+        raise ValueError(
+            "backend: 'slurm' needs dask-jobqueue (pip install deepxde-lnn[slurm])"
+        ) from None
+
+
+def _slurm_cluster(slurm: Mapping, threads: int):
+    """dask-jobqueue's ``SLURMCluster`` kept at ``jobs`` jobs; each job books
+    ``job_cores`` cores and runs ``job_cores // threads`` one-thread Dask
+    workers, one run each, so runs x threads stay within its cores. A job of
+    one worker that ends early (cancelled, its walltime over) is replaced
+    (``adapt``), and Dask hands its runs to the new worker, which resumes them
+    from their checkpoints."""
+    s = {**SLURM_DEFAULTS, **{k: v for k, v in slurm.items() if v is not None}}
+    runs = max(1, s["job_cores"] // threads)
+    cluster = _jobqueue().SLURMCluster(
+        cores=runs,
+        processes=runs,
+        job_cpu=s["job_cores"],
+        memory=s["job_memory"],
+        walltime=s["walltime"],
+        queue=s.get("partition"),
+        account=s.get("account"),
+    )
+    cluster.adapt(minimum_jobs=s["jobs"], maximum_jobs=s["jobs"])
+    return cluster
+
+
 @contextlib.contextmanager
-def _engine(backend: str, address: str | None):
-    """joblib's backend for the duration of the jobs (Dask optional)."""
+def _engine(backend: str, address: str | None, slurm: Mapping, threads: int):
+    """joblib's backend for the duration of the jobs (Dask optional; for SLURM,
+    :func:`_slurm_cluster`)."""
     from joblib import parallel_config
 
     if backend == "loky":
@@ -404,8 +539,17 @@ def _engine(backend: str, address: str | None):
             yield
         return
     dd = _distributed()
-    cluster = None if address else dd.LocalCluster(processes=True, threads_per_worker=1)
-    with dd.Client(address or cluster) as client, parallel_config(backend="dask"):
-        yield client
-    if cluster is not None:
-        cluster.close()
+    if backend == "slurm":
+        cluster = _slurm_cluster(slurm, threads)
+    else:
+        cluster = (
+            None if address else dd.LocalCluster(processes=True, threads_per_worker=1)
+        )
+    try:
+        with dd.Client(address or cluster) as client, parallel_config(backend="dask"):
+            if backend == "slurm":  # as long as the queue takes (joblib: 10 s)
+                client.wait_for_workers(1)
+            yield client
+    finally:
+        if cluster is not None:
+            cluster.close()

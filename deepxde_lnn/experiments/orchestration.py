@@ -30,7 +30,7 @@ from ..training.runner import (
     stacking_pays,
     step_seconds,
 )
-from .jobs import iter_jobs
+from .jobs import iter_jobs, slurm_settings
 from .results import Comparison, RunResult, Verdict
 from .selection import check_seed_count
 
@@ -122,6 +122,7 @@ def run_all(jobs, o: Options, problem: Problem) -> list[RunResult]:
         workers=o.execution.workers,
         backend=o.execution.backend,
         address=o.execution.address,
+        slurm=slurm_settings(o.execution),
         overwrite=o.execution.overwrite,
         threads=o.execution.threads,
         progress=(

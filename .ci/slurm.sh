@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# A one-node SLURM on this machine for tests/test_slurm.py: `.ci/slurm.sh start DIR`
+# writes DIR/slurm.conf (this machine's CPUs and memory, one partition `debug`,
+# auth/none) and starts slurmctld and slurmd as root with their state in DIR;
+# `.ci/slurm.sh stop DIR` stops them. Debian's slurm-wlm: `apt-get install slurm-wlm`.
+# Tests find the daemons through SLURM_CONF=DIR/slurm.conf.
+set -euo pipefail
+what=${1:?start or stop}
+dir=$(realpath -m "${2:?a folder for the daemon state}")
+conf=$dir/slurm.conf
+case $what in
+start)
+    mkdir -p "$dir/state" "$dir/spool" "$dir/log"
+    cpus=$(nproc)
+    mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 - 1024 ))
+    cat > "$conf" <<CONF
+ClusterName=ci
+SlurmctldHost=localhost
+AuthType=auth/none
+CredType=cred/none
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPort=6817
+SlurmdPort=6818
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool
+SlurmctldPidFile=$dir/slurmctld.pid
+SlurmdPidFile=$dir/slurmd.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.log
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MpiDefault=none
+ReturnToService=2
+SchedulerType=sched/backfill
+InactiveLimit=0
+KillWait=5
+MinJobAge=60
+NodeName=localhost CPUs=$cpus RealMemory=$mem State=UNKNOWN
+PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+CONF
+    export SLURM_CONF=$conf
+    slurmctld -f "$conf"
+    slurmd -f "$conf"
+    for _ in $(seq 30); do
+        if sinfo -h -o %t 2>/dev/null | grep -qE '^(idle|mix|alloc)'; then
+            echo "SLURM up: SLURM_CONF=$conf"
+            exit 0
+        fi
+        sleep 1
+    done
+    echo "SLURM did not come up; logs in $dir/log" >&2
+    exit 1
+    ;;
+stop)
+    for d in slurmd slurmctld; do
+        if [ -f "$dir/$d.pid" ]; then
+            kill "$(cat "$dir/$d.pid")" 2>/dev/null || true
+        fi
+    done
+    ;;
+*)
+    echo "usage: $0 start|stop DIR" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,232 @@
+"""``--backend slurm``: bad input refused in one line with nothing written (no
+SLURM needed), and on a real one-node SLURM that the fixture starts
+(``.ci/slurm.sh``: root and Debian's slurm-wlm, else the test skips saying why)
+the same bytes as a local run of the same seeds."""
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import run_cli, tiny_case
+
+import deepxde_lnn
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = ["laplace", "--iterations", "20", "--seeds", "1,2", "--methods", "pinn"]
+# a record's fields that time the run or name the command, not its result
+UNTIMED = {
+    "train_seconds",
+    "seconds_per_iteration",
+    "cpu_seconds",
+    "cpu_share",
+    "load_average",
+    "stack_wall_seconds",
+    "stack_cpu_seconds",
+    "command",
+}
+
+
+def _fake(folder: Path, name: str, text: str = "") -> None:
+    """An executable ``name`` in ``folder`` that prints ``text``."""
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(f"#!/bin/sh\nprintf '{text}'\n")
+    (folder / name).chmod(0o755)
+
+
+@pytest.fixture
+def fake_slurm(tmp_path, monkeypatch):
+    """``sbatch`` and ``sinfo`` (partition ``debug``) that submit nothing."""
+    if importlib.util.find_spec("dask_jobqueue") is None:
+        pytest.skip("dask-jobqueue is not installed (pip install deepxde-lnn[slurm])")
+    bin_ = tmp_path / "bin"
+    _fake(bin_, "sbatch")
+    _fake(bin_, "sinfo", "debug\\n")
+    monkeypatch.setenv("PATH", f"{bin_}{os.pathsep}{os.environ['PATH']}")
+    return bin_
+
+
+def _refused(argv, capsys, tmp_path, expected: str) -> None:
+    out = tmp_path / "out"
+    code, cap = run_cli(["compare", *SMALL, "--out", str(out), *argv], capsys)
+    lines = cap.err.strip().splitlines()
+    assert code != 0 and len(lines) == 1 and expected in lines[0], cap.err
+    assert not out.exists()
+
+
+def test_no_sbatch_refused(capsys, tmp_path, monkeypatch, fake_slurm):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    _refused(["--backend", "slurm"], capsys, tmp_path, "sbatch on the PATH")
+
+
+def test_no_jobqueue_refused(capsys, tmp_path, monkeypatch, fake_slurm):
+    monkeypatch.setitem(sys.modules, "dask_jobqueue", None)  # import fails
+    _refused(["--backend", "slurm"], capsys, tmp_path, "deepxde-lnn[slurm]")
+
+
+def test_unknown_partition_refused(capsys, tmp_path, fake_slurm):
+    argv = ["--backend", "slurm", "--partition", "gpu"]
+    _refused(argv, capsys, tmp_path, "partition: 'gpu' is not one of")
+
+
+def test_short_walltime_refused(capsys, tmp_path, fake_slurm):
+    argv = ["--backend", "slurm", "--walltime", "0:30"]
+    _refused(argv, capsys, tmp_path, "walltime: '0:30' is under 60 s")
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["--walltime", "1:2:3:4"], "walltime must be a SLURM time limit"),
+        (["--job-memory", "lots"], "job-memory must be an amount"),
+        (["--partition", "debug"], "partition: only --backend slurm uses it"),
+        (["--backend", "slurm", "--threads", "4"], "threads: 4 threads is more"),
+    ],
+)
+def test_bad_slurm_options_refused(argv, expected, capsys, tmp_path, fake_slurm):
+    _refused(argv, capsys, tmp_path, expected)
+
+
+def test_walltimes_read_as_slurm_does():
+    from deepxde_lnn.config import walltime_seconds
+
+    assert [walltime_seconds(t) for t in ("5", "5:30", "1:00:00", "2-3")] == [
+        300,
+        330,
+        3600,
+        (2 * 24 + 3) * 3600,
+    ]
+    assert walltime_seconds("1-0:0:1") == 24 * 3600 + 1
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    """A one-node SLURM started by ``.ci/slurm.sh`` (its SLURM_CONF set
+    meanwhile), or a skip saying why it cannot be."""
+    if importlib.util.find_spec("dask_jobqueue") is None:
+        pytest.skip("dask-jobqueue is not installed (pip install deepxde-lnn[slurm])")
+    if shutil.which("slurmctld") is None or shutil.which("sbatch") is None:
+        pytest.skip("SLURM is not installed (Debian: apt-get install slurm-wlm)")
+    if os.geteuid() != 0:
+        pytest.skip("starting SLURM's daemons here needs root")
+    state = tmp_path_factory.mktemp("slurm")
+    script = [str(ROOT / ".ci" / "slurm.sh")]
+    done = subprocess.run(
+        [*script, "start", str(state)], capture_output=True, text=True
+    )
+    before = os.environ.get("SLURM_CONF")
+    os.environ["SLURM_CONF"] = str(state / "slurm.conf")
+    try:
+        if done.returncode:
+            pytest.skip(f"SLURM did not start: {done.stderr.strip()}")
+        yield state
+    finally:
+        subprocess.run([*script, "stop", str(state)], check=False)
+        if before is None:
+            os.environ.pop("SLURM_CONF", None)
+        else:
+            os.environ["SLURM_CONF"] = before
+
+
+def _results(out: Path) -> dict:
+    """Each run's loss.csv bytes and metrics.json without its timing fields."""
+    found = {}
+    for loss in sorted(out.glob("*/seed-*/loss.csv")):
+        record = json.loads((loss.parent / "metrics.json").read_text())
+        untimed = {k: v for k, v in record.items() if k not in UNTIMED}
+        found[str(loss.parent.relative_to(out))] = (loss.read_bytes(), untimed)
+    return found
+
+
+def _compare(out: Path, **execution):
+    return deepxde_lnn.compare(
+        tiny_case(),
+        methods=["pinn"],
+        seeds=[1, 2],
+        iterations=20,
+        out=out,
+        progress=False,
+        verbose=False,
+        **execution,
+    )
+
+
+@pytest.mark.slurm
+@pytest.mark.slow
+def test_slurm_equals_local_runs(slurm, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # SLURM's job logs (slurm-JOB.out) land here
+    _compare(tmp_path / "local", workers=1)
+    _compare(tmp_path / "slurm", backend="slurm", job_cores=2, walltime="10:00")
+    local, on_slurm = _results(tmp_path / "local"), _results(tmp_path / "slurm")
+    assert sorted(local) == ["pinn/seed-1", "pinn/seed-2"]
+    assert on_slurm == local
+    assert list(tmp_path.glob("slurm-*.out"))  # the workers ran as SLURM jobs
+
+
+def _command(out: Path, *argv: str) -> list[str]:
+    cli = [sys.executable, "-m", "deepxde_lnn.cli", "compare", *SMALL[:1]]
+    steps = ["--iterations", "400", "--checkpoint-every", "20", "--seeds", "1,2"]
+    tail = ["--methods", "pinn", "--no-progress", "--out", str(out), *argv]
+    return [*cli, *steps, *tail]
+
+
+def _wait_for(path: Path, proc, seconds: float = 300) -> None:
+    deadline = time.time() + seconds
+    while not path.exists():
+        assert proc.poll() is None and time.time() < deadline, proc.communicate()
+        time.sleep(0.2)
+
+
+def _cancel_job() -> None:
+    subprocess.run(["scancel", "--full", "--name", "dask-worker"], check=True)
+
+
+def _kill_worker() -> None:
+    """SIGKILL to a Dask worker process in a SLURM job (its nanny starts another)."""
+    for proc in Path("/proc").iterdir():
+        try:
+            environ = (proc / "environ").read_bytes()
+            argv = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"SLURM_JOB_ID=" in environ and b"spawn_main" in argv:
+            os.kill(int(proc.name), signal.SIGKILL)
+            return
+    raise AssertionError("no Dask worker process found in a SLURM job")
+
+
+@pytest.fixture(scope="module")
+def longer(tmp_path_factory):
+    """The longer runs' results, made locally."""
+    out = tmp_path_factory.mktemp("local") / "local"
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    subprocess.run(_command(out, "--workers", "1"), env=env, check=True)
+    return _results(out)
+
+
+@pytest.mark.slurm
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", [_cancel_job, _kill_worker])
+def test_fault_mid_run_resumes_exactly(fault, slurm, longer, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    argv = [*_command(tmp_path / "slurm"), "--backend", "slurm"]  # one run a job
+    proc = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    seed = tmp_path / "slurm" / "pinn" / "seed-1"
+    _wait_for(seed / "checkpoint.pt", proc)
+    fault()
+    assert not (seed / "metrics.json").exists()  # it struck mid-run
+    _, err = proc.communicate(timeout=600)  # new workers resume the runs
+    assert proc.returncode == 0, err
+    assert _results(tmp_path / "slurm") == longer
+    again = subprocess.run(argv, env=env, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr  # the same command: all reused
+    assert _results(tmp_path / "slurm") == longer
