@@ -564,14 +564,24 @@ def sources(
     The raw exact fields q* (no output transform) and their Jacobian are
     evaluated at a detached copy of x (cast to ``dtype`` if given, e.g. float64
     for accurate sources in float32 training; the result is cast back to x's
-    dtype) by forward mode (:func:`exact_jacobian`) and the same operator is
-    applied (same gamma with delta, same ``sigma_mode``). No graph is built and x
-    is not touched; usable under ``torch.func`` transforms (stacked runs' jets).
-    ``exact_fn`` may be a callable or a case name ("b", "c").
+    dtype) and the same operator is applied (same gamma with delta, same
+    ``sigma_mode``). The Jacobian by reverse mode (:func:`field_jacobian`), or,
+    inside a ``torch.func`` transform (the stacked runs' vmapped jets), where
+    that cannot run, by forward mode (:func:`exact_jacobian`: on this CPU 3-5
+    times slower, the cost of PyTorch's forward mode on the many scalar products
+    of q*). No graph is kept and x is not touched. ``exact_fn`` may be a
+    callable or a case name ("b", "c").
     """
     _check_sigma_mode(sigma_mode)
     fn = get_exact_state(exact_fn)
-    qs, dqs = exact_jacobian(fn, x.detach().to(dtype or x.dtype))
+    xs = x.detach().to(dtype or x.dtype)
+    if torch._C._functorch.is_functorch_wrapped_tensor(xs):
+        qs, dqs = exact_jacobian(fn, xs)
+    else:
+        with torch.enable_grad():
+            xs = xs.clone().requires_grad_(True)
+            qs = fn(xs)
+            dqs = field_jacobian(xs, qs, create_graph=False)
     r = residuals_from_jacobian(qs, dqs, constants, sigma_mode)
     return torch.cat(r, dim=1).detach().to(x.dtype)
 
