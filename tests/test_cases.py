@@ -254,3 +254,25 @@ def test_catalog_is_what_the_case_modules_declare():
         assert tuple(info.profiles) == protocols.STUDIES[info.study]
         for p in info.profiles:
             assert info.profile(p) == case.profile(p)  # decay as a tuple, too
+
+
+def test_record_says_which_terms_take_which_path():
+    """The run record's ``derivatives``: the terms on jets, any derivative term
+    without one on nested autograd, and why no jets ran."""
+    from dataclasses import replace
+
+    from deepxde_lnn.networks.pytorch import MLP
+
+    case = registry.get("laplace")
+    terms = case.make_terms(case.profile("quick"))
+    net = _random_net("lnn", case)
+    said = ResampledPDE(terms, seed=1).describe_derivatives(net)
+    assert said == "Taylor-mode jets (pde, left, right)"
+    no_jet = [replace(t, jet=None) if t.name == "right" else t for t in terms]
+    said = ResampledPDE(no_jet, seed=1).describe_derivatives(net)
+    assert said == "Taylor-mode jets (pde, left); nested autograd (right)"
+    said = ResampledPDE(terms, seed=1, derivatives="autograd").describe_derivatives(net)
+    assert said == "nested autograd (DeepXDE); derivatives='autograd'"
+    relu = MLP([2, 8, 1], "relu", "Glorot normal")
+    said = ResampledPDE(terms, seed=1).describe_derivatives(relu)
+    assert said.startswith("nested autograd (DeepXDE); no jets: activation 'relu'")
