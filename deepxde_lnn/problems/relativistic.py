@@ -567,9 +567,8 @@ def sources(
     dtype) and the same operator is applied (same gamma with delta, same
     ``sigma_mode``). The Jacobian by reverse mode (:func:`field_jacobian`), or,
     inside a ``torch.func`` transform (the stacked runs' vmapped jets), where
-    that cannot run, by forward mode (:func:`exact_jacobian`: on this CPU 3-5
-    times slower, the cost of PyTorch's forward mode on the many scalar products
-    of q*). No graph is kept and x is not touched. ``exact_fn`` may be a
+    that cannot run, by forward mode (:func:`exact_jacobian`: slower on a CPU,
+    PyTorch's forward mode being slow on the many scalar products of q*). No graph is kept and x is not touched. ``exact_fn`` may be a
     callable or a case name ("b", "c").
     """
     _check_sigma_mode(sigma_mode)
