@@ -10,6 +10,9 @@ import deepxde_lnn  # noqa: F401  (selects DeepXDE's pytorch backend)
 
 # isort: split
 import deepxde as dde
+import torch
+
+from deepxde_lnn.networks import taylor
 
 
 def steady(nu: float):
@@ -33,3 +36,20 @@ def steady(nu: float):
         return [momentum_x, momentum_y, u_x + v_y]
 
     return pde
+
+
+def steady_jet(nu: float):
+    """:func:`steady`'s residual with Taylor-mode derivatives, ``jet(x, net)`` ->
+    (N, 3): every field's first and pure second partials in one pass."""
+
+    def jet(x, net):
+        y, (d_x, d_y, d_xx, d_yy) = taylor.pure_derivatives(
+            net, x, [(0, 1), (1, 1), (0, 2), (1, 2)]
+        )
+        u, v = y[:, 0:1], y[:, 1:2]
+        grad_p = torch.cat([d_x[:, 2:3], d_y[:, 2:3]], dim=1)
+        momentum = u * d_x[:, :2] + v * d_y[:, :2] + grad_p
+        momentum = momentum - nu * (d_xx[:, :2] + d_yy[:, :2])
+        return torch.cat([momentum, d_x[:, 0:1] + d_y[:, 1:2]], dim=1)
+
+    return jet

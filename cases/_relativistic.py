@@ -30,6 +30,7 @@ def make_case(name, title, exact_torch, exact_np) -> Case:
             1000,
             rel.pde(exact_torch, sigma_mode=SIGMA_MODE),
             kind="pde",
+            jet=rel.pde_jet(exact_torch, sigma_mode=SIGMA_MODE),
         )
     ]
     terms += [

@@ -22,6 +22,7 @@ import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 # isort: split
 import deepxde as dde
 
+from deepxde_lnn.networks import taylor
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.reference_data import ShippedTable
@@ -35,14 +36,24 @@ geom = dde.geometry.GeometryXTime(
 )
 
 
+def source(x, u):
+    pulse = 1 + 2 * torch.sin(np.pi / 4 * x[:, 2:3])
+    shape = torch.sin(M1 * np.pi * x[:, 0:1]) * torch.sin(M2 * np.pi * x[:, 1:2])
+    return 5 * torch.sin(K * u**2) * pulse * shape
+
+
 def pde(x, u):
     u_t = dde.grad.jacobian(u, x, i=0, j=2)
     u_xx = dde.grad.hessian(u, x, i=0, j=0)
     u_yy = dde.grad.hessian(u, x, i=1, j=1)
-    pulse = 1 + 2 * torch.sin(np.pi / 4 * x[:, 2:3])
-    shape = torch.sin(M1 * np.pi * x[:, 0:1]) * torch.sin(M2 * np.pi * x[:, 1:2])
-    source = 5 * torch.sin(K * u**2) * pulse * shape
-    return u_t - DIFFUSION * (u_xx + u_yy) - source
+    return u_t - DIFFUSION * (u_xx + u_yy) - source(x, u)
+
+
+def pde_jet(x, net):
+    # the same residual with Taylor-mode derivatives (one collapsed coefficient)
+    terms = [(1.0, 2, 1), (-DIFFUSION, 0, 2), (-DIFFUSION, 1, 2)]
+    u, op = taylor.pure_derivative_combination(net, x, terms)
+    return op - source(x, u)
 
 
 def initial_state(x):
@@ -55,7 +66,7 @@ wall = dde.icbc.DirichletBC(geom, lambda x: 0, lambda x, on: on)
 sides = box_boundary(LO, HI, axes=(0, 1))  # each face in proportion to its measure
 
 terms = [
-    Term("pde", Box(LO, HI), 32768, pde, kind="pde"),
+    Term("pde", Box(LO, HI), 32768, pde, kind="pde", jet=pde_jet),
     Term("ic", Edge(LO, HI, axis=2, value=0.0), 8192, initial),
     Term("wall", sides, 8192, wall),
 ]

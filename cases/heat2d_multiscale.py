@@ -20,6 +20,7 @@ import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 # isort: split
 import deepxde as dde
 
+from deepxde_lnn.networks import taylor
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.sampling import Box, Edge, box_boundary
@@ -40,6 +41,13 @@ def pde(x, u):
     return u_t - C_X * u_xx - C_Y * u_yy
 
 
+def pde_jet(x, net):
+    # the same residual with Taylor-mode derivatives (the operator's sum carried
+    # as one collapsed coefficient)
+    terms = [(1.0, 2, 1), (-C_X, 0, 2), (-C_Y, 1, 2)]
+    return taylor.pure_derivative_combination(net, x, terms)[1]
+
+
 def exact(x):
     space = np.sin(K_X * x[:, 0:1]) * np.sin(K_Y * x[:, 1:2])
     return space * np.exp(-DECAY * x[:, 2:3])
@@ -51,7 +59,7 @@ wall = dde.icbc.DirichletBC(geom, lambda x: 0, lambda x, on: on)
 sides = box_boundary(LO, HI, axes=(0, 1))  # each face in proportion to its measure
 
 terms = [
-    Term("pde", Box(LO, HI), 32768, pde, kind="pde"),
+    Term("pde", Box(LO, HI), 32768, pde, kind="pde", jet=pde_jet),
     Term("ic", Edge(LO, HI, axis=2, value=0.0), 8192, initial),
     Term("wall", sides, 8192, wall),
 ]

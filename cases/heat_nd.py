@@ -21,6 +21,7 @@ import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 # isort: split
 import deepxde as dde
 
+from deepxde_lnn.networks import taylor
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.sampling import Ball, Sphere, WithTime
@@ -32,12 +33,31 @@ geom = dde.geometry.GeometryXTime(
 )
 
 
+def source(x):
+    r2 = (x[:, :DIM] ** 2).sum(dim=1, keepdim=True)
+    return -r2 / DIM * torch.exp(r2 / 2 + x[:, DIM:])
+
+
 def pde(x, u):
     lap = sum(dde.grad.hessian(u, x, i=i, j=i) for i in range(DIM))
     u_t = dde.grad.jacobian(u, x, i=0, j=DIM)
-    r2 = (x[:, :DIM] ** 2).sum(dim=1, keepdim=True)
-    f = -r2 / DIM * torch.exp(r2 / 2 + x[:, DIM:])
-    return lap / DIM + f - u_t
+    return lap / DIM + source(x) - u_t
+
+
+def pde_jet(x, net):
+    # the same residual with Taylor-mode derivatives (one collapsed coefficient)
+    terms = [(1.0 / DIM, i, 2) for i in range(DIM)] + [(-1.0, DIM, 1)]
+    return taylor.pure_derivative_combination(net, x, terms)[1] + source(x)
+
+
+def sphere_jet(x, net):
+    # du/dn - u* on the sphere, n = (x / |x|, 0): a per-point jet direction
+    space = x[:, :DIM]
+    n = space / torch.linalg.vector_norm(space, dim=1, keepdim=True)
+    n = torch.nn.functional.pad(n, (0, 1))
+    _, du_dn = taylor.directional_derivatives(net, x, n, 1)
+    r2 = (space**2).sum(dim=1, keepdim=True)
+    return du_dn - torch.exp(r2 / 2 + x[:, DIM:])
 
 
 def exact(x):
@@ -53,8 +73,8 @@ sphere = dde.icbc.NeumannBC(geom, exact, lambda x, on: on)  # du/dn = u there
 initial = dde.icbc.IC(geom, exact, lambda x, on: on)
 
 terms = [
-    Term("pde", WithTime(Ball(DIM), 0.0, 1.0), 32768, pde, kind="pde"),
-    Term("sphere", WithTime(Sphere(DIM), 0.0, 1.0), 8192, sphere),
+    Term("pde", WithTime(Ball(DIM), 0.0, 1.0), 32768, pde, kind="pde", jet=pde_jet),
+    Term("sphere", WithTime(Sphere(DIM), 0.0, 1.0), 8192, sphere, jet=sphere_jet),
     Term("ic", WithTime(Ball(DIM), 0.0, 0.0), 8192, initial),
 ]
 

@@ -19,7 +19,7 @@ import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 # isort: split
 import deepxde as dde
 
-from deepxde_lnn.cases._navier_stokes import steady
+from deepxde_lnn.cases._navier_stokes import steady, steady_jet
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.metrics import joint_metrics
@@ -40,6 +40,7 @@ def in_channel(x):
 
 
 pde = steady(NU)  # cases/_navier_stokes.py
+pde_jet = steady_jet(NU)
 
 
 # Both velocity components on the same points, one loss term per wall group
@@ -70,7 +71,7 @@ walls = Union(
 
 # PINNacle's 2048 boundary points by length (12 in all): inlet 1, outlet 2, walls 9
 terms = [
-    Term("pde", Inside(LO, HI, in_channel), 8192, pde, kind="pde"),
+    Term("pde", Inside(LO, HI, in_channel), 8192, pde, kind="pde", jet=pde_jet),
     Term(
         "inlet",
         Edge(LO, (HI[0], STEP[1]), axis=0, value=LO[0]),

@@ -16,7 +16,7 @@ import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 # isort: split
 import deepxde as dde
 
-from deepxde_lnn.cases._navier_stokes import steady
+from deepxde_lnn.cases._navier_stokes import steady, steady_jet
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.metrics import joint_metrics
@@ -30,6 +30,7 @@ geom = dde.geometry.Rectangle(LO, HI)
 
 
 pde = steady(NU)  # cases/_navier_stokes.py
+pde_jet = steady_jet(NU)
 
 
 # Both velocity components on the same points, one loss term per wall group
@@ -56,7 +57,7 @@ walls = Union(
 )
 
 terms = [
-    Term("pde", Box(LO, HI), 8192, pde, kind="pde"),
+    Term("pde", Box(LO, HI), 8192, pde, kind="pde", jet=pde_jet),
     Term("lid", Edge(LO, HI, axis=1, value=1.0), 512, lid, kind="value"),
     Term("walls", walls, 1536, no_slip, kind="value"),
     Term("anchor", Points(((0.0, 0.0),)), 1, anchor),

@@ -26,6 +26,7 @@ import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 # isort: split
 import deepxde as dde
 
+from deepxde_lnn.networks import taylor
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.metrics import joint_metrics
@@ -68,6 +69,17 @@ def pde(x, ua):
     return div + source(x)
 
 
+def pde_jet(x, net):
+    # the same residual with Taylor-mode derivatives: div(a grad u) = a Lap u +
+    # grad a . grad u, every partial of (u, a) from one pass
+    ua, (d_x, d_y, d_xx, d_yy) = taylor.pure_derivatives(
+        net, x, [(0, 1), (1, 1), (0, 2), (1, 2)]
+    )
+    a = ua[:, 1:2]
+    grads = d_x[:, 1:2] * d_x[:, 0:1] + d_y[:, 1:2] * d_y[:, 0:1]
+    return a * (d_xx[:, 0:1] + d_yy[:, 0:1]) + grads + source(x)
+
+
 def exact(x):
     return np.hstack([u_ref(x), a_ref(x)])
 
@@ -86,7 +98,7 @@ a_wall = dde.icbc.DirichletBC(geom, a_ref, lambda x, on: on, component=1)
 edges = box_boundary(LO, HI)  # each face in proportion to its measure
 
 terms = [
-    Term("pde", Box(LO, HI), 8192, pde, kind="pde"),
+    Term("pde", Box(LO, HI), 8192, pde, kind="pde", jet=pde_jet),
     Term("data", Points(tuple(map(tuple, OBS_X))), len(OBS_X), data, fixed=True),
     Term("bc_a", edges, 2048, a_wall),
 ]

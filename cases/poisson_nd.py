@@ -19,6 +19,7 @@ import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 # isort: split
 import deepxde as dde
 
+from deepxde_lnn.networks import taylor
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.sampling import Box, box_boundary
@@ -28,9 +29,18 @@ LO, HI = (0.0,) * DIM, (1.0,) * DIM
 geom = dde.geometry.Hypercube(LO, HI)
 
 
+def source(x):
+    return np.pi**2 / 4 * torch.sin(np.pi / 2 * x).sum(dim=1, keepdim=True)
+
+
 def pde(x, u):
     lap = sum(dde.grad.hessian(u, x, i=i, j=i) for i in range(DIM))
-    return lap + np.pi**2 / 4 * torch.sin(np.pi / 2 * x).sum(dim=1, keepdim=True)
+    return lap + source(x)
+
+
+def pde_jet(x, net):
+    # the same residual with Taylor-mode derivatives
+    return taylor.laplacian(net, x)[1] + source(x)
 
 
 def exact(x):
@@ -41,7 +51,7 @@ boundary = dde.icbc.DirichletBC(geom, exact, lambda x, on: on)
 faces = box_boundary(LO, HI)  # each face in proportion to its measure
 
 terms = [
-    Term("pde", Box(LO, HI), 32768, pde, kind="pde"),
+    Term("pde", Box(LO, HI), 32768, pde, kind="pde", jet=pde_jet),
     Term("boundary", faces, 8192, boundary),
 ]
 

@@ -20,6 +20,7 @@ import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 # isort: split
 import deepxde as dde
 
+from deepxde_lnn.networks import taylor
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.sampling import Box, Edge, box_boundary
@@ -36,6 +37,11 @@ def pde(x, u):
     return u_tt - C**2 * u_xx
 
 
+def pde_jet(x, net):
+    # the same residual with Taylor-mode derivatives (one collapsed coefficient)
+    return taylor.pure_derivative_combination(net, x, [(1.0, 1, 2), (-(C**2), 0, 2)])[1]
+
+
 def exact(x):
     x_, t = x[:, 0:1], x[:, 1:2]
     slow = np.sin(np.pi * x_) * np.cos(2 * np.pi * t)
@@ -50,6 +56,10 @@ def u_t(x, u, _):
     return dde.grad.jacobian(u, x, i=0, j=1)
 
 
+def u_t_jet(x, net):
+    return taylor.pure_derivatives(net, x, [(1, 1)])[1][0]
+
+
 initial_velocity = dde.icbc.OperatorBC(geom, u_t, lambda x, on: on)
 initial = dde.icbc.DirichletBC(geom, exact, lambda x, on: on)
 side = dde.icbc.DirichletBC(geom, exact, lambda x, on: on)
@@ -57,8 +67,14 @@ side = dde.icbc.DirichletBC(geom, exact, lambda x, on: on)
 sides = box_boundary(LO, HI, axes=(0,))  # each face in proportion to its measure
 
 terms = [
-    Term("pde", Box(LO, HI), 8192, pde, kind="pde"),
-    Term("ic_t", Edge(LO, HI, axis=1, value=0.0), 512, initial_velocity),
+    Term("pde", Box(LO, HI), 8192, pde, kind="pde", jet=pde_jet),
+    Term(
+        "ic_t",
+        Edge(LO, HI, axis=1, value=0.0),
+        512,
+        initial_velocity,
+        jet=u_t_jet,
+    ),
     Term("ic", Edge(LO, HI, axis=1, value=0.0), 512, initial),
     Term("sides", sides, 1024, side),
 ]

@@ -9,6 +9,7 @@ from helpers import ExactNet
 
 from deepxde_lnn.problems.build import build_net, matched_width
 from deepxde_lnn.problems.data import ResampledPDE
+from deepxde_lnn.problems.data.reductions import as_columns
 from deepxde_lnn.study import protocols, registry
 
 # Sum of u*^2 on the evaluation grid and the relL2/RMSE ratio (docs/cases.md)
@@ -177,10 +178,26 @@ def _random_net(method, case):
 JET_CASES = [n for n in registry.NAMES if any(t.jet for t in registry.get(n).terms)]
 
 
+def test_every_derivative_term_has_a_jet():
+    """Every shipped case takes all its input derivatives with jets (a term that
+    needs derivatives and has no jet would fall back to nested autograd)."""
+    for name in registry.NAMES:
+        for t in registry.get(name).terms:
+            assert t.kind == "value" or t.jet is not None, (name, t.name)
+
+
+def _square_sum_and_grads(r, net):
+    loss = (as_columns(r) ** 2).sum()
+    params = [p for p in net.parameters() if p.requires_grad]
+    grads = torch.autograd.grad(loss, params, allow_unused=True, materialize_grads=True)
+    return loss, grads
+
+
 @pytest.mark.parametrize("name", JET_CASES)
 @pytest.mark.parametrize("method", ["lnn", "pinn"])
 def test_jet_residuals_equal_autograd_residuals(name, method, float64):
-    """Every Taylor-mode residual equals the DeepXDE nested-autograd one."""
+    """Every Taylor-mode residual, and the parameter gradient of its sum of
+    squares, equals the DeepXDE nested-autograd one on random points."""
     case = registry.get(name)
     net = _random_net(method, case)
     rng = np.random.default_rng(0)
@@ -191,10 +208,13 @@ def test_jet_residuals_equal_autograd_residuals(name, method, float64):
             ref = term.residual.error(X, x, net(x), 0, 64)
         else:
             ref = term.residual(x, net(x))
+        ref, ref_grads = _square_sum_and_grads(ref, net)
         dde.grad.clear()
-        jet = term.jet(torch.as_tensor(X), net)
-        err = torch.linalg.norm(jet - ref) / torch.linalg.norm(ref)
-        assert err <= 1e-10, (term.name, float(err))
+        jet, jet_grads = _square_sum_and_grads(term.jet(torch.as_tensor(X), net), net)
+        assert abs(jet - ref) <= 1e-10 * ref, (term.name, float(jet), float(ref))
+        for g, h in zip(jet_grads, ref_grads):
+            err = torch.linalg.norm(g - h) / max(torch.linalg.norm(h), 1e-300)
+            assert err <= 1e-9, (term.name, float(err))
 
 
 @pytest.mark.parametrize("name", JET_CASES)
@@ -234,3 +254,25 @@ def test_catalog_is_what_the_case_modules_declare():
         assert tuple(info.profiles) == protocols.STUDIES[info.study]
         for p in info.profiles:
             assert info.profile(p) == case.profile(p)  # decay as a tuple, too
+
+
+def test_record_says_which_terms_take_which_path():
+    """The run record's ``derivatives``: the terms on jets, any derivative term
+    without one on nested autograd, and why no jets ran."""
+    from dataclasses import replace
+
+    from deepxde_lnn.networks.pytorch import MLP
+
+    case = registry.get("laplace")
+    terms = case.make_terms(case.profile("quick"))
+    net = _random_net("lnn", case)
+    said = ResampledPDE(terms, seed=1).describe_derivatives(net)
+    assert said == "Taylor-mode jets (pde, left, right)"
+    no_jet = [replace(t, jet=None) if t.name == "right" else t for t in terms]
+    said = ResampledPDE(no_jet, seed=1).describe_derivatives(net)
+    assert said == "Taylor-mode jets (pde, left); nested autograd (right)"
+    said = ResampledPDE(terms, seed=1, derivatives="autograd").describe_derivatives(net)
+    assert said == "nested autograd (DeepXDE); derivatives='autograd'"
+    relu = MLP([2, 8, 1], "relu", "Glorot normal")
+    said = ResampledPDE(terms, seed=1).describe_derivatives(relu)
+    assert said.startswith("nested autograd (DeepXDE); no jets: activation 'relu'")

@@ -309,7 +309,8 @@ def stacked_vs_separate(name, method, derivs="taylor"):
 def test_stacked_equals_separate_runs_float64(float64, name, method, derivs):
     """beam: 4th-order derivatives (Taylor jets under vmap, or DeepXDE's nested
     hessians on the stacked rows); heat: the reduced LNN layout; rel_b: an output
-    transform (so nested autograd), 8 outputs, multi-channel residuals; rezero:
+    transform (jets to first order through it, vmapped sources by forward mode), 8
+    outputs, multi-channel residuals; rezero:
     an architecture declared by its stages only (scalar gates from 0)."""
     diffs = stacked_vs_separate(name, method, derivs=derivs)
     for k in diffs:

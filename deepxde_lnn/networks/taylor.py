@@ -45,8 +45,10 @@ the usual ``backward``; dtype and device follow ``x`` and the parameters.
 
 Supported activations (hidden layers and liquid blocks): tanh, sin, cos, sigmoid,
 SiLU/swish, GELU (exact erf form), the identity, and DeepXDE's L-LAAF wrapper
-around any of these; others can be added with :func:`register_activation`. Input
-and output transforms are not supported (``ValueError``).
+around any of these; others can be added with :func:`register_activation`. An
+output transform ``q = T(x, u)`` (row by row, as DeepXDE's) is followed to first
+order by forward mode (``q_1 = T'(x, u)[v, u_1]``, a ``torch.func.jvp``); higher
+orders through it, and input transforms, are not supported (``ValueError``).
 """
 
 from __future__ import annotations
@@ -286,11 +288,6 @@ def _program(net) -> list:
         raise ValueError(
             "the network has an input (feature) transform; Taylor-mode derivatives "
             "do not support input transforms"
-        )
-    if net._output_transform is not None:
-        raise ValueError(
-            "the network has an output transform; Taylor-mode derivatives do not "
-            "support output transforms"
         )
     return _ops(net.stages())
 
@@ -609,6 +606,39 @@ def _dense(u: Tensor, c: Tensor | None, rows: int) -> Tensor:
     return u.new_zeros(shape) if c is None else c.expand(shape)
 
 
+def _transformed(fn, x: Tensor, u: Tensor, v: Tensor, jet: _Jet, lay: _Layout):
+    """``q = fn(x, u)``, a network's output transform, and its first coefficients
+    by forward mode: ``q_1 = d fn(x + t v, u + t u_1)/dt`` (one ``jvp`` over the
+    stacked directions; the collapsed top along the weighted direction sum, as
+    ``q_1`` is linear in ``(v, u_1)``). Orders above 1 raise."""
+    if lay.order > 1:
+        raise ValueError(
+            "the network has an output transform; Taylor-mode derivatives through "
+            f"it go to order 1, got order {lay.order}"
+        )
+    if lay.order == 0:
+        return fn(x, u), jet
+    coeffs = [_tangent(fn, x, u, _rows(v, lay.stored(1)), jet.coeffs[0])]
+    return fn(x, u), _Jet(coeffs, _tangent(fn, x, u, lay.fold(v, 1), jet.top))
+
+
+def _tangent(fn, x: Tensor, u: Tensor, v: Tensor | None, du: Tensor | None):
+    """``d fn(x + t v_i, u + t du_i)/dt`` at ``t = 0`` for each row ``i`` of
+    ``v`` (``(D, 1 | N, d)``) and ``du`` (``(D, N, n) | None``), as ``(D, N, m)``;
+    ``fn`` acts row by row, so the ``D`` directions are one batch of ``D N``
+    rows."""
+    if v is None:
+        return None
+    n, D = x.shape[0], v.shape[0]
+    du = u.new_zeros((D,) + tuple(u.shape)) if du is None else du
+
+    def flat(a: Tensor) -> Tensor:
+        return a.expand(D, n, a.shape[-1]).reshape(D * n, a.shape[-1])
+
+    _, dq = torch.func.jvp(fn, (flat(x), flat(u)), (flat(v), flat(du)))
+    return dq.view(D, n, -1)
+
+
 # --- public API ----------------------------------------------------------------------
 
 
@@ -619,6 +649,8 @@ def _jets(net, x: Tensor, v: Tensor, orders: Sequence[int], weights=None) -> tup
     ``sum_d weights_d [u along v_d]_{K_d}`` as ``(N, n_out)`` (else ``None``)."""
     lay = _Layout(orders, weights)
     u, jet = _run(_program(net), x, _input_jet(v, lay), lay)
+    if net._output_transform is not None:
+        u, jet = _transformed(net._output_transform, x, u, v, jet, lay)
     coeffs = [_dense(u, c, lay.stored(k)) for k, c in enumerate(jet.coeffs, 1)]
     return u, coeffs, None if weights is None else _dense(u, jet.top, 1)[0]
 
@@ -736,13 +768,15 @@ def _axis_orders(requests, d: int) -> dict:
 
 
 def supported(net) -> bool:
-    """Whether jets can follow ``net`` (an ``MLP`` or subclass without transforms,
-    whose stages and activations all have a Taylor rule)."""
+    """Whether jets can follow ``net`` (an ``MLP`` or subclass without an input
+    transform, whose stages and activations all have a Taylor rule; an output
+    transform limits them to first order)."""
     return unsupported(net) is None
 
 
 def unsupported(net) -> str | None:
-    """Why jets cannot follow ``net`` (None: they can)."""
+    """Why jets cannot follow ``net`` (the error :func:`supported` meets), or
+    ``None`` where they can."""
     try:
         _program(net)
     except (TypeError, ValueError) as err:

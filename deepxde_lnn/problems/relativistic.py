@@ -71,6 +71,8 @@ from typing import Callable, List, NamedTuple, Union
 import numpy as np
 import torch
 
+from ..networks import taylor
+
 __all__ = [
     "FIELDS",
     "RESIDUALS",
@@ -88,12 +90,14 @@ __all__ = [
     "closure",
     "projector",
     "field_jacobian",
+    "exact_jacobian",
     "shear_tensor",
     "residuals_from_jacobian",
     "residuals",
     "residuals_reference",
     "sources",
     "pde",
+    "pde_jet",
 ]
 
 FIELDS = ("v_x", "v_y", "eps", "n", "Pi", "pi_xx", "pi_xy", "pi_yy")
@@ -557,20 +561,36 @@ def sources(
 ) -> torch.Tensor:
     """Manufactured sources S_k = R_k[q*] at points x, as a detached (N, 8) tensor.
 
-    A detached copy of x (cast to ``dtype`` if given, e.g. float64 for accurate
-    sources in float32 training; the result is cast back to x's dtype) is made
-    differentiable, the raw exact fields q* (no output transform) are evaluated
-    on it and the same operator is applied (same gamma with delta, same
-    ``sigma_mode``). No graph is built beyond this call and x is not touched.
-    ``exact_fn`` may be a callable or a case name ("b", "c").
+    The raw exact fields q* (no output transform) and their Jacobian are
+    evaluated at a detached copy of x (cast to ``dtype`` if given, e.g. float64
+    for accurate sources in float32 training; the result is cast back to x's
+    dtype) and the same operator is applied (same gamma with delta, same
+    ``sigma_mode``). The Jacobian by reverse mode (:func:`field_jacobian`), or,
+    inside a ``torch.func`` transform (the stacked runs' vmapped jets), where
+    that cannot run, by forward mode (:func:`exact_jacobian`: slower on a CPU,
+    PyTorch's forward mode being slow on the many scalar products of q*). No graph is kept and x is not touched. ``exact_fn`` may be a
+    callable or a case name ("b", "c").
     """
     _check_sigma_mode(sigma_mode)
     fn = get_exact_state(exact_fn)
-    with torch.enable_grad():
-        xs = x.detach().to(dtype or x.dtype).clone().requires_grad_(True)
-        qs = fn(xs)
-        r = residuals(xs, qs, constants, sigma_mode, create_graph=False)
+    xs = x.detach().to(dtype or x.dtype)
+    if torch._C._functorch.is_functorch_wrapped_tensor(xs):
+        qs, dqs = exact_jacobian(fn, xs)
+    else:
+        with torch.enable_grad():
+            xs = xs.clone().requires_grad_(True)
+            qs = fn(xs)
+            dqs = field_jacobian(xs, qs, create_graph=False)
+    r = residuals_from_jacobian(qs, dqs, constants, sigma_mode)
     return torch.cat(r, dim=1).detach().to(x.dtype)
+
+
+def exact_jacobian(fn: Callable, x: torch.Tensor) -> tuple:
+    """``(q, dq)`` of a row-wise map ``q = fn(x)``, ``dq[n, k, j] = d q_k / d
+    x_j`` (N, K, d), by forward mode: one ``torch.func.jvp`` per input axis."""
+    eye = torch.eye(x.shape[1], dtype=x.dtype, device=x.device)
+    cols = [torch.func.jvp(fn, (x,), (e.expand_as(x),)) for e in eye]
+    return cols[0][0], torch.stack([dq for _, dq in cols], dim=2)
 
 
 def pde(
@@ -595,3 +615,28 @@ def pde(
         return [rk - s[:, k : k + 1] for k, rk in enumerate(r)]
 
     return _pde
+
+
+def pde_jet(
+    case: Union[str, Callable[[torch.Tensor], torch.Tensor]],
+    constants: FluidConstants = DEFAULT_CONSTANTS,
+    sigma_mode: str = "full",
+    source_dtype: torch.dtype | None = None,
+) -> Callable[[torch.Tensor, torch.nn.Module], torch.Tensor]:
+    """The residual of :func:`pde` with Taylor-mode derivatives: ``jet(x, net)``,
+    an (N, 8) tensor ``R_k[q] - S_k`` whose columns are :func:`pde`'s list.
+
+    The field Jacobian ``dq[:, k, j] = d q_k / d x_j`` comes from one forward-mode
+    pass along the two axes (:func:`~deepxde_lnn.networks.taylor.pure_derivatives`,
+    through the network's output transform), not from reverse passes.
+    """
+    _check_sigma_mode(sigma_mode)
+    fn = get_exact_state(case)
+
+    def _jet(x: torch.Tensor, net: torch.nn.Module) -> torch.Tensor:
+        q, grads = taylor.pure_derivatives(net, x, [(0, 1), (1, 1)])
+        r = residuals_from_jacobian(q, torch.stack(grads, 2), constants, sigma_mode)
+        s = sources(x, fn, constants, sigma_mode, dtype=source_dtype)
+        return torch.cat(r, dim=1) - s
+
+    return _jet

@@ -66,19 +66,27 @@ class JetResiduals:
         return self._jet_ok[key]
 
     def describe_derivatives(self, net) -> str:
-        """How input derivatives are taken, for run metadata."""
-        jets = [t.name for t in self.terms if t.jet is not None]
+        """How input derivatives are taken, for run metadata: the terms on jets,
+        those on nested autograd (terms that take derivatives and have no jet)
+        and, where no jet runs, why."""
+        jets = [t.name for t in self.terms if t.jet is not None and t.kind != "value"]
+        rest = [t.name for t in self.terms if t.jet is None and t.kind != "value"]
         if jets and self.uses_jets(net):
             how = "Taylor-mode jets"
             if self.compile_jets and not any(
                 f.fallback for f in self._compiled.values()
             ):
                 how += " compiled with torch.compile"
-            return f"{how} ({', '.join(jets)}); others nested autograd"
-        if jets and self.derivatives == "taylor":  # asked for, not possible
-            why = taylor.unsupported(net)
-            return f"nested autograd (DeepXDE); no Taylor-mode jets: {why}"
-        return "nested autograd (DeepXDE)"
+            how = f"{how} ({', '.join(jets)})"
+            return how + (f"; nested autograd ({', '.join(rest)})" if rest else "")
+        return "nested autograd (DeepXDE)" + self._why_no_jets(net, jets)
+
+    def _why_no_jets(self, net, jets: list) -> str:
+        if not jets:
+            return ""
+        if self.derivatives != "taylor":
+            return f"; derivatives={self.derivatives!r}"
+        return f"; no jets: {taylor.unsupported(net)}"
 
 
 @functools.cache
