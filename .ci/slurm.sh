@@ -2,10 +2,20 @@
 # A one-node SLURM on this machine for tests/test_slurm.py: `.ci/slurm.sh start DIR`
 # writes DIR/slurm.conf (this machine's CPUs and memory, one partition `debug`,
 # auth/none) and starts slurmctld and slurmd as root with their state in DIR;
-# `.ci/slurm.sh stop DIR` stops them. Debian's slurm-wlm: `apt-get install slurm-wlm`.
+# `.ci/slurm.sh stop DIR` stops them; `.ci/slurm.sh install` installs Debian's
+# slurm-wlm where it is missing, best effort (where it cannot, the tests skip and
+# say why).
 # Tests find the daemons through SLURM_CONF=DIR/slurm.conf.
 set -euo pipefail
-what=${1:?start or stop}
+what=${1:?install, start or stop}
+if [ "$what" = install ]; then
+    command -v slurmctld >/dev/null \
+        || apt-get install -y -q slurm-wlm >/dev/null 2>&1 \
+        || { apt-get update -q >/dev/null 2>&1 \
+            && apt-get install -y -q slurm-wlm >/dev/null 2>&1; } \
+        || echo "warning: slurm-wlm could not be installed; the SLURM tests skip"
+    exit 0
+fi
 dir=$(realpath -m "${2:?a folder for the daemon state}")
 conf=$dir/slurm.conf
 case $what in
