@@ -32,7 +32,7 @@ from deepxde.nn.pytorch.nn import NN
 from ..checks import check_int, check_number
 from .fourier import FourierFeatures
 from .limits import ALPHA_MAX, BLOCKS_MAX, check_parameters
-from .pytorch import Activation, Regularization, _get_activation
+from .pytorch import Activation, Regularization, _get_activation, transformed
 
 __all__ = ["PirateBlock", "PirateNet", "pirate_parameters"]
 
@@ -125,13 +125,7 @@ class PirateNet(NN):
         return self.output(h)
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
-        x = inputs
-        if self._input_transform is not None:
-            x = self._input_transform(x)
-        x = self.trunk(x)
-        if self._output_transform is not None:
-            x = self._output_transform(inputs, x)
-        return x
+        return transformed(self, inputs)
 
     def extra_repr(self) -> str:
         return (

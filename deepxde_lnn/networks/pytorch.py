@@ -141,6 +141,19 @@ class LiquidBlock(torch.nn.Module):
         return out
 
 
+def transformed(net: NN, inputs: torch.Tensor) -> torch.Tensor:
+    """``net.trunk(inputs)`` between DeepXDE's input transform ``x -> T(x)`` and
+    output transform ``(x, y) -> T(x, y)``: the one forward of a network with a
+    ``trunk``."""
+    x = inputs
+    if net._input_transform is not None:
+        x = net._input_transform(x)
+    x = net.trunk(x)
+    if net._output_transform is not None:
+        x = net._output_transform(inputs, x)
+    return x
+
+
 def _apply_stages(stages: Sequence, x: torch.Tensor) -> torch.Tensor:
     """``x`` through every stage of ``stages`` in order."""
     for stage in stages:
@@ -230,13 +243,7 @@ class MLP(NN):
         return _apply_stages(self.stages(), x)
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
-        x = inputs
-        if self._input_transform is not None:
-            x = self._input_transform(x)
-        x = self.trunk(x)
-        if self._output_transform is not None:
-            x = self._output_transform(inputs, x)
-        return x
+        return transformed(self, inputs)
 
 
 class LNN(MLP):
