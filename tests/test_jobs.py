@@ -83,7 +83,7 @@ def _dask(tmp_path, command, *args):
         )
 
 
-def _address_in(file, scheduler, seconds=60):
+def _address_in(file, scheduler, seconds=300):
     """The address in the scheduler's file, once it has written it."""
     deadline = time.time() + seconds
     while True:
@@ -139,7 +139,7 @@ def test_killed_worker_leaves_a_resumable_checkpoint(tmp_path):
     proc = subprocess.Popen(
         argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
-    deadline = time.time() + 120
+    deadline = time.time() + 300
     while not (out / "checkpoint.pt").exists() and time.time() < deadline:
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)  # no handler can run: as a lost worker
