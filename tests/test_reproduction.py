@@ -34,7 +34,9 @@ def _metrics(rmse: float) -> dict:
 
 def _write(root, case, method, seed, rmse, **over) -> None:
     """A run record as the runner writes it (the fields the report reads)."""
-    field, steps, lr = ("u", 5000, 3e-4) if case == "beam" else ("phi", 8000, 1e-3)
+    fields = {"beam": "u", "heat": "theta", "drift_decay": "u"}
+    field = fields.get(case, "phi")
+    steps, lr = (5000, 3e-4) if case == "beam" else (8000, 1e-3)
     rec = {
         "case": case,
         "method": method,
@@ -234,6 +236,33 @@ def test_the_answer_says_what_the_pooled_verdicts_say(runs_dir):
     assert "under short training (the settled profile, 2 cases)" in said
     assert "Under short training it helps on beam (×" in said
     assert said.count(". ") + 1 <= 5  # at most five sentences
+
+
+def test_the_answer_places_the_block_among_the_alternatives(runs_dir):
+    """Each alternative is pooled against `lnn` and `pinn` like the block, and the
+    answer names where the block beats them all, where one beats it, and where
+    only an alternative converged."""
+    low = [1e-3, 1.1e-3, 0.9e-3, 1e-3, 1.05e-3, 0.95e-3, 1e-3, 1.02e-3]
+    scaled = lambda k: [k * e for e in low]  # noqa: E731
+    _write_settled(runs_dir, "beam", {"lnn": scaled(0.1), "pinn": low,
+        "laaf": low, "pirate": scaled(0.5), "fourier": low})  # fmt: skip
+    _write_settled(runs_dir, "laplace", {"lnn": low, "pinn": low,
+        "laaf": scaled(0.1), "pirate": low, "fourier": scaled(4)})  # fmt: skip
+    failed = [2.0] * 7 + [2.1]
+    _write_settled(runs_dir, "heat", {"lnn": failed, "pinn": failed,
+        "laaf": failed, "pirate": failed, "fourier": low})  # fmt: skip
+    verdicts = pooled_verdicts.pooled_verdicts(reproduction.load([runs_dir]))
+    pools = {(v.pooled.a, v.pooled.b): v.pooled for v in verdicts}
+    for m in ("laaf", "pirate", "fourier"):
+        assert {(m, "pinn"), (m, "lnn")} <= set(pools)
+    laaf = pools[("laaf", "lnn")]
+    assert laaf.problems["beam"].verdict == "worse"
+    assert laaf.problems["laplace"].verdict == "better"
+    said = answer.answer(verdicts).split(". Against what a researcher")[1]
+    assert "the block beats every one of them on beam" in said
+    assert "it is beaten by `laaf` (×0.1) on laplace" in said
+    assert "`fourier` converged on heat" in said
+    assert "`laaf` converged" not in said
 
 
 def test_a_case_where_neither_converged_is_listed_apart(runs_dir):

@@ -64,6 +64,7 @@ from ..networks.limits import (
 __all__ = [
     "METHODS",
     "COMPARED",
+    "ALTERNATIVES",
     "Method",
     "Nets",
     "Option",
@@ -246,6 +247,9 @@ _ALL = (
 _BY_NAME = {m.name: m for m in _ALL}
 #: what ``compare`` trains when no methods are given: the LNN and its plain twin
 COMPARED = ("lnn", "pinn")
+#: what a PINN researcher would pick instead of the block, each judged against
+#: both methods of :data:`COMPARED`
+ALTERNATIVES = ("laaf", "pirate", "fourier")
 
 METHODS = tuple(_BY_NAME)
 

@@ -1,4 +1,4 @@
-"""The answer in at most five sentences, generated from the study-level verdicts
+"""The answer in at most six sentences, generated from the study-level verdicts
 (:mod:`.pooled_verdicts`), each linked to its rows in the report:
 
 1. what the block does on average over the paper's cases under short and under
@@ -7,7 +7,9 @@
    strong training;
 3. whether a plain network of its parameter count does the same;
 4. what PINNacle's problems add;
-5. where our `pinn` and PINNacle's published one agree on converging.
+5. where our `pinn` and PINNacle's published one agree on converging;
+6. where the block stands among what a researcher would pick instead
+   (:data:`~deepxde_lnn.problems.methods.ALTERNATIVES`) under short training.
 
 A sentence whose verdicts are missing is left out.
 """
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 from ..analysis.pooled import Pooled
 from ..analysis.stats import DECIDING, RatioCI
 from ..analysis.table import BASELINE, MATCHED, SUBJECT
+from ..problems.methods import ALTERNATIVES
 from .pooled_verdicts import StudyVerdict, interval_text
 from .published import PINNACLE_PROFILE, beside_published
 
@@ -185,8 +188,69 @@ def _published(verdicts) -> str | None:
     return text + f" ([rows]({PUBLISHED_ROWS}))."
 
 
+def _alternatives(verdicts) -> str | None:
+    """Each alternative against the block (and the plain network) over the
+    paper's cases under short training; the cases where the block beats every
+    one, those where one beats it, and those where only an alternative
+    converged."""
+    short = STRENGTHS["short"]
+    pools = {m: _find(verdicts, "paper", short, m, SUBJECT) for m in ALTERNATIVES}
+    pools = {m: p for m, p in pools.items() if p is not None}
+    if not pools:
+        return None
+    parts = []
+    for m, p in pools.items():
+        plain = _find(verdicts, "paper", short, m, BASELINE)
+        also = f", against `{BASELINE}` {_effect(plain)}" if plain else ""
+        parts.append(f"`{m}` / `{SUBJECT}` {_effect(p)}{also}")
+    text = (
+        "Against what a researcher would pick instead of the block, under short "
+        f"training over the paper's cases: {'; '.join(parts)}"
+    )
+    cases = sorted({c for p in pools.values() for c in p.problems})
+    best = [c for c in cases if len(_saying(pools, c, "worse")) == len(pools)]
+    if best:
+        text += f"; the block beats every one of them on {_and(best)}"
+    beaten = [(c, _saying(pools, c, "better")) for c in cases]
+    beaten = [f"{_and(found)} on {c}" for c, found in beaten if found]
+    if beaten:
+        text += f"; it is beaten by {'; '.join(beaten)}"
+    rescued = _rescued(verdicts, short)
+    if rescued:
+        text += f"; where neither `{SUBJECT}` nor `{BASELINE}` converged, {rescued}"
+    return text + f" ([rows]({POOLED_ROWS}))."
+
+
+def _saying(pools: dict[str, Pooled], case: str, verdict: str) -> list[str]:
+    """``['`laaf` (×0.5)']``: the pools whose own verdict on ``case`` is
+    ``verdict``."""
+    found = {m: p.problems.get(case) for m, p in pools.items()}
+    return [
+        f"`{m}` (×{ci.ratio:.3g})"
+        for m, ci in found.items()
+        if ci is not None and ci.verdict == verdict
+    ]
+
+
+def _rescued(verdicts: Sequence[StudyVerdict], profile: str) -> str:
+    """```laaf` converged on rel_b``: the alternatives that converged on a case
+    of the paper's where neither `lnn` nor `pinn` did."""
+    pool = _find(verdicts, "paper", profile, SUBJECT, BASELINE)
+    apart = pool.excluded if pool else {}
+    failed = [c for c, why in apart.items() if why.startswith("neither")]
+    found = []
+    for v in verdicts:
+        m, against = v.pooled.a, v.pooled.b
+        if (v.study, v.profile, against) != ("paper", profile, BASELINE):
+            continue
+        good = [c for c in failed if c in v.rows and v.rows[c][0].converged]
+        if m in ALTERNATIVES and good:
+            found.append(f"`{m}` converged on {_and(good)}")
+    return _and(found) if found else ""
+
+
 def answer(verdicts: Sequence[StudyVerdict]) -> str:
-    """The answer: at most five sentences, each from study-level verdicts."""
+    """The answer: at most six sentences, each from study-level verdicts."""
     sentences = [
         s
         for s in (
@@ -195,6 +259,7 @@ def answer(verdicts: Sequence[StudyVerdict]) -> str:
             _matched(verdicts),
             _pinnacle(verdicts),
             _published(verdicts),
+            _alternatives(verdicts),
         )
         if s
     ]

@@ -4,7 +4,8 @@ profile (:func:`deepxde_lnn.analysis.pooled.pool`).
 A study is the paper's six cases, PINNacle's problems, or the problems of the
 user's own (:data:`STUDY_NAMES`). For each study, profile and comparison
 (:data:`COMPARISONS`: `lnn` / `pinn`, `pinn-matched` / `pinn`, `lnn` /
-`pinn-matched`; on the user's problems each method against the baseline), every
+`pinn-matched`, and each alternative to the block (`laaf`, `pirate`,
+`fourier`) against `pinn` and against `lnn`; on the user's problems each method against the baseline), every
 problem that ran both methods at that profile gives one configuration: the step
 budget (a time budget is another question, equal wall time) with the most common
 seeds, on the problem's summary field as the headline has it. Problems where a
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from ..analysis.pooled import FEWER, Errors, Pooled, pool
 from ..analysis.stats import MARGIN, bound_text
 from ..analysis.table import BASELINE, MATCHED, SUBJECT, Group, Row, prepare, value
+from ..problems.methods import ALTERNATIVES
 from ..problems.metrics import JOINT, summary_field
 from ..runs.records import escape
 from .protocols import names_of
@@ -35,8 +37,12 @@ __all__ = [
     "POOLED_HEADING",
 ]
 
-#: the comparisons pooled over a shipped study: (method, against)
-COMPARISONS = ((SUBJECT, BASELINE), (MATCHED, BASELINE), (SUBJECT, MATCHED))
+#: the comparisons pooled over a shipped study: (method, against); each
+#: alternative to the block against the plain network and against the block
+COMPARISONS = (
+    *((SUBJECT, BASELINE), (MATCHED, BASELINE), (SUBJECT, MATCHED)),
+    *((m, against) for m in ALTERNATIVES for against in (BASELINE, SUBJECT)),
+)
 #: each study's name in a sentence
 STUDY_NAMES = {
     "paper": "the paper's cases",
