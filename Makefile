@@ -1,9 +1,11 @@
 # Two commands from a fresh clone (Python >= 3.10): `make demo` runs the main job,
-# `make test` the tests. Each sets up .venv on its first call (the CPU build of
-# PyTorch, then the package with its test extra) and reuses it afterwards; a
-# change to setup.cfg or pyproject.toml installs again. README.md documents the
-# same commands for those who manage their own environment. While editing,
-# `.venv/bin/python -m pytest -q -n 2 -m "not slow"` leaves out the slow tests.
+# `make test` the tests but the slow tier (under four minutes on two cores). Each
+# sets up .venv on its first call (the CPU build of PyTorch, then the package with
+# its test extra) and reuses it afterwards; a change to setup.cfg or
+# pyproject.toml installs again. README.md documents the same commands for those
+# who manage their own environment. `make test-slow` runs the slow tier (the
+# tests marked `slow`: processes, signals, pools, seconds of training); CI runs
+# both, so every test runs there.
 # `make test-backends` adds DeepXDE's other backends to .venv (TensorFlow, JAX,
 # Paddle: the `backends` extra) and tests the networks on each. `make test-slurm`
 # runs `--backend slurm` on a one-node SLURM that the test starts (.ci/slurm.sh).
@@ -15,11 +17,12 @@ INSTALLED := $(VENV)/.installed
 BACKENDS := $(VENV)/.backends
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test test-backends test-slurm docs pinnacle
+.PHONY: help demo test test-slow test-backends test-slurm docs pinnacle
 
 help:
 	@echo "make demo   the main job: deepxde-lnn compare laplace (a few minutes on a CPU)"
-	@echo "make test   the test suite (ruff check and the import layers included), on two cores"
+	@echo "make test   the tests (ruff check, the import layers and mypy included) but the slow tier, on two cores"
+	@echo "make test-slow   the slow tier: tests that start processes, send signals or train for seconds"
 	@echo "make test-backends   the networks on DeepXDE's other backends (installs them: about 2 GB)"
 	@echo "make test-slurm   --backend slurm on a one-node SLURM the test starts (root, Debian's slurm-wlm)"
 	@echo "make docs   rebuild the case catalog, docs/options.md, docs/REPRODUCTION.md, README.md's generated blocks,"
@@ -31,7 +34,10 @@ demo: $(INSTALLED)
 	$(BIN)/deepxde-lnn compare laplace
 
 test: $(INSTALLED)
-	$(BIN)/python -m pytest -q -n 2 -m "not backends and not slurm"
+	$(BIN)/python -m pytest -q -n 2 -m "not slow and not backends and not slurm"
+
+test-slow: $(INSTALLED)
+	$(BIN)/python -m pytest -q -n 2 -m "slow and not backends and not slurm"
 
 test-slurm: $(INSTALLED)
 	$(BIN)/python -m pytest -q -m slurm

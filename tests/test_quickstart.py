@@ -69,7 +69,7 @@ def test_a_second_call_reuses_the_environment(tmp_path):
     (venv / ".installed").touch()  # what the first call leaves, after setup.cfg
     assert _make_n("demo", venv) == [f"{venv}/bin/deepxde-lnn compare laplace"]
     assert _make_n("test", venv) == [
-        f'{venv}/bin/python -m pytest -q -n 2 -m "not backends and not slurm"'
+        f'{venv}/bin/python -m pytest -q -n 2 -m "not slow and not backends and not slurm"'
     ]
 
 
@@ -83,7 +83,8 @@ def test_ci_runs_the_readmes_two_commands_and_nothing_else():
     commands = [line for line in lines if line and not line.startswith("#")]
     setup = ["set -euo pipefail", 'cd "$(dirname "$0")/.."']
     slurm = ".ci/slurm.sh install"  # best effort: the SLURM tests skip without it
-    tests = ["make test", "make test-backends", slurm, "make test-slurm"]
+    tests = ["make test", "make test-slow", "make test-backends", slurm]
+    tests.append("make test-slurm")
     assert commands == [*setup, *tests, "make demo"]
 
 
@@ -92,6 +93,17 @@ def test_make_test_slurm_runs_the_marked_tests(tmp_path):
     venv.mkdir()
     (venv / ".installed").touch()
     assert _make_n("test-slurm", venv) == [f"{venv}/bin/python -m pytest -q -m slurm"]
+
+
+def test_make_test_slow_runs_the_tier_make_test_leaves_out(tmp_path):
+    # together the two select every test but those of the backends and SLURM,
+    # which have targets of their own
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    (venv / ".installed").touch()
+    assert _make_n("test-slow", venv) == [
+        f'{venv}/bin/python -m pytest -q -n 2 -m "slow and not backends and not slurm"'
+    ]
 
 
 def test_make_test_backends_installs_the_extra_and_runs_their_tests(tmp_path):
