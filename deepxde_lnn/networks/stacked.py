@@ -149,10 +149,10 @@ class StackedNet(torch.nn.Module):
 
         ``fn`` takes a single net (e.g. a Taylor-mode ``Term.jet``, which reads the
         layers' weights instead of calling ``forward``); it runs under
-        ``torch.func.vmap`` over the runs with the template's parameters replaced
-        by run k's slices (``functional_call``). ``x``: (K·N, d); returns (K·N, ...)
-        or a list of such (differentiable w.r.t. the stacked parameters).
-        """
+        ``torch.func.vmap`` over the runs with the template's parameters and
+        buffers replaced by run k's slices (``functional_call``). ``x``: (K·N, d);
+        returns (K·N, ...) or a list of such (differentiable w.r.t. the stacked
+        parameters)."""
         K, one = self.num_runs, self._each_run(fn)
         if K == 1:  # vmap's overhead buys nothing here
             return one([t[0] for t in self._tensors()], x)
