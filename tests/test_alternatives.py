@@ -15,6 +15,7 @@ import deepxde_lnn  # noqa: F401
 import deepxde as dde
 from helpers import tiny_case
 
+from deepxde_lnn.config import RunConfig
 from deepxde_lnn.networks import taylor
 from deepxde_lnn.networks.fourier import FourierFeatures, FourierMLP
 from deepxde_lnn.networks.pirate import PirateNet, pirate_parameters
@@ -23,6 +24,7 @@ from deepxde_lnn.networks.stacked import StackedNet
 from deepxde_lnn.problems import build, methods
 from deepxde_lnn.study import registry
 from deepxde_lnn.training.run_record import describe
+from deepxde_lnn.training.runner import run, run_stacked
 
 
 @pytest.fixture
@@ -151,21 +153,118 @@ def test_pirate_has_no_jets_and_says_why():
     assert "PirateNet" in taylor.unsupported(net)
 
 
-@pytest.mark.parametrize("name", ["pirate", "fourier", "laaf"])
-def test_the_alternatives_do_not_stack_and_say_why(name):
-    net = _nets()[name]
-    assert not methods.get(name).stackable
-    messages = {
-        "pirate": "declare their stages",
-        "fourier": "buffers differ",
-        "laaf": "trainable activations",
-    }
-    twin = _nets()[name]
-    if name == "fourier":  # another seed: other frequencies
-        torch.manual_seed(4)
-        twin = FourierMLP([2, 6, 5, 2], "tanh", scale=0.8)
-    with pytest.raises(ValueError, match=messages[name]):
-        StackedNet([net, twin])
+def _seeded(name: str, seed: int):
+    """``name``'s network of ``_nets`` drawn from ``seed``; laaf's slopes moved by
+    the seed (as training moves them), so that no two seeds share a value."""
+    torch.manual_seed(seed)
+    if name == "pirate":
+        return PirateNet(2, 2, width=6, blocks=2, scale=1.5)
+    if name == "fourier":
+        return FourierMLP([2, 6, 5, 2], "tanh", scale=0.8)
+    activation = "LAAF-10 tanh" if name == "laaf" else ["LAAF-10 tanh"] * 3
+    net = MLP([2, 5, 4, 2], activation, "torch-default")
+    with torch.no_grad():
+        for j, f in enumerate(net.trainable_activations):
+            f.a.fill_(0.1 + 0.02 * seed + 0.01 * j)
+    return net
+
+
+def _d(u, x, i):
+    """``du/dx_i`` by autograd, kept differentiable."""
+    return torch.autograd.grad(u.sum(), x, create_graph=True)[0][:, i : i + 1]
+
+
+def _hessian_diagonal(y, x):
+    """``[u, u_x, u_y, u_xx, u_yy]`` of every output by nested autograd."""
+    out = [y]
+    for c in range(y.shape[1]):
+        g = torch.autograd.grad(y[:, c].sum(), x, create_graph=True)[0]
+        out += [g] + [
+            torch.autograd.grad(g[:, i].sum(), x, create_graph=True)[0][:, i]
+            for i in range(2)
+        ]
+    return out
+
+
+@pytest.mark.parametrize("name", ["pirate", "fourier", "laaf", "laaf-per-layer"])
+def test_a_stack_keeps_each_seeds_slope_and_frequencies(float64, name):
+    """Stacked, seed k runs with seed k's own LAAF slope(s) or random frequencies
+    (a buffer): the stacked forward, its nested-autograd derivatives and, where
+    the network has them, its Taylor-mode jets (vmapped over the seeds) equal
+    each single net's; the seeds' state dicts come back whole, also after
+    :meth:`~StackedNet.select_`."""
+    nets = [_seeded(name, seed) for seed in (3, 4, 5)]
+    stacked = StackedNet(nets)
+    n = 6
+    x = torch.rand(3 * n, 2, dtype=torch.float64, requires_grad=True)
+    got = _hessian_diagonal(stacked(x), x)
+    for k, net in enumerate(nets):
+        rows = slice(n * k, n * (k + 1))
+        xk = x[rows].detach().clone().requires_grad_()
+        for a, b in zip(got, _hessian_diagonal(net(xk), xk)):
+            torch.testing.assert_close(a[rows], b, rtol=1e-12, atol=1e-12)
+        for key, v in stacked.state_dicts()[k].items():
+            assert torch.equal(v, net.state_dict()[key]), key
+    assert taylor.supported(nets[0]) == (name != "pirate")
+    if name != "pirate":
+        jets = stacked.per_run(
+            lambda xk, net: [
+                *taylor.laplacian(net, xk),
+                taylor.directional_derivatives(net, xk, 1, 4)[4],
+            ],
+            x.detach(),
+        )
+        for k, net in enumerate(nets):
+            rows = slice(n * k, n * (k + 1))
+            xk = x[rows].detach().clone().requires_grad_()
+            u = net(xk)[:, :1]
+            lap = _d(_d(u, xk, 0), xk, 0) + _d(_d(u, xk, 1), xk, 1)
+            fourth = _d(_d(_d(_d(u, xk, 1), xk, 1), xk, 1), xk, 1)
+            for a, b in zip(jets, [u, lap, fourth]):
+                torch.testing.assert_close(a[rows, :1], b, rtol=1e-10, atol=1e-10)
+    stacked.select_([2, 0])
+    for k, net in zip((0, 1), (nets[2], nets[0])):
+        for key, v in stacked.state_dicts()[k].items():
+            assert torch.equal(v, net.state_dict()[key]), key
+
+
+@pytest.mark.parametrize("method", ["laaf", "pirate", "fourier", "laaf:per_layer=true"])
+def test_a_stack_of_seeds_trains_as_the_separate_runs(float64, tmp_path, method):
+    """K = 3 seeds of each alternative trained as one stacked model write the
+    losses, predictions, metrics and final networks of three separate runs (to
+    the tolerance of lnn's and pinn's stacks, tests/test_stacked_runs.py), and
+    their records say they trained stacked."""
+    assert methods.get(method).stackable
+    case = tiny_case(n=8, grid_n=9)
+    cfgs = [
+        RunConfig("laplace", method, seed=s, iterations=10, dtype="float64")
+        for s in (3, 4, 5)
+    ]
+    alone = [run(c, tmp_path / f"s{c.seed}", problem=case) for c in cfgs]
+    outs = [tmp_path / f"b{c.seed}" for c in cfgs]
+    assert [o.status for o in run_stacked(cfgs, outs, problem=case)] == ["done"] * 3
+    for ref, cfg, out in zip(alone, cfgs, outs):
+        rec = json.loads((out / "metrics.json").read_text())
+        assert rec["stacked_runs"] == 3 and rec["stack_sizes"] == [[0, 3]]
+        assert "stacking" not in ref and "stacking" not in rec
+        assert rec["derivatives"] == ref["derivatives"]
+        assert rec["metrics"]["phi"]["RMSE"] == pytest.approx(
+            ref["metrics"]["phi"]["RMSE"], rel=1e-10, abs=0
+        )
+        single = tmp_path / f"s{cfg.seed}"
+        a, b = (
+            np.loadtxt(d / "loss.csv", delimiter=",", skiprows=1) for d in (out, single)
+        )
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=0)
+        with np.load(out / "fields.npz") as a, np.load(single / "fields.npz") as b:
+            np.testing.assert_allclose(a["pred"], b["pred"], rtol=1e-10, atol=1e-12)
+        a, b = (torch.load(d / "model.pt", weights_only=True) for d in (out, single))
+        assert a.keys() == b.keys()
+        for key in a:
+            torch.testing.assert_close(a[key], b[key], rtol=1e-10, atol=1e-12)
+    if not method.startswith("laaf"):  # each seed's own random frequencies
+        a, b = (torch.load(o / "model.pt", weights_only=True) for o in outs[:2])
+        assert not torch.equal(a["embedding.frequencies"], b["embedding.frequencies"])
 
 
 def test_pirate_starts_as_the_embedding_read_out():
@@ -275,6 +374,6 @@ def test_compare_runs_the_alternatives_end_to_end(tmp_path, monkeypatch):
         (record,) = out.glob(f"**/{m}/seed-1/metrics.json")
         rec = json.loads(record.read_text())
         assert rec["parameters"] == build.parameter_count(m, tiny)
-        assert rec["stacking"].startswith("none: ")
+        assert "stacking" not in rec  # stackable; one seed trains alone
         jets = "no jets" not in rec["derivatives"]
         assert jets == (m != "pirate"), rec["derivatives"]

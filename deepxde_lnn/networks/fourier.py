@@ -12,8 +12,9 @@ saved and restored with the network and never trained.
 
 :class:`FourierMLP` declares the embedding as its first stage, so its forward is
 one list of stages as for :class:`~.pytorch.MLP`; the Taylor-mode jets follow it
-(:mod:`.taylor` has a rule for :class:`FourierFeatures`). Seeds do not stack: each
-seed draws its own ``B``, and the stacked form shares buffers between runs.
+(:mod:`.taylor` has a rule for :class:`FourierFeatures`). Seeds stack: each seed
+draws its own ``B``, and the stacked form (:mod:`.stacked`) stacks buffers per run
+as it stacks parameters, so run k of a stack uses seed k's ``F``.
 """
 
 from __future__ import annotations

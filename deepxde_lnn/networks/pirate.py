@@ -19,8 +19,9 @@ Left out of the paper: the random weight factorisation of its dense layers and i
 physics-informed initialisation of the last layer by least squares; the layers
 keep PyTorch's default initialisation, as every method of the comparison does.
 Not built from stages (the gates ``U``, ``V`` enter every block), so it has no
-Taylor-mode jets (its residuals take DeepXDE's nested autograd) and its seeds do
-not stack.
+Taylor-mode jets (its residuals take DeepXDE's nested autograd); its seeds stack
+as its whole :meth:`PirateNet.trunk` under ``vmap``, each with its own random
+frequencies (:mod:`.stacked`).
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
-"""K networks of one architecture as ONE module: every parameter stacked along a
-leading run axis ``k = 0..K-1``.
+"""K networks of one architecture as ONE module: every parameter and buffer stacked
+along a leading run axis ``k = 0..K-1`` (a buffer drawn per seed, such as random
+Fourier frequencies, stays each run's own).
 
 A batch holds K consecutive blocks of N rows (block k belongs to run k), and the
 nets' one declared forward pass (their stages, :meth:`~deepxde_lnn.networks.pytorch.MLP.stages`)
 runs on the (K, N, w) blocks: each ``Linear`` as one batched matmul, a block's gate
-broadcast per run, an activation as it is, any other stage with parameters under
-``torch.func.vmap``::
+broadcast per run, an activation as it is, any other stage with parameters or
+buffers under ``torch.func.vmap``; a network that is not a list of stages
+(:class:`~deepxde_lnn.networks.pirate.PirateNet`) runs its whole ``trunk`` under
+``vmap``::
 
     H_k <- act(H_k W_k^T + b_k)                    (K, N, w), torch.baddbmm
 
@@ -23,14 +26,17 @@ import copy
 from collections.abc import Callable, Sequence
 
 import torch
+from deepxde import utils as dde_utils
 
+from .fourier import FourierFeatures
 from .pytorch import MLP, LiquidBlock
 
 __all__ = ["StackedNet"]
 
 
 class StackedNet(torch.nn.Module):
-    """K nets of one architecture (:class:`MLP` or a subclass) as one module.
+    """K nets of one architecture (:class:`MLP` or a subclass, or another
+    ``dde.nn.NN`` with a ``trunk`` between DeepXDE's transforms) as one module.
 
     Args:
         nets: K initialised nets with identical architecture, activations and
@@ -40,7 +46,8 @@ class StackedNet(torch.nn.Module):
 
     ``forward`` maps (K·N, d) -> (K·N, n_out), K consecutive blocks of N rows.
     Parameter ``i`` of ``self.parameters()`` is parameter ``i`` of a single net,
-    stacked: shape ``(K, *shape)``.
+    stacked: shape ``(K, *shape)``; buffer ``j`` of a single net is
+    ``self.stacked_buffers[j]``, stacked alike (never trained).
     """
 
     regularizer = None  # what dde.Model reads of a network
@@ -55,16 +62,25 @@ class StackedNet(torch.nn.Module):
         self.__dict__["template"] = copy.deepcopy(nets[0])
         self.names = [n for n, _ in nets[0].named_parameters()]
         self._index = {n: i for i, n in enumerate(self.names)}
+        self.buffer_names = [n for n, _ in nets[0].named_buffers()]
+        self._buffer_index = {n: i for i, n in enumerate(self.buffer_names)}
         self._prefix = {
             id(m): f"{name}." if name else ""
             for name, m in self.template.named_modules()
         }
         # the template's stages as steps on the stacked parameters, made once
-        self._plan = self._compile(self.template.stages())
+        if _declares_stages(self.template):
+            self._plan = self._compile(self.template.stages())
+        else:
+            self._plan = _whole(self)
         per_net = [dict(n.named_parameters()) for n in nets]
         self.params = torch.nn.ParameterList(
             torch.nn.Parameter(torch.stack([p[k].detach() for p in per_net]))
             for k in self.names
+        )
+        per_net = [dict(n.named_buffers()) for n in nets]
+        self.stacked_buffers = _Buffers(
+            torch.stack([b[k].detach() for b in per_net]) for k in self.buffer_names
         )
         self.run_ids = list(range(len(nets)) if run_ids is None else run_ids)
         if len(self.run_ids) != len(nets):
@@ -90,14 +106,16 @@ class StackedNet(torch.nn.Module):
     def _p(self, name: str) -> torch.Tensor:
         return self.params[self._index[name]]
 
+    def _b(self, name: str) -> torch.Tensor:
+        return self.stacked_buffers[self._buffer_index[name]]
+
     def state_dicts(self) -> list[dict]:
         """Per-run state dicts, keys and shapes exactly those of a single net
-        (its buffers, e.g. fixed gates, the same in every run)."""
-        buffers = dict(self.template.named_buffers())
+        (run k's buffers, e.g. its random frequencies, are its own)."""
         order = list(self.template.state_dict())  # a single net's key order
 
         def value(k: str, i: int) -> torch.Tensor:
-            v = self._p(k)[i] if k in self._index else buffers[k]
+            v = self._p(k)[i] if k in self._index else self._b(k)[i]
             return v.detach().clone()
 
         return [{k: value(k, i) for k in order} for i in range(self.num_runs)]
@@ -121,6 +139,9 @@ class StackedNet(torch.nn.Module):
             torch.nn.Parameter(p.detach().index_select(0, idx).clone())
             for p in self.params
         )
+        self.stacked_buffers = _Buffers(
+            b.index_select(0, idx).clone() for b in self.stacked_buffers
+        )
         self.run_ids = [self.run_ids[i] for i in keep]
 
     def per_run(self, fn: Callable, x: torch.Tensor):
@@ -128,22 +149,32 @@ class StackedNet(torch.nn.Module):
 
         ``fn`` takes a single net (e.g. a Taylor-mode ``Term.jet``, which reads the
         layers' weights instead of calling ``forward``); it runs under
-        ``torch.func.vmap`` over the runs with the template's parameters replaced
-        by run k's slices (``functional_call``). ``x``: (K·N, d); returns (K·N, ...)
-        or a list of such (differentiable w.r.t. the stacked parameters).
-        """
-        K, call = self.num_runs, _Call(fn, self.template)
-        names = ["net." + n for n in self.names]
-
-        def one(params, xk):
-            return torch.func.functional_call(call, dict(zip(names, params)), (xk,))
-
+        ``torch.func.vmap`` over the runs with the template's parameters and
+        buffers replaced by run k's slices (``functional_call``). ``x``: (K·N, d);
+        returns (K·N, ...) or a list of such (differentiable w.r.t. the stacked
+        parameters)."""
+        K, one = self.num_runs, self._each_run(fn)
         if K == 1:  # vmap's overhead buys nothing here
-            return one([p[0] for p in self.params], x)
-        out = torch.func.vmap(one)(tuple(self.params), x.reshape(K, -1, x.shape[1]))
+            return one([t[0] for t in self._tensors()], x)
+        out = torch.func.vmap(one)(self._tensors(), x.reshape(K, -1, x.shape[1]))
         if isinstance(out, (list, tuple)):
             return [r.reshape(-1, *r.shape[2:]) for r in out]
         return out.reshape(-1, *out.shape[2:])
+
+    def _tensors(self) -> tuple:
+        """The stacked parameters, then the stacked buffers."""
+        return (*self.params, *self.stacked_buffers)
+
+    def _each_run(self, fn: Callable) -> Callable:
+        """``one(tensors_k, x_k) = fn(x_k, net_k)``: the template with run k's
+        slices of :meth:`_tensors` in place of its parameters and buffers."""
+        call = _Call(fn, self.template)
+        names = ["net." + n for n in (*self.names, *self.buffer_names)]
+
+        def one(tensors, xk):
+            return torch.func.functional_call(call, dict(zip(names, tensors)), (xk,))
+
+        return one
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
         """The template's transforms on all rows, its declared stages
@@ -174,6 +205,16 @@ class StackedNet(torch.nn.Module):
     def _slot(self, module: torch.nn.Module, name: str) -> int:
         """Index in ``params`` of the template's ``module``'s parameter ``name``."""
         return self._index[f"{self._prefix[id(module)]}{name}"]
+
+    def _getter(self, module: torch.nn.Module, name: str) -> Callable:
+        """``() -> (K, *shape)``: the template's ``module``'s parameter or buffer
+        ``name``, stacked (read at each call: :meth:`select_` replaces them)."""
+        key = f"{self._prefix[id(module)]}{name}"
+        if key in self._index:
+            i = self._index[key]
+            return lambda: self.params[i]
+        j = self._buffer_index[key]
+        return lambda: self.stacked_buffers[j]
 
 
 def _run(steps: Sequence[Callable], h: torch.Tensor) -> torch.Tensor:
@@ -207,18 +248,15 @@ def _stacked_linear(net: StackedNet, m: torch.nn.Linear) -> Callable:
 
 def _stacked_residual(net: StackedNet, m: LiquidBlock) -> Callable:
     """``h_k + alpha_k * branch_k(h_k)`` (``alpha_k * branch_k(h_k)`` without the
-    residual path), ``alpha_k`` broadcast as in one net."""
-    fixed = not isinstance(m.alpha, torch.nn.Parameter)  # one buffer for every run
-    a = None if fixed else net._slot(m, "alpha")
+    residual path), ``alpha_k`` (a parameter, or a fixed gate's buffer) broadcast
+    as in one net."""
+    gate = net._getter(m, "alpha")
     branch = net._compile(m.stages())
 
     def step(h):
-        if fixed:
-            alpha = m.alpha.to(h)
-        else:
-            alpha = net.params[a]
-            lead = (alpha.shape[0],) + (1,) * (h.ndim - alpha.ndim)
-            alpha = alpha.reshape(*lead, *alpha.shape[1:])
+        alpha = gate()
+        lead = (alpha.shape[0],) + (1,) * (h.ndim - alpha.ndim)
+        alpha = alpha.reshape(*lead, *alpha.shape[1:])
         if not m.residual:
             return alpha * _run(branch, h)
         return torch.addcmul(h, alpha, _run(branch, h))
@@ -227,17 +265,55 @@ def _stacked_residual(net: StackedNet, m: LiquidBlock) -> Callable:
 
 
 def _vmapped(net: StackedNet, m: torch.nn.Module) -> Callable:
-    """Any stage with parameters: its own ``forward`` under ``vmap`` over runs."""
-    names = [n for n, _ in m.named_parameters()]
-    slots = [net._slot(m, n) for n in names]
+    """Any stage with parameters or buffers: its own ``forward`` under ``vmap``
+    over runs, with run k's parameters and buffers."""
+    names = [n for n, _ in (*m.named_parameters(), *m.named_buffers())]
+    gets = [net._getter(m, n) for n in names]
 
-    def one(params, hk):
-        return torch.func.functional_call(m, dict(zip(names, params)), (hk,))
+    def one(tensors, hk):
+        return torch.func.functional_call(m, dict(zip(names, tensors)), (hk,))
 
     def step(h):
-        return torch.func.vmap(one)(tuple(net.params[i] for i in slots), h)
+        return torch.func.vmap(one)(tuple(g() for g in gets), h)
 
     return step
+
+
+def _stacked_fourier(net: StackedNet, m: FourierFeatures) -> Callable:
+    """``[cos(h_k F_k^T), sin(h_k F_k^T)]``, run k's own frequencies ``F_k``."""
+    frequencies = net._getter(m, "frequencies")
+
+    def step(h):
+        z = torch.bmm(h, frequencies().transpose(1, 2))
+        return torch.cat([torch.cos(z), torch.sin(z)], dim=-1)
+
+    return step
+
+
+def _stacked_laaf(net: StackedNet, m: dde_utils.LLAAF) -> Callable:
+    """DeepXDE's L-LAAF ``act(n a_k h_k)``, run k's own slope ``a_k``."""
+    a = net._getter(m, "a")
+
+    def step(h):
+        slope = (m.n * a()).reshape(-1, *(1,) * (h.ndim - 1))
+        return m.activation(slope * h)
+
+    return step
+
+
+def _whole(net: StackedNet) -> list:
+    """A network that is not a list of stages: its ``trunk`` under ``vmap``
+    over runs, as one step."""
+    one = net._each_run(_trunk)
+
+    def step(h):
+        return torch.func.vmap(one)(net._tensors(), h)
+
+    return [step]
+
+
+def _trunk(x: torch.Tensor, net) -> torch.Tensor:
+    return net.trunk(x)
 
 
 def _as_is(net: StackedNet, stage: Callable) -> Callable:
@@ -249,6 +325,8 @@ def _as_is(net: StackedNet, stage: Callable) -> Callable:
 _STACKED_RULES: dict = {
     torch.nn.Linear: _stacked_linear,
     LiquidBlock: _stacked_residual,
+    FourierFeatures: _stacked_fourier,
+    dde_utils.LLAAF: _stacked_laaf,
 }
 
 
@@ -260,7 +338,32 @@ def _rule(stage) -> Callable | None:
 
 
 def _has_parameters(stage) -> bool:
-    return isinstance(stage, torch.nn.Module) and any(True for _ in stage.parameters())
+    """Whether ``stage`` holds parameters or buffers (run k's own, so it cannot
+    act on every block as the template's)."""
+    if not isinstance(stage, torch.nn.Module):
+        return False
+    return any(True for _ in (*stage.parameters(), *stage.buffers()))
+
+
+def _declares_stages(net) -> bool:
+    return callable(getattr(net, "stages", None))
+
+
+class _Buffers(torch.nn.Module):
+    """Stacked buffers by position (registered, so they follow ``.to()``)."""
+
+    def __init__(self, tensors):
+        super().__init__()
+        self.count = 0
+        for t in tensors:
+            self.register_buffer(str(self.count), t)
+            self.count += 1
+
+    def __getitem__(self, j: int) -> torch.Tensor:
+        return getattr(self, str(j))
+
+    def __iter__(self):
+        return (self[j] for j in range(self.count))
 
 
 class _Call(torch.nn.Module):
@@ -276,28 +379,19 @@ class _Call(torch.nn.Module):
 
 def _check_same_architecture(nets: Sequence[MLP]) -> None:
     first = nets[0]
-    if not isinstance(first, MLP):
+    if not (isinstance(first, MLP) or _has_trunk(first)):
         raise ValueError(
             f"nets must be deepxde_lnn networks that declare their stages (MLP, "
-            f"LNN, ...), got {type(first).__name__}"
+            f"LNN, ...) or their trunk (PirateNet), got {type(first).__name__}"
         )
-    buffers = dict(first.named_buffers())  # shared by the runs (e.g. fixed gates)
-    for n in nets[1:]:
-        other = dict(n.named_buffers())
-        if other.keys() != buffers.keys() or not all(
-            torch.equal(v, other[k]) for k, v in buffers.items()
-        ):
-            raise ValueError("nets whose buffers differ are not supported")
-    if any("activation" in k for k, _ in first.named_parameters()):
-        raise ValueError("nets with trainable activations are not supported")
 
     def signature(n):
+        tensors = (*n.named_parameters(), *n.named_buffers())
         return (
             type(n),
-            tuple(
-                (k, tuple(p.shape), p.dtype, p.device) for k, p in n.named_parameters()
-            ),
-            _structure(n.stages()),
+            n.extra_repr(),
+            tuple((k, tuple(t.shape), t.dtype, t.device) for k, t in tensors),
+            _structure(n.stages() if _declares_stages(n) else [n]),
             n._input_transform,
             n._output_transform,
         )
@@ -306,6 +400,12 @@ def _check_same_architecture(nets: Sequence[MLP]) -> None:
     for i, n in enumerate(nets[1:], 1):
         if signature(n) != ref:
             raise ValueError(f"nets[{i}] differs from nets[0] in architecture")
+
+
+def _has_trunk(net) -> bool:
+    """A ``dde.nn.NN`` whose forward is its ``trunk`` between DeepXDE's
+    transforms (:func:`~deepxde_lnn.networks.pytorch.transformed`)."""
+    return callable(getattr(net, "trunk", None)) and hasattr(net, "_input_transform")
 
 
 def _structure(stages: Sequence) -> tuple:

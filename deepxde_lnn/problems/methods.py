@@ -221,7 +221,8 @@ _ALL = (
     Method("ra-gated", "GATED", deterministic=False),  # dropout
     Method("xpinn", "XPINN"),
     Method("xpinn-authors", "XPINN_AUTHORS"),
-    # trainable activations are not stacked (networks.stacked)
+    # stacked: each run's own slope(s) (laaf), random frequencies (pirate,
+    # fourier; buffers stacked per run) and, for pirate, its trunk under vmap
     Method(
         "laaf",
         "ADAPTIVE",
@@ -230,8 +231,8 @@ _ALL = (
             "n": Option(_laaf_n, 10.0),
             "per_layer": Option(_flag("per_layer"), False),
         },
+        stackable=True,
     ),
-    # each seed's random frequencies are a buffer of its own, which a stack shares
     Method(
         "pirate",
         "PIRATE",
@@ -241,8 +242,11 @@ _ALL = (
             "scale": Option(_scale, 1.0),
             "alpha_init": Option(_alpha, 0.0),
         },
+        stackable=True,
     ),
-    Method("fourier", "FOURIER", {**_WIDTH, "scale": Option(_scale, 1.0)}),
+    Method(
+        "fourier", "FOURIER", {**_WIDTH, "scale": Option(_scale, 1.0)}, stackable=True
+    ),
 )
 _BY_NAME = {m.name: m for m in _ALL}
 #: what ``compare`` trains when no methods are given: the LNN and its plain twin
