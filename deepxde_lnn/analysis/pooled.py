@@ -42,10 +42,10 @@ from .stats import (
     MARGIN,
     UNDECIDED,
     RatioCI,
-    _p_below,
     bound_text,
     check_margin,
     ratio_ci,
+    share_below,
 )
 
 __all__ = ["Errors", "Pooled", "pool", "FEWER"]
@@ -171,7 +171,7 @@ class _Logs(NamedTuple):
         """The log ratio and P(A < B) of the seeds ``ia`` of A and ``ib`` of B
         (indices along the last axis)."""
         xa, xb = self.la[ia], self.lb[ib]
-        return xa.mean(-1) - xb.mean(-1), _p_below(xa, xb)
+        return xa.mean(-1) - xb.mean(-1), share_below(xa, xb)
 
     def draw(self, rng: np.random.Generator, m: int) -> np.ndarray:
         """``m`` log ratios over seeds drawn with replacement."""
@@ -334,7 +334,7 @@ def pool(
     y = float(np.mean([ci.log_mean for ci in cis.values()]))
     seeds_interval, p_interval = _over_seeds(logs, level, n_resamples, seed)
     interval = _over_problems(logs, level, n_resamples, seed)
-    p_improve = float(np.mean([_p_below(lg.la, lg.lb) for lg in logs]))
+    p_improve = float(np.mean([share_below(lg.la, lg.lb) for lg in logs]))
     opposite = tuple(n for n, ci in cis.items() if ci.log_mean * y < 0)  # 1 between
     return replace(
         out,

@@ -65,6 +65,7 @@ __all__ = [
     "ratio_ci",
     "PBelow",
     "p_below",
+    "share_below",
     "failures",
     "FAILURE_FACTOR",
     "CONVERGED_BELOW",
@@ -431,7 +432,7 @@ class PBelow:
         return f"{self.p:.2f} ({self.low:.2f}–{self.high:.2f})"
 
 
-def _p_below(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+def share_below(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
     """The share of pairs (one of ``x``, one of ``y``) with ``x < y``, ties 1/2,
     along ``axis`` (Mann-Whitney's U of ``y`` over ``n_x n_y``), vectorized."""
     x, y = np.moveaxis(x, axis, -1), np.moveaxis(y, axis, -1)
@@ -442,12 +443,12 @@ def _p_below(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
 @functools.lru_cache(maxsize=4096)
 def _p_below_of(xa: tuple, xb: tuple, paired: bool, level: float) -> PBelow:
     a, b = np.array(xa), np.array(xb)
-    p = float(_p_below(a, b))
+    p = float(share_below(a, b))
     if min(len(a), len(b)) < 2:
         return PBelow(p, math.nan, math.nan, len(a), len(b), paired, level)
     ci = stats.bootstrap(
         (a, b),
-        _p_below,
+        share_below,
         paired=paired,
         vectorized=True,
         confidence_level=level,
