@@ -134,6 +134,34 @@ def test_a_registered_case_that_sets_its_own_network_or_profiles_is_refused():
     assert case.profile("quick") == registered_case.PROTOCOL.quick
 
 
+def test_every_case_module_has_its_protocol_and_every_protocol_its_module():
+    """A case is its module and its protocol entry (docs/extending.md): one
+    without the other is named, not left out of the list of cases."""
+    import pkgutil
+
+    import deepxde_lnn.cases
+
+    found = pkgutil.iter_modules(deepxde_lnn.cases.__path__)
+    modules = {m.name for m in found if not m.name.startswith("_")}
+    for name in sorted(modules - set(protocols.PROTOCOLS)):
+        pytest.fail(f"cases/{name}.py has no protocol: add PROTOCOLS[{name!r}]")
+    for name in sorted(set(protocols.PROTOCOLS) - modules):
+        pytest.fail(f"PROTOCOLS[{name!r}] has no case module: add cases/{name}.py")
+
+
+def test_every_case_has_its_section():
+    """docs/cases.md (or docs/pinnacle.md for PINNacle's) names every case
+    (docs/extending.md's last step)."""
+    from pathlib import Path
+
+    docs = Path(__file__).parents[1] / "docs"
+    for name in registry.NAMES:
+        page = "pinnacle.md" if name in protocols.names_of("pinnacle") else "cases.md"
+        assert f"`{name}`" in (docs / page).read_text(), (
+            f"{name}: describe it in docs/{page}"
+        )
+
+
 def test_a_protocol_is_of_a_study_of_the_package():
     """A protocol without a study is of yours (never the paper's by default);
     another name is refused, naming the studies."""

@@ -137,6 +137,15 @@ def test_every_stackable_methods_seeds_stack_as_single_nets(float64, method):
         torch.testing.assert_close(y[rows], net(x[rows]), rtol=1e-12, atol=1e-14)
 
 
+def test_every_method_has_its_paragraph():
+    """docs/methods.md names every method (docs/extending.md's last step)."""
+    from pathlib import Path
+
+    page = (Path(__file__).parents[1] / "docs" / "methods.md").read_text()
+    for method in methods.METHODS:
+        assert f"`{method}`" in page, f"{method}: describe it in docs/methods.md"
+
+
 def test_parameter_count_builds_nothing_real():
     """Counts (and ``pinn-matched``'s width search) leave the random state as it
     was: a method's count taken between seeding and building changes nothing."""

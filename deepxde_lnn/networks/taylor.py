@@ -564,8 +564,10 @@ def _run(ops: list, h0: Tensor, jet: _Jet, lay: _Layout) -> tuple:
             h0, jet = h0 * payload, _map(jet, lambda h, s=payload: h * s)
         elif kind == "fourier":
             h0, jet = _fourier(payload, h0, jet, lay)
-        else:
+        elif kind == "residual":
             h0, jet = _residual(*payload, h0, jet, lay)
+        else:
+            raise ValueError(f"jet step {kind!r} has no case in taylor._run")
     return h0, jet
 
 
