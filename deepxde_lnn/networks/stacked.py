@@ -193,8 +193,8 @@ class StackedNet(torch.nn.Module):
     def _compile(self, stages: Sequence) -> list:
         """One function ``(K, N, w) -> (K, N, w')`` per stage of the template,
         run k's parameters acting on block k: the stage type's rule
-        (:data:`_STACKED_RULES`); a stage with other parameters under ``vmap``,
-        with a warning naming that table (once per type); a parameter-free one
+        (:data:`_STACKED_RULES`); a stage with other parameters or buffers under
+        ``vmap``, with a warning naming that table (once per type); one without
         (an activation, which acts on each row alone) as it is."""
         steps = []
         for stage in stages:
@@ -344,14 +344,14 @@ _WARNED: set = set()  # the stage types the vmap fallback was said for
 
 
 def _warn_vmapped(stage) -> None:
-    """Warn, once per stage type, that a stage with parameters and no rule of
-    its own runs under ``vmap`` (correct, slower than a batched rule)."""
+    """Warn, once per stage type, that a stage with parameters or buffers and no
+    rule of its own runs under ``vmap`` (correct, slower than a batched rule)."""
     if type(stage) not in _WARNED:
         _WARNED.add(type(stage))
         warnings.warn(
             f"stacked seeds: stage {type(stage).__name__} has no stacked rule and "
             "runs under vmap (add one for its type to _STACKED_RULES in "
-            "deepxde_lnn/networks/stacked.py; _stacked_residual is the worked "
+            "deepxde_lnn/networks/stacked.py; _stacked_fourier is the worked "
             "example)"
         )
 
