@@ -23,3 +23,24 @@ def float64():
     dde.config.set_default_float("float64")
     yield
     dde.config.set_default_float("float32")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "registered: registers tests/registered_case.py's 1-D case for the test "
+        "(as docs/extending.md registers a case)",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _registered_case(request):
+    """The 1-D case of ``tests/registered_case.py`` registered for a test (or a
+    parameter) marked ``registered``."""
+    if request.node.get_closest_marker("registered") is None:
+        yield
+        return
+    from registered_case import registered
+
+    with registered():
+        yield

@@ -4,6 +4,7 @@ protocol numbers are the paper's (docs/protocol.md, docs/cases.md)."""
 import deepxde as dde
 import numpy as np
 import pytest
+import registered_case
 import torch
 from helpers import ExactNet
 
@@ -33,8 +34,11 @@ EXACT_TORCH = {
     "beam": lambda x: x[:, 0:1] ** 2 * torch.exp(-x[:, 1:2]),
     "rel_b": rel.exact_state_b,
     "rel_c": rel.exact_state_c,
+    registered_case.NAME: registered_case.exact_torch,
 }
-ALL = list(EXACT_TORCH)
+#: the cases checked against their exact solution; the 1-D one registered for
+#: the test (one input) keeps the checks free of any case's dimension
+ALL = [registered_case.PARAM if n == registered_case.NAME else n for n in EXACT_TORCH]
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -60,7 +64,7 @@ def test_wrong_solution_is_caught(name, float64):
     case = registry.get(name)
     data = ResampledPDE(case.make_terms(case.profile("quick")), seed=0)
     f = EXACT_TORCH[name]
-    net = ExactNet(lambda x: f(x) + 0.01 * x[:, 0:1] ** 2 * x[:, 1:2] ** 2)
+    net = ExactNet(lambda x: f(x) + 0.01 * (x**2).prod(1, keepdim=True))
     x = torch.as_tensor(data.train_next_batch()[0]).requires_grad_()
     losses = data.losses_train(None, net(x), None, x, dde.Model(data, net))
     assert float(losses[0].detach()) > 1e-6
@@ -101,6 +105,70 @@ def test_methods_parameter_counts():
     assert build_net("pinn", lap).num_trainable_parameters() == 12_737
     assert matched_width(lap) == 98
     assert build_net("pinn-matched", lap).num_trainable_parameters() == 29_499
+
+
+@pytest.mark.registered
+def test_a_registered_case_that_sets_its_own_network_or_profiles_is_refused():
+    """Its protocol is the one home of its profiles and network settings: a
+    case module that sets them too (as a case file of one's own does, such as
+    docs/examples/poisson_case.py) is one error naming them, never overridden
+    silently; without them the case gets its protocol's."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from deepxde_lnn.problems.case import Nets, Profile, load_file
+
+    mine, name = registered_case.CASE, registered_case.NAME
+    for key, value in (
+        ("nets", Nets(hidden=(50, 50, 50))),
+        ("profiles", {"quick": Profile(iterations=2000, lr=1e-3, seed=0)}),
+    ):
+        with pytest.raises(ValueError, match=f"{name}: a registered case takes {key}="):
+            registry.attach(replace(mine, **{key: value}))
+    example = Path(__file__).parents[1] / "docs" / "examples" / "poisson_case.py"
+    copied = replace(load_file(example), name=name)
+    with pytest.raises(ValueError, match="takes profiles= and nets= from the study"):
+        registry.attach(copied)
+    case = registry.get(name)
+    assert case.nets == registered_case.PROTOCOL.nets
+    assert case.profile("quick") == registered_case.PROTOCOL.quick
+
+
+def test_every_case_module_has_its_protocol_and_every_protocol_its_module():
+    """A case is its module and its protocol entry (docs/extending.md): one
+    without the other is named, not left out of the list of cases."""
+    import pkgutil
+
+    import deepxde_lnn.cases
+
+    found = pkgutil.iter_modules(deepxde_lnn.cases.__path__)
+    modules = {m.name for m in found if not m.name.startswith("_")}
+    for name in sorted(modules - set(protocols.PROTOCOLS)):
+        pytest.fail(f"cases/{name}.py has no protocol: add PROTOCOLS[{name!r}]")
+    for name in sorted(set(protocols.PROTOCOLS) - modules):
+        pytest.fail(f"PROTOCOLS[{name!r}] has no case module: add cases/{name}.py")
+
+
+def test_every_case_has_its_section():
+    """docs/cases.md (or docs/pinnacle.md for PINNacle's) names every case
+    (docs/extending.md's last step)."""
+    from pathlib import Path
+
+    docs = Path(__file__).parents[1] / "docs"
+    for name in registry.NAMES:
+        page = "pinnacle.md" if name in protocols.names_of("pinnacle") else "cases.md"
+        assert f"`{name}`" in (docs / page).read_text(), (
+            f"{name}: describe it in docs/{page}"
+        )
+
+
+def test_a_protocol_is_of_a_study_of_the_package():
+    """A protocol without a study is of yours (never the paper's by default);
+    another name is refused, naming the studies."""
+    p = registered_case.PROTOCOL
+    assert p.study == "yours" and p.published == "paper"
+    with pytest.raises(ValueError, match="paper, pinnacle, yours; got 'mine'"):
+        protocols.Protocol(p.paper, p.quick, study="mine")
 
 
 def test_unknown_case():
@@ -176,14 +244,33 @@ def _random_net(method, case):
 
 
 JET_CASES = [n for n in registry.NAMES if any(t.jet for t in registry.get(n).terms)]
+JET_CASES.append(registered_case.PARAM)
 
 
+@pytest.mark.registered
+def test_every_case_with_a_formula_is_checked_against_it():
+    """A registered case with an exact solution (not PINNacle's: those are
+    tests/test_pinnacle.py's) has its torch twin in EXACT_TORCH, which the
+    residual checks above read."""
+    for name in registry.NAMES:
+        if name in protocols.names_of("pinnacle") or registry.get(name).exact is None:
+            continue
+        assert name in EXACT_TORCH, (
+            f"{name}: add its exact solution in torch to EXACT_TORCH in "
+            "tests/test_cases.py"
+        )
+
+
+@pytest.mark.registered
 def test_every_derivative_term_has_a_jet():
     """Every shipped case takes all its input derivatives with jets (a term that
     needs derivatives and has no jet would fall back to nested autograd)."""
     for name in registry.NAMES:
         for t in registry.get(name).terms:
-            assert t.kind == "value" or t.jet is not None, (name, t.name)
+            assert t.kind == "value" or t.jet is not None, (
+                f"{name}: term {t.name!r} takes input derivatives and has no jet "
+                "(Term(..., jet=...)): it falls back to nested autograd"
+            )
 
 
 def _square_sum_and_grads(r, net):

@@ -9,8 +9,12 @@ import deepxde_lnn  # noqa: F401
 
 # isort: split
 import deepxde as dde
+import registered_case
 from helpers import SignalAt, tiny_case
 
+from deepxde_lnn.networks import taylor
+from deepxde_lnn.networks.pytorch import MLP
+from deepxde_lnn.networks.stacked import StackedNet
 from deepxde_lnn.problems import build, methods
 from deepxde_lnn.problems.data import ResampledPDE, Term
 from deepxde_lnn.problems.rba import RBA
@@ -19,30 +23,62 @@ from deepxde_lnn.problems.xpinn import Decomposition, SubdomainMeans, XNet, xpin
 from deepxde_lnn.study import protocols, registry
 from deepxde_lnn.training import runner
 
-PARAMETERS = {  # method -> (scalar 2->1 depth 4, heat, relativistic)
-    "lnn": (29633, 21249, 30088),
-    "pinn": (12737, 8577, 13192),
-    "pinn-matched": (29499, 21421, 30192),
-    "rezero": (29381, 21060, 29836),
-    "rba": (12737, 8577, 13192),
-    "ra-gated": (38177, 38177, 38632),
-    "xpinn": (50948, 34308, 52768),
-    "xpinn-authors": (1348, 1348, 1824),
-    "laaf": (12738, 8578, 13193),
-    "pirate": (20866, 20866, 21321),
-    "fourier": (16705, 12545, 17160),
+#: the trunk of each column of PARAMETERS: (inputs, fields, hidden widths, layout)
+TRUNKS = (
+    (2, 1, (64,) * 4, "standard"),  # drift_decay, laplace, beam
+    (2, 1, (64,) * 3, "reduced"),  # heat
+    (2, 8, (64,) * 4, "standard"),  # rel_b, rel_c
+    (1, 1, (64,) * 4, "standard"),  # tests/registered_case.py's 1-D Poisson
+)
+PARAMETERS = {  # method -> its parameter count on each trunk of TRUNKS
+    "lnn": (29633, 21249, 30088, 29569),
+    "pinn": (12737, 8577, 13192, 12673),
+    "pinn-matched": (29499, 21421, 30192, 29401),
+    "rezero": (29381, 21060, 29836, 29317),
+    "rba": (12737, 8577, 13192, 12673),
+    "ra-gated": (38177, 38177, 38632, 38113),
+    "xpinn": (50948, 34308, 52768, 25346),  # 2 x 2 subdomains; 2 on a line
+    "xpinn-authors": (1348, 1348, 1824, 642),
+    "laaf": (12738, 8578, 13193, 12674),
+    "pirate": (20866, 20866, 21321, 20866),
+    "fourier": (16705, 12545, 17160, 16705),
 }
+#: every case but PINNacle's (tests/test_pinnacle.py), and a 1-D one registered
+#: for the test: what holds on every case holds on one input too
+CASES = [
+    *(n for n in registry.NAMES if n not in protocols.names_of("pinnacle")),
+    registered_case.PARAM,
+]
 
 
-def _column(case_name):
-    return {"heat": 1, "rel_b": 2, "rel_c": 2}.get(case_name, 0)
+def _column(case) -> int:
+    """The column of PARAMETERS for ``case``'s trunk; a failure naming the trunk
+    where there is none."""
+    trunk = (len(case.inputs), len(case.fields), case.nets.hidden, case.nets.lnn_layout)
+    if trunk not in TRUNKS:
+        pytest.fail(
+            f"{case.name}: no parameter counts for its trunk (inputs, fields, "
+            f"hidden, layout) = {trunk}: add it to TRUNKS and its column to "
+            "PARAMETERS in tests/test_methods.py"
+        )
+    return TRUNKS.index(trunk)
 
 
-@pytest.mark.parametrize("name", protocols.names_of("paper"))
+def test_every_method_has_its_parameter_counts():
+    """A method added to the table of methods has its counts here (one per
+    trunk), or the test below could not check it."""
+    for method in methods.METHODS:
+        assert len(PARAMETERS.get(method, ())) == len(TRUNKS), (
+            f"{method}: add its parameter count on each of TRUNKS to PARAMETERS "
+            "in tests/test_methods.py"
+        )
+
+
+@pytest.mark.parametrize("name", CASES)
 @pytest.mark.parametrize("method", methods.METHODS)
 def test_every_method_trains_on_every_case(tmp_path, name, method):
     case = tiny_case(name, n=12, grid_n=9)
-    assert build.parameter_count(method, case) == PARAMETERS[method][_column(name)]
+    assert build.parameter_count(method, case) == PARAMETERS[method][_column(case)]
     cfg = runner.RunConfig(name, method, iterations=3, checkpoint_every=2)
     rec = runner.run(cfg, tmp_path / "run", problem=case)
     assert rec["method"] == method and rec["iterations"] == 3
@@ -60,6 +96,54 @@ def test_every_method_names_a_builder(monkeypatch):
         monkeypatch.setitem(methods._BY_NAME, "x", methods.Method("x", missing))
         with pytest.raises(ValueError, match=f"'x': build has no Builder '{missing}'"):
             build.builder("x")
+
+
+@pytest.mark.parametrize("method", methods.METHODS)
+def test_every_methods_network_has_jets_where_it_declares_stages(float64, method):
+    """A network that declares its stages (``MLP`` and its kin) has Taylor-mode
+    jets, a rule for each stage type (a missing one is named), and they equal
+    nested autograd; the others (``PirateNet``, ``XNet``, the gated one) have
+    none, as docs/extending.md says."""
+    torch.manual_seed(0)
+    net = build.build_net(method, registry.get("laplace"))
+    if not isinstance(net, MLP):
+        assert not taylor.supported(net)
+        return
+    assert taylor.unsupported(net) is None, f"{method}: {taylor.unsupported(net)}"
+    x = torch.rand(6, 2, dtype=torch.float64, requires_grad=True)
+    _, lap = taylor.laplacian(net, x)
+    (du,) = torch.autograd.grad(net(x).sum(), x, create_graph=True)
+    ref = sum(
+        torch.autograd.grad(du[:, i].sum(), x, retain_graph=True)[0][:, i : i + 1]
+        for i in range(2)
+    )
+    torch.testing.assert_close(lap, ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "method", [m for m in methods.METHODS if methods.get(m).stackable]
+)
+def test_every_stackable_methods_seeds_stack_as_single_nets(float64, method):
+    """A method marked stackable stacks: K seeds' networks as one
+    ``StackedNet`` give each seed's own values on its rows."""
+    nets = []
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        nets.append(build.build_net(method, registry.get("laplace")))
+    x = torch.rand(2 * 5, 2, dtype=torch.float64)
+    y = StackedNet(nets)(x)
+    for k, net in enumerate(nets):
+        rows = slice(5 * k, 5 * (k + 1))
+        torch.testing.assert_close(y[rows], net(x[rows]), rtol=1e-12, atol=1e-14)
+
+
+def test_every_method_has_its_paragraph():
+    """docs/methods.md names every method (docs/extending.md's last step)."""
+    from pathlib import Path
+
+    page = (Path(__file__).parents[1] / "docs" / "methods.md").read_text()
+    for method in methods.METHODS:
+        assert f"`{method}`" in page, f"{method}: describe it in docs/methods.md"
 
 
 def test_parameter_count_builds_nothing_real():

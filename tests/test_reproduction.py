@@ -9,12 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import registered_case
 from scipy import stats
 
 from deepxde_lnn import cli
 from deepxde_lnn.analysis.figures import plt_module
 from deepxde_lnn.analysis.sequential import Design, write_design
 from deepxde_lnn.runs.folder import FolderError
+from deepxde_lnn.runs.records import escape
 from deepxde_lnn.study import answer, pooled_verdicts, readme, reproduction
 
 SEEDS = (888888, 888889, 888890)
@@ -324,6 +326,26 @@ def test_missing_rows(runs_dir):
     assert "| heat | `lnn` (0/3), `pinn` (0/3), `pinn-matched` (0/3)," in missing
     runs = reproduction.load([runs_dir])
     assert reproduction.missing(runs)["laplace"] == {"rba": 0, "xpinn": 0}
+
+
+@pytest.mark.registered
+def test_a_registered_case_of_yours_is_never_a_missing_row(runs_dir):
+    """Issue 67: a case registered without a study (tests/registered_case.py) is
+    of yours: its own study, no paper columns, never a row of the paper's
+    Missing section."""
+    name = registered_case.NAME
+    for method, errs in LAPLACE.items():
+        for seed, rmse in zip(SEEDS, errs):
+            _write(runs_dir, name, method, seed, rmse, metrics={"u": _metrics(rmse)})
+    md = _render(runs_dir)
+    missing = md.split("\n## Missing\n")[1]
+    assert "| laplace |" in missing and escape(name) not in missing
+    section = md.split(f"\n## {escape(name)}\n")[1].split("\n## ")[0]
+    assert "paper RMSE" not in section and "Verdicts against `pinn`." in section
+    runs = reproduction.load([runs_dir])
+    assert name not in reproduction.missing(runs)
+    mine = [r for r in runs if r["case"] == name]
+    assert pooled_verdicts.study_of(name, mine) == "yours"
 
 
 def test_deterministic_and_duplicates(runs_dir, tmp_path):

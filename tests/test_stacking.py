@@ -1,5 +1,6 @@
 """Stacked seeds: K seeds trained as one model equal K separate runs."""
 
+import warnings
 from dataclasses import replace
 
 import deepxde as dde
@@ -175,14 +176,24 @@ def test_stacked_forward_and_derivatives_equal_single_nets(float64, make):
             assert rel(a[7 * k : 7 * (k + 1)].detach(), b.detach()) <= 1e-12
 
 
-def test_stage_without_stacked_rule_runs_under_vmap(float64):
+def test_stage_without_stacked_rule_runs_under_vmap(float64, monkeypatch):
     """``Shifted`` declares its stages and nothing else: the stacked form equals
-    the hand-written forward per run, parameter gradients included."""
+    the hand-written forward per run, parameter gradients included; a warning
+    names the table a faster rule goes in, once per stage type."""
+    from deepxde_lnn.networks import stacked as module
+
     nets = []
     for s in range(3):
         torch.manual_seed(s)
         nets.append(Shifted([2, 8, 8, 1], "tanh", TORCH_DEFAULT))
-    stacked = StackedNet(nets)
+    monkeypatch.setattr(module, "_WARNED", set())
+    with pytest.warns(UserWarning, match="stage Shift has no stacked rule") as said:
+        stacked = StackedNet(nets)
+        StackedNet(nets[:2])
+    assert len([w for w in said if "_STACKED_RULES" in str(w.message)]) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # stages with rules: nothing said
+        StackedNet([LNN([2, 8, 8, 1], "tanh", TORCH_DEFAULT) for _ in range(2)])
     assert "shifts.1.shift" in stacked.names
     x = torch.rand(3 * 5, 2, dtype=torch.float64)
     y = stacked(x)

@@ -5,6 +5,7 @@ biases and random ``alpha`` so that no term of the jet rules vanishes.
 """
 
 import math
+import warnings
 
 import deepxde as dde
 import pytest
@@ -12,6 +13,7 @@ import torch
 
 import deepxde_lnn
 from deepxde_lnn.networks import taylor
+from deepxde_lnn.networks.pytorch import LiquidBlock
 
 F64 = torch.float64
 ARCHS = [
@@ -424,6 +426,67 @@ def test_transforms_raise():
     net.apply_feature_transform(lambda x: torch.sin(x))
     with pytest.raises(ValueError, match="input \\(feature\\) transform"):
         taylor.pure_derivatives(net, points(), [(0, 2)])
+
+
+class Shift(torch.nn.Module):
+    """A stage type of its own with a parameter: ``sin(h + s)``."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.shift = torch.nn.Parameter(torch.zeros(width))
+
+    def forward(self, h):
+        return torch.sin(h + self.shift)
+
+
+class Shifted(deepxde_lnn.MLP):
+    """A new block kind, declared by its stages: a ``Shift`` after each
+    hidden activation."""
+
+    def _blocks_init(self, init):
+        self.shifts = torch.nn.ModuleList(Shift(w) for w in self.layer_sizes[1:-1])
+
+    def _layer_stages(self, j):
+        return [self.activation[j], self.shifts[j]]
+
+
+class Gate(LiquidBlock):
+    """A liquid block whose forward differs from the one the rule follows."""
+
+    def forward(self, h):
+        return h + self.alpha * torch.tanh(self.linear(h))
+
+
+def test_a_stage_without_a_rule_names_the_table_to_extend(monkeypatch):
+    """A stage type jets have no rule for (a new one, or a block whose forward
+    is its own) is refused naming ``_STAGE_RULES``, not ``register_activation``;
+    a run's residuals fall back to nested autograd with a warning naming it,
+    once per type."""
+    from deepxde_lnn.problems.data import ResampledPDE, Term
+    from deepxde_lnn.problems.sampling import Box
+
+    lnn = make_net("lnn", "standard", "tanh")
+    lnn.blocks[1].__class__ = Gate  # its forward is Gate's now
+    shifted = Shifted([2, 8, 8, 1], "tanh", "Glorot normal").to(F64)
+    for net, name in ((shifted, "Shift"), (lnn, "Gate")):
+        with pytest.raises(taylor.MissingRule, match=f"stage {name} has no Taylor"):
+            taylor.laplacian(net, points())
+        assert "_STAGE_RULES in deepxde_lnn/networks/taylor.py" in taylor.unsupported(
+            net
+        )
+        assert "register_activation" not in taylor.unsupported(net)
+    monkeypatch.setattr(taylor, "_WARNED", set())
+    box = Box((0.0, 0.0), (1.0, 1.0))
+    terms = [Term("pde", box, 4, lambda x, u: u, kind="pde", jet=lambda x, n: n(x))]
+    first, again = (Shifted([2, 8, 1], "tanh", "Glorot normal") for _ in range(2))
+    with pytest.warns(UserWarning, match="stage Shift has no .*_STAGE_RULES") as said:
+        assert ResampledPDE(terms, seed=0).uses_jets(first) is False
+        assert ResampledPDE(terms, seed=0).uses_jets(again) is False
+    assert len([w for w in said if "Taylor-mode" in str(w.message)]) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a network jets follow: nothing said
+        net = make_net("lnn", "standard", "tanh")
+        assert ResampledPDE(terms, seed=0).uses_jets(net) is True
 
 
 def test_bad_arguments_raise():

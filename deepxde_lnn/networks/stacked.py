@@ -23,6 +23,7 @@ run under ``torch.func.vmap`` over the runs (:meth:`StackedNet.per_run`).
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Callable, Sequence
 
 import torch
@@ -192,14 +193,16 @@ class StackedNet(torch.nn.Module):
     def _compile(self, stages: Sequence) -> list:
         """One function ``(K, N, w) -> (K, N, w')`` per stage of the template,
         run k's parameters acting on block k: the stage type's rule
-        (:data:`_STACKED_RULES`); a stage with other parameters under ``vmap``; a
-        parameter-free one (an activation, which acts on each row alone) as it is."""
+        (:data:`_STACKED_RULES`); a stage with other parameters or buffers under
+        ``vmap``, with a warning naming that table (once per type); one without
+        (an activation, which acts on each row alone) as it is."""
         steps = []
         for stage in stages:
             rule = _rule(stage)
-            if rule is None:
-                rule = _vmapped if _has_parameters(stage) else _as_is
-            steps.append(rule(self, stage))
+            if rule is None and _has_parameters(stage):
+                _warn_vmapped(stage)
+                rule = _vmapped
+            steps.append((rule or _as_is)(self, stage))
         return steps
 
     def _slot(self, module: torch.nn.Module, name: str) -> int:
@@ -335,6 +338,22 @@ def _rule(stage) -> Callable | None:
         if isinstance(stage, cls) and type(stage).forward is cls.forward:
             return rule
     return None
+
+
+_WARNED: set = set()  # the stage types the vmap fallback was said for
+
+
+def _warn_vmapped(stage) -> None:
+    """Warn, once per stage type, that a stage with parameters or buffers and no
+    rule of its own runs under ``vmap`` (correct, slower than a batched rule)."""
+    if type(stage) not in _WARNED:
+        _WARNED.add(type(stage))
+        warnings.warn(
+            f"stacked seeds: stage {type(stage).__name__} has no stacked rule and "
+            "runs under vmap (add one for its type to _STACKED_RULES in "
+            "deepxde_lnn/networks/stacked.py; _stacked_fourier is the worked "
+            "example)"
+        )
 
 
 def _has_parameters(stage) -> bool:

@@ -31,7 +31,10 @@ pushed forward through the network, layer by layer::
 The rules are applied to the network's declared stages
 (:meth:`~deepxde_lnn.networks.pytorch.MLP.stages`, the list ``forward`` runs), one rule per stage
 type (``Linear``, :class:`~deepxde_lnn.networks.pytorch.LiquidBlock`, pointwise activations), so
-any network built from those stages has jets with no code of its own.
+any network built from those stages has jets with no code of its own. A stage of
+another type needs its rule in ``_STAGE_RULES``; without one, jets raise
+:class:`MissingRule` naming that table, and a run's residuals fall back to nested
+autograd with a warning (:func:`warn_missing_rule`).
 
 Several directions share one propagation: the primal ``h_0`` (shape ``(N, w)``) and
 the factors ``g_m`` are computed once, and the coefficients of ``D`` directions are
@@ -53,8 +56,10 @@ orders through it, and input transforms, are not supported (``ValueError``).
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
+import warnings
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import lru_cache
@@ -77,9 +82,11 @@ __all__ = [
     "pure_derivatives",
     "pure_derivative_combination",
     "register_activation",
+    "MissingRule",
     "STRATEGIES",
     "supported",
     "unsupported",
+    "warn_missing_rule",
 ]
 
 Tensor = torch.Tensor
@@ -264,11 +271,22 @@ def _activation_ops(fn) -> list:
         except TypeError:  # unhashable callable
             rule = None
     if rule is None:
-        raise ValueError(
+        raise MissingRule(
             f"activation {_activation_name(fn)!r} has no Taylor-mode rule "
-            f"(supported: {_supported_names()}; add one with register_activation)"
+            f"(supported: {_supported_names()}; add one with register_activation)",
+            _activation_name(fn),
         )
     return [("act", rule)]
+
+
+class MissingRule(ValueError):
+    """What jets cannot follow for want of a rule: a stage type without one in
+    :data:`_STAGE_RULES`, or an activation without one (:func:`register_activation`);
+    the message names where to add it, ``key`` the type or activation."""
+
+    def __init__(self, message: str, key):
+        super().__init__(message)
+        self.key = key
 
 
 # --- the network as a program of jet operations --------------------------------------
@@ -318,9 +336,49 @@ def _stage_ops(stage) -> list:
     for cls, rule in _STAGE_RULES.items():
         if isinstance(stage, cls):
             if type(stage).forward is not cls.forward:
-                raise TypeError(f"unsupported stage {type(stage).__name__}")
+                raise _missing_stage_rule(stage)
             return rule(stage)
+    if _is_block(stage):
+        raise _missing_stage_rule(stage)
     return _activation_ops(stage)
+
+
+def _is_block(stage) -> bool:
+    """Whether ``stage`` is a stage type of its own rather than a pointwise
+    activation: a module with parameters, buffers or stages (DeepXDE's L-LAAF, an
+    activation with a trained slope, aside)."""
+    if not isinstance(stage, torch.nn.Module) or isinstance(stage, dde_utils.LLAAF):
+        return False
+    return hasattr(stage, "stages") or any(
+        True for _ in itertools.chain(stage.parameters(), stage.buffers())
+    )
+
+
+def _missing_stage_rule(stage) -> MissingRule:
+    name = type(stage).__name__
+    return MissingRule(
+        f"stage {name} has no Taylor-mode rule (add one for its type to "
+        "_STAGE_RULES in deepxde_lnn/networks/taylor.py; FourierFeatures's is the "
+        "worked example)",
+        type(stage),
+    )
+
+
+_WARNED: set = set()  # the types and activations a fallback was said for
+
+
+def warn_missing_rule(net) -> None:
+    """Warn, once per stage type or activation, where only a missing rule
+    (:class:`MissingRule`) keeps jets from following ``net``: its input
+    derivatives fall back to nested autograd (a run's record names the path)."""
+    try:
+        _program(net)
+    except MissingRule as err:
+        if err.key not in _WARNED:
+            _WARNED.add(err.key)
+            warnings.warn(f"{err}: nested autograd instead of Taylor-mode jets")
+    except (TypeError, ValueError):
+        pass
 
 
 # --- jet rules -----------------------------------------------------------------------
@@ -506,8 +564,10 @@ def _run(ops: list, h0: Tensor, jet: _Jet, lay: _Layout) -> tuple:
             h0, jet = h0 * payload, _map(jet, lambda h, s=payload: h * s)
         elif kind == "fourier":
             h0, jet = _fourier(payload, h0, jet, lay)
-        else:
+        elif kind == "residual":
             h0, jet = _residual(*payload, h0, jet, lay)
+        else:
+            raise ValueError(f"jet step {kind!r} has no case in taylor._run")
     return h0, jet
 
 

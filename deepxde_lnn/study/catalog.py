@@ -1,5 +1,5 @@
-"""The shipped cases (the paper's six, PINNacle's problems) as reports see them,
-without torch or DeepXDE.
+"""The shipped cases (the paper's six, PINNacle's problems, any of yours) as
+reports see them, without torch or DeepXDE.
 
 What reports read of a case, its title, inputs, fields and profiles,
 :func:`info` gives from ``catalog.json``; the catalog is written from the case
@@ -22,7 +22,7 @@ from ..problems import methods
 from ..problems.problem import DEFAULT_PROFILE, SCRIPT_PROFILE, Profile
 from ..runs.records import Known
 from .paper import paper_table
-from .protocols import ALL_PROFILES, PROTOCOLS
+from .protocols import ALL_PROFILES, PROTOCOLS, published_profile
 
 __all__ = ["NAMES", "CATALOG", "CaseEntry", "available", "check", "info", "known"]
 
@@ -64,7 +64,7 @@ class CaseEntry:
     @property
     def published(self) -> str:
         """The profile of its study's published protocol (``paper``, ``pinnacle``)."""
-        return self.study
+        return published_profile(self.study)
 
     def profile(self, name: str) -> Profile:
         check_choice(name, "profile", tuple(self.profiles))

@@ -77,7 +77,7 @@ class StudyVerdict:
 
 def study_of(case: str, runs: list[dict]) -> str:
     """The study ``case``'s runs belong to: ``pinnacle``, ``paper`` or
-    ``yours`` (a problem of the user's own)."""
+    ``yours`` (a problem of the user's own, or a case registered as yours)."""
     if case in names_of("pinnacle"):
         return "pinnacle"
     return "paper" if is_paper_case(case, runs) else "yours"

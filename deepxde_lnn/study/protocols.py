@@ -1,5 +1,6 @@
-"""The studies' training protocols and network settings: the paper's cases, and
-PINNacle's problems (:data:`PINNACLE`).
+"""The studies' training protocols and network settings: the paper's cases,
+PINNacle's problems (:data:`PINNACLE`), and yours (a case you register that is
+neither: :class:`Protocol`'s default ``study``, with a paper case's profiles).
 
 Per case (``cases/*.py`` declares its physics only): ``paper``, the paper's
 protocol (its steps, learning rate and seed, the case's point counts); ``quick``,
@@ -75,13 +76,16 @@ __all__ = [
     "ALL_PROFILES",
     "PINNACLE",
     "names_of",
+    "published_profile",
 ]
 
 SETTLED = ("settled", "settled-paper")  # the settled profiles, the quick one first
 # a paper case's profiles
 PROFILES = ("quick", "paper", "accurate", "strong", *SETTLED)
-#: each study's profiles, its published protocol's named as the study
-STUDIES = {"paper": PROFILES, "pinnacle": ("quick", "pinnacle")}
+#: each study's profiles, its published protocol's named as the study; a case
+#: registered as yours (neither the paper's nor PINNacle's) has a paper case's,
+#: its ``paper`` profile its own full protocol
+STUDIES = {"paper": PROFILES, "pinnacle": ("quick", "pinnacle"), "yours": PROFILES}
 ALL_PROFILES = tuple(dict.fromkeys(p for ps in STUDIES.values() for p in ps))
 
 ADAM_STEPS = 2000
@@ -101,23 +105,37 @@ def exponential_to(iterations: int, floor: float = SETTLED_FLOOR) -> tuple:
     return ("exponential", floor ** (1 / iterations))
 
 
+def published_profile(study: str) -> str:
+    """The profile of ``study``'s published protocol, named as the study (the
+    paper's, PINNacle's); ``paper`` for yours (the case's own full protocol)."""
+    return study if study in STUDIES[study] else "paper"
+
+
 @dataclass(frozen=True)
 class Protocol:
     """A case's published protocol ``paper`` (the paper's, or for another
     ``study`` that study's: its profile is named as the study) and ``quick``
     profile and network settings; ``settled_steps``: the ``settled-paper``
-    profile's steps where they are fewer than the paper's (None: the paper's)."""
+    profile's steps where they are fewer than the paper's (None: the paper's).
+    ``study``: a key of :data:`STUDIES`; a case of the package that is neither
+    the paper's nor PINNacle's is ``yours``, never in the paper's report rows."""
 
     paper: Profile
     quick: Profile
     nets: Nets = Nets()
     settled_steps: int | None = None
-    study: str = "paper"
+    study: str = "yours"
+
+    def __post_init__(self):
+        if self.study not in STUDIES:
+            raise ValueError(
+                f"study must be one of {', '.join(STUDIES)}; got {self.study!r}"
+            )
 
     @property
     def published(self) -> str:
         """The name of the profile that follows the study's published protocol."""
-        return self.study
+        return published_profile(self.study)
 
 
 _MID = Nets(xpinn_cuts=((0.5,), (0.5,)))  # XPINN: 2 x 2 at the mid-lines
@@ -134,6 +152,7 @@ def _relativistic() -> Protocol:
             counts={"pde": 200, **dict.fromkeys(_EDGES, 100)},
         ),
         nets=_MID,
+        study="paper",
     )
 
 
@@ -193,6 +212,7 @@ PROTOCOLS: Mapping[str, Protocol] = {
             decay=exponential_to(1500),
         ),
         nets=Nets(xpinn_cuts=((1.0,), (0.5,))),  # XPINN: 2 x 2 at x = 1, t = 0.5
+        study="paper",
     ),
     "laplace": Protocol(
         paper=Profile(iterations=8000, lr=1e-3, seed=888888),
@@ -208,6 +228,7 @@ PROTOCOLS: Mapping[str, Protocol] = {
             decay=exponential_to(3000),
         ),
         nets=_MID,
+        study="paper",
     ),
     "heat": Protocol(
         paper=Profile(iterations=50_000, lr=1e-3, seed=0),
@@ -220,6 +241,7 @@ PROTOCOLS: Mapping[str, Protocol] = {
             hidden=(64, 64, 64), lnn_layout="reduced", xpinn_cuts=((0.0,), (0.0,))
         ),
         settled_steps=8000,  # settled-paper: the other cases' paper steps at most
+        study="paper",
     ),
     "beam": Protocol(
         paper=Profile(iterations=5000, lr=3e-4, seed=888888),
@@ -233,6 +255,7 @@ PROTOCOLS: Mapping[str, Protocol] = {
             },
         ),
         nets=_MID,
+        study="paper",
     ),
     "rel_b": _relativistic(),
     "rel_c": _relativistic(),
@@ -241,7 +264,7 @@ PROTOCOLS: Mapping[str, Protocol] = {
 
 
 def names_of(study: str) -> tuple[str, ...]:
-    """The cases of ``study`` (``paper`` or ``pinnacle``), in the package's order."""
+    """The cases of ``study`` (a key of :data:`STUDIES`), in the package's order."""
     return tuple(n for n, p in PROTOCOLS.items() if p.study == study)
 
 
@@ -287,7 +310,7 @@ def settled(base: Profile, iterations: int | None = None) -> Profile:
 
 def profiles(case, protocol: Protocol) -> dict[str, Profile]:
     """The profiles of ``case`` under ``protocol``: :data:`PROFILES` for the
-    paper's cases, :data:`STUDIES` ``["pinnacle"]`` for PINNacle's."""
+    paper's cases and yours, :data:`STUDIES` ``["pinnacle"]`` for PINNacle's."""
     if protocol.study == "pinnacle":
         cpu = {
             t.name: t.n if t.fixed else max(1, round(PINNACLE_CPU_SHARE * t.n))

@@ -3,7 +3,8 @@
 A case module (``cases/*.py``, the package ``deepxde_lnn.cases``) declares its
 physics only; :func:`get` imports it (and with it torch and DeepXDE) and returns
 its ``CASE`` with the study's profiles and network settings
-(:mod:`.protocols`) and the paper's numbers (:mod:`.paper`) attached. What
+(:mod:`.protocols`) and the paper's numbers (:mod:`.paper`) attached (a module
+that sets any of them itself is refused, :data:`ATTACHED`). What
 reports read of a case comes from :mod:`.catalog` without importing it.
 """
 
@@ -25,6 +26,7 @@ __all__ = [
     "as_script",
     "attach",
     "available",
+    "catalog_entry",
     "catalog_text",
     "get",
     "identified",
@@ -75,11 +77,30 @@ def _by_name(name: str) -> StudyCase:
     return get(name)
 
 
+#: what the study sets on a registered case, and where each belongs instead of
+#: the case's module
+ATTACHED = {
+    "profiles": "its protocol's paper= and quick=",
+    "nets": "its protocol's nets=",
+    "paper_table": "rows of deepxde_lnn/study/paper_results.csv",
+}
+
+
 def attach(case: Case) -> StudyCase:
-    """``case`` (a paper case's declaration) with the study's profiles, network
-    settings and the paper's numbers."""
+    """``case`` (a registered case's declaration) with the study's profiles,
+    network settings and the paper's numbers; ValueError naming them where the
+    declaration sets any of them itself (one home each: the study's)."""
     protocol = protocols.PROTOCOLS[case.name]
     declared = {f.name: getattr(case, f.name) for f in dataclasses.fields(Case)}
+    own = [name for name in ATTACHED if declared[name] != _default(name)]
+    if own:
+        where = "; ".join(f"{name}: {ATTACHED[name]}" for name in own)
+        raise ValueError(
+            f"{case.name}: a registered case takes "
+            f"{' and '.join(f'{name}=' for name in own)} from the study, not from "
+            f"its module ({where}; its protocol is PROTOCOLS[{case.name!r}] in "
+            "deepxde_lnn/study/protocols.py): leave them out of its CASE"
+        )
     return StudyCase(
         **{
             **declared,
@@ -87,6 +108,14 @@ def attach(case: Case) -> StudyCase:
             "nets": protocol.nets,
             "paper_table": paper_table(case.name),
         }
+    )
+
+
+def _default(name: str):
+    """The default of ``Case``'s field ``name``."""
+    (f,) = (f for f in dataclasses.fields(Case) if f.name == name)
+    return (
+        f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
     )
 
 
@@ -105,14 +134,18 @@ def as_script(case: Case, path: str) -> Case:
 def catalog_text() -> str:
     """The catalog (:mod:`.catalog`) as the case modules and the protocols
     declare it now (imports every case)."""
-    out = {}
-    for name in available():
-        case = get(name)
-        out[name] = {
-            "title": case.title,
-            "inputs": list(case.inputs),
-            "fields": list(case.fields),
-            "study": protocols.PROTOCOLS[name].study,
-            "profiles": {p: dataclasses.asdict(v) for p, v in case.profiles.items()},
-        }
+    out = {name: catalog_entry(name) for name in available()}
     return json.dumps(out, indent=1) + "\n"
+
+
+def catalog_entry(name: str) -> dict:
+    """The catalog's entry of case ``name``, as its module and its protocol
+    declare it now (imports it)."""
+    case = get(name)
+    return {
+        "title": case.title,
+        "inputs": list(case.inputs),
+        "fields": list(case.fields),
+        "study": protocols.PROTOCOLS[name].study,
+        "profiles": {p: dataclasses.asdict(v) for p, v in case.profiles.items()},
+    }

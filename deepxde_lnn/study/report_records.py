@@ -123,9 +123,12 @@ def field_rows(
 
 
 def is_paper_case(case: str, runs: list[dict]) -> bool:
-    """Whether ``runs`` of ``case`` are of one of the paper's cases (else of a
-    problem of the user's: its records carry its fingerprint)."""
-    return case in catalog.NAMES and not any(r.get("problem") for r in runs)
+    """Whether ``runs`` of ``case`` are of a shipped case of a published study,
+    the paper's or PINNacle's (else of a problem of the user's: its records carry
+    its fingerprint, or it is a case registered as yours)."""
+    if case not in catalog.NAMES or case in names_of("yours"):
+        return False
+    return not any(r.get("problem") for r in runs)
 
 
 def baseline_for(case: str, runs: list[dict]) -> str:
@@ -142,8 +145,8 @@ def baseline_for(case: str, runs: list[dict]) -> str:
 @functools.lru_cache(maxsize=None)
 def paper_protocol(case: str) -> Group | None:
     """The group of a run made exactly at the published protocol for ``case``
-    (the paper's; PINNacle's for its problems)."""
-    if case not in catalog.available():
+    (the paper's; PINNacle's for its problems); None for a case of yours."""
+    if case not in catalog.available() or case in names_of("yours"):
         return None
     entry = catalog.info(case)
     p = entry.profile(entry.published)
@@ -169,15 +172,16 @@ def _at_paper_protocol(record: dict) -> bool:
 def missing(runs: list[dict]) -> dict[str, dict[str, int]]:
     """``{case: {method: seeds}}`` for every method of :data:`REQUIRED` with fewer
     than :data:`N_SEEDS` seeds at the paper's protocol (profile, steps, lr,
-    float32, step budget), over the package's cases and any other case in ``runs``
-    (never a problem of the user's: a record with its fingerprint)."""
+    float32, step budget), over the paper's cases and any case in ``runs`` that
+    this version does not ship (never a problem of the user's: a record with its
+    fingerprint; nor a case of PINNacle's or of yours)."""
     paper_runs = [r for r in runs if _at_paper_protocol(r)]
     names = sorted(
         set(names_of("paper"))
         | {
             r["case"]
             for r in runs
-            if not r.get("problem") and r["case"] not in names_of("pinnacle")
+            if not r.get("problem") and r["case"] not in catalog.NAMES
         },
         key=case_order,
     )

@@ -45,7 +45,6 @@ from ..runs.cost import cost
 from ..runs.errors import FolderError
 from ..runs.folder import check_file_ours, check_ours, mark, writing
 from ..runs.records import escape, inside
-from . import catalog
 from .decision_cost import cost_section
 from .headline import (
     FOREST,
@@ -388,7 +387,7 @@ def _cells(row: Row, verdict: str, paper: bool = True) -> list[str]:
 def _missing_section(runs: list[dict]) -> list[str]:
     """What a reproduction of the paper lacks; nothing for a report of the
     user's problems alone."""
-    if all(r.get("problem") or r["case"] not in catalog.NAMES for r in runs):
+    if not any(is_paper_case(r["case"], [r]) for r in runs):
         return []
     lines = [
         "## Missing",

@@ -57,12 +57,16 @@ class JetResiduals:
         return self._compiled[jet]
 
     def uses_jets(self, net) -> bool:
-        """Whether the jet residuals are used with ``net``."""
+        """Whether the jet residuals are used with ``net``; where a missing rule
+        alone keeps jets from it, a warning says which
+        (:func:`~deepxde_lnn.networks.taylor.warn_missing_rule`)."""
         if self.derivatives != "taylor":
             return False
         key = id(net)
         if key not in self._jet_ok:
             self._jet_ok[key] = taylor.supported(net)
+            if not self._jet_ok[key] and any(t.jet is not None for t in self.terms):
+                taylor.warn_missing_rule(net)
         return self._jet_ok[key]
 
     def describe_derivatives(self, net) -> str:
