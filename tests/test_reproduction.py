@@ -265,6 +265,7 @@ def test_the_answer_places_the_block_among_the_alternatives(runs_dir):
     assert "it is beaten by `laaf` (×0.1) on laplace" in said
     assert "`fourier` converged on heat" in said
     assert "`laaf` converged" not in said
+    assert answer.answer(verdicts).count(". ") + 1 <= 5  # at most five sentences
 
 
 def test_a_case_where_neither_converged_is_listed_apart(runs_dir):

@@ -1,4 +1,4 @@
-"""The answer in at most six sentences, generated from the study-level verdicts
+"""The answer in at most five sentences, generated from the study-level verdicts
 (:mod:`.pooled_verdicts`), each linked to its rows in the report:
 
 1. what the block does on average over the paper's cases under short and under
@@ -6,9 +6,9 @@
 2. where it helps or hurts under short training, and whether that survives
    strong training;
 3. whether a plain network of its parameter count does the same;
-4. what PINNacle's problems add;
-5. where our `pinn` and PINNacle's published one agree on converging;
-6. where the block stands among what a researcher would pick instead
+4. what PINNacle's problems add, and where our `pinn` and PINNacle's published
+   one agree on converging;
+5. where the block stands among what a researcher would pick instead
    (:data:`~deepxde_lnn.problems.methods.ALTERNATIVES`) under short training.
 
 A sentence whose verdicts are missing is left out.
@@ -249,16 +249,23 @@ def _rescued(verdicts: Sequence[StudyVerdict], profile: str) -> str:
     return _and(found) if found else ""
 
 
+def _joined(first: str | None, second: str | None) -> str | None:
+    """Two sentences as one, joined by a semicolon (either alone if the other
+    is missing)."""
+    if first and second:
+        return f"{first[:-1]}; {second[0].lower()}{second[1:]}"
+    return first or second
+
+
 def answer(verdicts: Sequence[StudyVerdict]) -> str:
-    """The answer: at most six sentences, each from study-level verdicts."""
+    """The answer: at most five sentences, each from study-level verdicts."""
     sentences = [
         s
         for s in (
             _on_average(verdicts),
             _where(verdicts),
             _matched(verdicts),
-            _pinnacle(verdicts),
-            _published(verdicts),
+            _joined(_pinnacle(verdicts), _published(verdicts)),
             _alternatives(verdicts),
         )
         if s
