@@ -47,7 +47,7 @@ docs: $(INSTALLED)
 	$(BIN)/python -m sphinx -W --keep-going -q -b html -c docs . build/docs
 
 PROFILE ?= quick
-PINNACLE = $(BIN)/python -c "from deepxde_lnn.study.protocols import PINNACLE; print(*PINNACLE)"
+PINNACLE = $(BIN)/python -c "from deepxde_lnn.study.shipped import PINNACLE; print(*PINNACLE)"
 
 pinnacle: $(INSTALLED)
 	for c in $$($(PINNACLE)); do \

@@ -10,7 +10,7 @@ from helpers import ExactNet
 from deepxde_lnn.problems.build import build_net, matched_width
 from deepxde_lnn.problems.data import ResampledPDE
 from deepxde_lnn.problems.data.reductions import as_columns
-from deepxde_lnn.study import protocols, registry
+from deepxde_lnn.study import registry, shipped
 
 # Sum of u*^2 on the evaluation grid and the relL2/RMSE ratio (docs/cases.md)
 GRID_FACTS = {
@@ -251,7 +251,7 @@ def test_catalog_is_what_the_case_modules_declare():
             case.inputs,
             case.fields,
         )
-        assert tuple(info.profiles) == protocols.STUDIES[info.study]
+        assert tuple(info.profiles) == shipped.STUDIES[info.study]
         for p in info.profiles:
             assert info.profile(p) == case.profile(p)  # decay as a tuple, too
 

@@ -16,7 +16,7 @@ from deepxde_lnn.problems.data import ResampledPDE, Term
 from deepxde_lnn.problems.rba import RBA
 from deepxde_lnn.problems.sampling import Box
 from deepxde_lnn.problems.xpinn import Decomposition, SubdomainMeans, XNet, xpinn_terms
-from deepxde_lnn.study import protocols, registry
+from deepxde_lnn.study import registry, shipped
 from deepxde_lnn.training import runner
 
 PARAMETERS = {  # method -> (scalar 2->1 depth 4, heat, relativistic)
@@ -38,7 +38,7 @@ def _column(case_name):
     return {"heat": 1, "rel_b": 2, "rel_c": 2}.get(case_name, 0)
 
 
-@pytest.mark.parametrize("name", protocols.names_of("paper"))
+@pytest.mark.parametrize("name", shipped.names_of("paper"))
 @pytest.mark.parametrize("method", methods.METHODS)
 def test_every_method_trains_on_every_case(tmp_path, name, method):
     case = tiny_case(name, n=12, grid_n=9)

@@ -77,7 +77,7 @@ __all__ = [
     "option_types",
     "split_options",
     "record_problem",
-    "stackable_protocol",
+    "stackable_training",
     "check_weights_fit",
     "check_decay_fits",
     "check_backend_name",
@@ -618,11 +618,12 @@ def check_weights_fit(weights, names) -> None:
         )
 
 
-def stackable_protocol(profile, cfg) -> bool:
-    """Whether the training protocol allows stacking seeds: the stacked Adam
-    (with the profile's learning-rate schedule, one for all runs) redraws points
-    every step; L-BFGS's and NNCG's line searches would couple the seeds, and
-    SOAP's preconditioner, taken over a stacked tensor, would mix them."""
+def stackable_training(profile, cfg) -> bool:
+    """Whether the training (the profile, as ``cfg`` changes it) allows stacking
+    seeds: the stacked Adam (with the profile's learning-rate schedule, one for
+    all runs) redraws points every step; L-BFGS's and NNCG's line searches would
+    couple the seeds, and SOAP's preconditioner, taken over a stacked tensor,
+    would mix them."""
     first = cfg.first_optimizer or profile.first_optimizer
     finisher = cfg.lbfgs or cfg.nncg
     return profile.resample and not finisher and first == "adam"

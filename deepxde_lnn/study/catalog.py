@@ -3,7 +3,7 @@ without torch or DeepXDE.
 
 What reports read of a case, its title, inputs, fields and profiles,
 :func:`info` gives from ``catalog.json``; the catalog is written from the case
-modules and the study's protocols by ``python -m deepxde_lnn.study``
+modules and :mod:`.shipped` by ``python -m deepxde_lnn.study``
 (:func:`deepxde_lnn.study.registry.catalog_text`; ``make docs``; a test checks
 it). :func:`check` says whether a name is a shipped case.
 """
@@ -22,12 +22,12 @@ from ..problems import methods
 from ..problems.problem import DEFAULT_PROFILE, SCRIPT_PROFILE, Profile
 from ..runs.records import Known
 from .paper import paper_table
-from .protocols import ALL_PROFILES, PROTOCOLS
+from .shipped import ALL_PROFILES, SHIPPED
 
 __all__ = ["NAMES", "CATALOG", "CaseEntry", "available", "check", "info", "known"]
 
-#: the shipped cases, in the package's order: those with a protocol (one registry)
-NAMES = tuple(PROTOCOLS)
+#: the shipped cases, in the package's order: those of :data:`.shipped.SHIPPED`
+NAMES = tuple(SHIPPED)
 CATALOG = "catalog.json"
 CASES = "deepxde_lnn.cases"  # the package of the case modules
 
@@ -63,7 +63,7 @@ class CaseEntry:
 
     @property
     def published(self) -> str:
-        """The profile of its study's published protocol (``paper``, ``pinnacle``)."""
+        """The name of its published profile (its study's: ``paper``, ``pinnacle``)."""
         return self.study
 
     def profile(self, name: str) -> Profile:

@@ -21,8 +21,8 @@ from ..analysis.stats import MARGIN, bound_text
 from ..analysis.table import BASELINE, MATCHED, SUBJECT, Group, Row, prepare, value
 from ..problems.metrics import JOINT, summary_field
 from ..runs.records import escape
-from .protocols import names_of
 from .report_records import baseline_for, by_case, field_rows, fields_of, is_paper_case
+from .shipped import names_of
 
 __all__ = [
     "StudyVerdict",

@@ -1,9 +1,9 @@
-"""The paper's cases by name, with the study's protocols attached.
+"""The paper's cases by name, with the study's profiles attached.
 
 A case module (``cases/*.py``, the package ``deepxde_lnn.cases``) declares its
 physics only; :func:`get` imports it (and with it torch and DeepXDE) and returns
 its ``CASE`` with the study's profiles and network settings
-(:mod:`.protocols`) and the paper's numbers (:mod:`.paper`) attached. What
+(:mod:`.shipped`) and the paper's numbers (:mod:`.paper`) attached. What
 reports read of a case comes from :mod:`.catalog` without importing it.
 """
 
@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from ..problems.case import Case, fingerprinted
-from . import protocols
+from . import shipped
 from .catalog import CASES, NAMES, available, check, info
 from .paper import paper_table
 
@@ -34,7 +34,7 @@ __all__ = [
 
 @dataclasses.dataclass(frozen=True)
 class StudyCase(Case):
-    """A paper case with the study's protocols. The one :func:`get` returns
+    """A paper case with the study's profiles. The one :func:`get` returns
     pickles as its name (a worker process imports it by name); a changed copy
     (``dataclasses.replace``) pickles as a ``Case`` of its own."""
 
@@ -48,7 +48,7 @@ _CASES: dict[str, StudyCase] = {}  # what get returned, by name
 
 
 def get(name: str) -> StudyCase:
-    """The case called ``name`` with the study's protocols (one object per name);
+    """The case called ``name`` with the study's profiles (one object per name);
     ValueError naming the choices otherwise."""
     if name not in _CASES:
         check(name)
@@ -78,13 +78,13 @@ def _by_name(name: str) -> StudyCase:
 def attach(case: Case) -> StudyCase:
     """``case`` (a paper case's declaration) with the study's profiles, network
     settings and the paper's numbers."""
-    protocol = protocols.PROTOCOLS[case.name]
+    entry = shipped.SHIPPED[case.name]
     declared = {f.name: getattr(case, f.name) for f in dataclasses.fields(Case)}
     return StudyCase(
         **{
             **declared,
-            "profiles": protocols.profiles(case, protocol),
-            "nets": protocol.nets,
+            "profiles": shipped.profiles(case, entry),
+            "nets": entry.nets,
             "paper_table": paper_table(case.name),
         }
     )
@@ -92,7 +92,7 @@ def attach(case: Case) -> StudyCase:
 
 def as_script(case: Case, path: str) -> Case:
     """The case a file ``path`` runs as a script (``deepxde_lnn.main(CASE)``): a
-    paper case's own module gets the study's protocols; any other file's case
+    paper case's own module gets the study's profiles; any other file's case
     (of whatever name) runs as it is declared."""
     if isinstance(case, StudyCase) or case.name not in available():
         return case
@@ -103,7 +103,7 @@ def as_script(case: Case, path: str) -> Case:
 
 
 def catalog_text() -> str:
-    """The catalog (:mod:`.catalog`) as the case modules and the protocols
+    """The catalog (:mod:`.catalog`) as the case modules and :mod:`.shipped`
     declare it now (imports every case)."""
     out = {}
     for name in available():
@@ -112,7 +112,7 @@ def catalog_text() -> str:
             "title": case.title,
             "inputs": list(case.inputs),
             "fields": list(case.fields),
-            "study": protocols.PROTOCOLS[name].study,
+            "study": shipped.SHIPPED[name].study,
             "profiles": {p: dataclasses.asdict(v) for p, v in case.profiles.items()},
         }
     return json.dumps(out, indent=1) + "\n"

@@ -61,7 +61,7 @@ def evaluate(stack: Stack, r: Run) -> dict:
         ),
         "resumed": stack.resumed,
         "counts": data.counts,
-        **_protocol(stack, r),
+        **_training(stack, r),
         "final_loss": dict(zip(["total", *data.names], map(float, loss[-1, 1:]))),
         "grid_points": int(len(x)),
         "fields": list(problem.fields),
@@ -83,7 +83,7 @@ def evaluate(stack: Stack, r: Run) -> dict:
 UNSTACKED = "none: this method's seeds cannot train as one stacked model"
 
 
-def _protocol(stack: Stack, r: Run) -> dict:
+def _training(stack: Stack, r: Run) -> dict:
     """How the run was trained, read off the objects that trained it."""
     adam = stack.adam_text or adam_text(stack.model.opt, stack.profile.decay)
     out = {

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import RunConfig, stackable_protocol
+from ..config import RunConfig, stackable_training
 from ..networks.compiled import usable_cache
 from ..problems.problem import Problem
 from ..runs.checkpoint import CheckpointError
@@ -202,7 +202,7 @@ def _check_stackable(problem: Problem, cfgs: list[RunConfig]) -> None:
         raise ValueError("configs: seeds in a stack must be distinct")
     if cfgs[0].seconds is not None:
         raise ValueError("seconds: a time budget needs one run per process")
-    if not stackable_protocol(problem.profile(cfgs[0].profile), cfgs[0]):
+    if not stackable_training(problem.profile(cfgs[0].profile), cfgs[0]):
         raise ValueError(
             f"profile {cfgs[0].profile!r}: seeds train as a stack only with "
             "Adam on resampled points (no fixed pool or L-BFGS)"

@@ -1,5 +1,6 @@
-"""The studies' training protocols and network settings: the paper's cases, and
-PINNacle's problems (:data:`PINNACLE`).
+"""The shipped cases' profiles and network settings (:data:`SHIPPED`, one
+:class:`Shipped` each): the paper's cases, and PINNacle's problems
+(:data:`PINNACLE`).
 
 Per case (``cases/*.py`` declares its physics only): ``paper``, the paper's
 protocol (its steps, learning rate and seed, the case's point counts); ``quick``,
@@ -35,7 +36,7 @@ protocol (a constant rate, the final iterate) one method's per-seed errors span
 10-1000x and no number of seeds decides a comparison: the decay lets every run
 end settled (``docs/protocol.md``, The settled profile). ``settled-paper`` is
 the same recipe at the paper profile's point counts and steps, the heat case's
-steps capped at :attr:`Protocol.settled_steps` (the paper's 50,000 are out of a
+steps capped at :attr:`Shipped.settled_steps` (the paper's 50,000 are out of a
 CPU's reach for 3 methods x 8 seeds).
 
 PINNacle's problems (``study="pinnacle"``) have two profiles: ``pinnacle``, its
@@ -57,8 +58,8 @@ from ..problems.problem import Profile
 
 __all__ = [
     "PROFILES",
-    "Protocol",
-    "PROTOCOLS",
+    "Shipped",
+    "SHIPPED",
     "accurate",
     "strong",
     "exponential_to",
@@ -102,31 +103,27 @@ def exponential_to(iterations: int, floor: float = SETTLED_FLOOR) -> tuple:
 
 
 @dataclass(frozen=True)
-class Protocol:
-    """A case's published protocol ``paper`` (the paper's, or for another
-    ``study`` that study's: its profile is named as the study) and ``quick``
-    profile and network settings; ``settled_steps``: the ``settled-paper``
-    profile's steps where they are fewer than the paper's (None: the paper's)."""
+class Shipped:
+    """What makes a case shipped: its ``published`` profile (the paper's
+    protocol, or for another ``study`` that study's: the profile is named as the
+    study), its ``quick`` profile and network settings; ``settled_steps``: the
+    ``settled-paper`` profile's steps where they are fewer than the paper's
+    (None: the paper's)."""
 
-    paper: Profile
+    published: Profile
     quick: Profile
     nets: Nets = Nets()
     settled_steps: int | None = None
     study: str = "paper"
-
-    @property
-    def published(self) -> str:
-        """The name of the profile that follows the study's published protocol."""
-        return self.study
 
 
 _MID = Nets(xpinn_cuts=((0.5,), (0.5,)))  # XPINN: 2 x 2 at the mid-lines
 _EDGES = ("bottom", "top", "left", "right")
 
 
-def _relativistic() -> Protocol:
-    return Protocol(
-        paper=Profile(iterations=8000, lr=1e-3, seed=888888),
+def _relativistic() -> Shipped:
+    return Shipped(
+        published=Profile(iterations=8000, lr=1e-3, seed=888888),
         quick=Profile(
             iterations=600,
             lr=1e-3,
@@ -144,10 +141,10 @@ PINNACLE_CPU_STEPS = 2000
 PINNACLE_CPU_SEEDS = 5
 
 
-def _pinnacle(**nets) -> Protocol:
-    """A PINNacle problem's protocols (its point counts are its case's)."""
-    return Protocol(
-        paper=Profile(
+def _pinnacle(**nets) -> Shipped:
+    """A PINNacle problem's profiles (its point counts are its case's)."""
+    return Shipped(
+        published=Profile(
             iterations=PINNACLE_STEPS,
             lr=PINNACLE_LR,
             seed=0,
@@ -182,9 +179,9 @@ PINNACLE = (
     "heat_inv",
 )
 
-PROTOCOLS: Mapping[str, Protocol] = {
-    "drift_decay": Protocol(
-        paper=Profile(iterations=8000, lr=1e-3, seed=888888),
+SHIPPED: Mapping[str, Shipped] = {
+    "drift_decay": Shipped(
+        published=Profile(iterations=8000, lr=1e-3, seed=888888),
         quick=Profile(
             iterations=1500,
             lr=1e-3,
@@ -194,8 +191,8 @@ PROTOCOLS: Mapping[str, Protocol] = {
         ),
         nets=Nets(xpinn_cuts=((1.0,), (0.5,))),  # XPINN: 2 x 2 at x = 1, t = 0.5
     ),
-    "laplace": Protocol(
-        paper=Profile(iterations=8000, lr=1e-3, seed=888888),
+    "laplace": Shipped(
+        published=Profile(iterations=8000, lr=1e-3, seed=888888),
         # the default main job (`deepxde-lnn compare laplace`): 8 seeds x 3000
         # steps, stacked, Adam's lr decaying exponentially to 1e-5 at the last
         # step, so the reported final iterate is a settled one (docs/protocol.md)
@@ -209,8 +206,8 @@ PROTOCOLS: Mapping[str, Protocol] = {
         ),
         nets=_MID,
     ),
-    "heat": Protocol(
-        paper=Profile(iterations=50_000, lr=1e-3, seed=0),
+    "heat": Shipped(
+        published=Profile(iterations=50_000, lr=1e-3, seed=0),
         quick=Profile(
             iterations=1500, lr=1e-3, seed=0, counts={"pde": 500, "robin": 100}
         ),
@@ -221,8 +218,8 @@ PROTOCOLS: Mapping[str, Protocol] = {
         ),
         settled_steps=8000,  # settled-paper: the other cases' paper steps at most
     ),
-    "beam": Protocol(
-        paper=Profile(iterations=5000, lr=3e-4, seed=888888),
+    "beam": Shipped(
+        published=Profile(iterations=5000, lr=3e-4, seed=888888),
         quick=Profile(
             iterations=800,
             lr=1e-3,
@@ -242,7 +239,7 @@ PROTOCOLS: Mapping[str, Protocol] = {
 
 def names_of(study: str) -> tuple[str, ...]:
     """The cases of ``study`` (``paper`` or ``pinnacle``), in the package's order."""
-    return tuple(n for n, p in PROTOCOLS.items() if p.study == study)
+    return tuple(n for n, p in SHIPPED.items() if p.study == study)
 
 
 def accurate(paper: Profile, counts: Mapping[str, int]) -> Profile:
@@ -285,24 +282,24 @@ def settled(base: Profile, iterations: int | None = None) -> Profile:
     )
 
 
-def profiles(case, protocol: Protocol) -> dict[str, Profile]:
-    """The profiles of ``case`` under ``protocol``: :data:`PROFILES` for the
+def profiles(case, shipped: Shipped) -> dict[str, Profile]:
+    """The profiles of ``case`` as ``shipped``: :data:`PROFILES` for the
     paper's cases, :data:`STUDIES` ``["pinnacle"]`` for PINNacle's."""
-    if protocol.study == "pinnacle":
+    if shipped.study == "pinnacle":
         cpu = {
             t.name: t.n if t.fixed else max(1, round(PINNACLE_CPU_SHARE * t.n))
             for t in case.terms
         }
         return {
-            "quick": replace(protocol.quick, counts=cpu),
-            "pinnacle": protocol.paper,
+            "quick": replace(shipped.quick, counts=cpu),
+            "pinnacle": shipped.published,
         }
-    counts = {t.name: t.n for t in case.make_terms(protocol.paper)}
+    counts = {t.name: t.n for t in case.make_terms(shipped.published)}
     return {
-        "quick": protocol.quick,
-        "paper": protocol.paper,
-        "accurate": accurate(protocol.paper, counts),
-        "strong": strong(accurate(protocol.paper, counts)),
-        "settled": settled(protocol.quick),
-        "settled-paper": settled(protocol.paper, protocol.settled_steps),
+        "quick": shipped.quick,
+        "paper": shipped.published,
+        "accurate": accurate(shipped.published, counts),
+        "strong": strong(accurate(shipped.published, counts)),
+        "settled": settled(shipped.quick),
+        "settled-paper": settled(shipped.published, shipped.settled_steps),
     }
