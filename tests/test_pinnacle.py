@@ -242,7 +242,7 @@ def test_the_cpu_profile_is_a_share_of_pinnacles_points_stacked_and_settled():
     case = registry.get("ns2d_lid_driven")
     cpu, full = case.profile("quick"), case.profile("pinnacle")
     assert (full.iterations, full.lr, full.resample) == (20_000, 1e-3, False)
-    assert case.nets.hidden == (100,) * 5
+    assert case.trunk.hidden == (100,) * 5
     sizes = {t.name: t.n for t in case.terms}
     assert cpu.counts == {"pde": 256, "lid": 16, "walls": 48, "anchor": 1}
     assert sizes == {"pde": 8192, "lid": 512, "walls": 1536, "anchor": 1}

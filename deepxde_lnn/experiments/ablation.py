@@ -65,8 +65,8 @@ TABLE, FIGURE = "ablation.md", "ablation.png"
 
 def variants(case: Case) -> list[str]:
     """The default variants of the module's docstring for ``case``."""
-    other = "reduced" if case.nets.lnn_layout == "standard" else "standard"
-    half = "+".join(map(str, range(max(1, len(case.nets.hidden) // 2))))
+    other = "reduced" if case.trunk.lnn_layout == "standard" else "standard"
+    half = "+".join(map(str, range(max(1, len(case.trunk.hidden) // 2))))
     lnn = SUBJECT
     return [
         lnn,

@@ -84,7 +84,7 @@ def attach(case: Case) -> StudyCase:
         **{
             **declared,
             "profiles": shipped.profiles(case, entry),
-            "nets": entry.nets,
+            "trunk": entry.trunk,
             "paper_table": paper_table(case.name),
         }
     )

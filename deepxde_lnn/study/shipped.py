@@ -4,7 +4,7 @@
 
 Per case (``cases/*.py`` declares its physics only): ``paper``, the paper's
 protocol (its steps, learning rate and seed, the case's point counts); ``quick``,
-small counts and few steps; its network settings (:class:`~deepxde_lnn.problems.methods.Nets`:
+small counts and few steps; its network settings (:class:`~deepxde_lnn.problems.methods.Trunk`:
 the heat case's 3-hidden-layer trunk and reduced LNN layout, the XPINN cuts); and
 ``accurate``, derived from the paper profile by :func:`accurate`, one setting for
 every case (``docs/protocol.md`` gives the measurements behind it):
@@ -53,7 +53,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from ..problems.methods import Nets
+from ..problems.methods import Trunk
 from ..problems.problem import Profile
 
 __all__ = [
@@ -112,12 +112,12 @@ class Shipped:
 
     published: Profile
     quick: Profile
-    nets: Nets = Nets()
+    trunk: Trunk = Trunk()
     settled_steps: int | None = None
     study: str = "paper"
 
 
-_MID = Nets(xpinn_cuts=((0.5,), (0.5,)))  # XPINN: 2 x 2 at the mid-lines
+_MID = Trunk(xpinn_cuts=((0.5,), (0.5,)))  # XPINN: 2 x 2 at the mid-lines
 _EDGES = ("bottom", "top", "left", "right")
 
 
@@ -130,18 +130,18 @@ def _relativistic() -> Shipped:
             seed=888888,
             counts={"pde": 200, **dict.fromkeys(_EDGES, 100)},
         ),
-        nets=_MID,
+        trunk=_MID,
     )
 
 
 PINNACLE_STEPS, PINNACLE_LR = 20_000, 1e-3
-PINNACLE_NETS = Nets(hidden=(100,) * 5)  # [d] + [100] * 5 + [k]
+PINNACLE_TRUNK = Trunk(hidden=(100,) * 5)  # [d] + [100] * 5 + [k]
 PINNACLE_CPU_SHARE = 1 / 32  # the CPU profile's share of each term's points
 PINNACLE_CPU_STEPS = 2000
 PINNACLE_CPU_SEEDS = 5
 
 
-def _pinnacle(**nets) -> Shipped:
+def _pinnacle(**trunk) -> Shipped:
     """A PINNacle problem's profiles (its point counts are its case's)."""
     return Shipped(
         published=Profile(
@@ -158,7 +158,7 @@ def _pinnacle(**nets) -> Shipped:
             n_seeds=PINNACLE_CPU_SEEDS,
             decay=exponential_to(PINNACLE_CPU_STEPS),
         ),
-        nets=replace(PINNACLE_NETS, **nets),
+        trunk=replace(PINNACLE_TRUNK, **trunk),
         study="pinnacle",
     )
 
@@ -189,7 +189,7 @@ SHIPPED: Mapping[str, Shipped] = {
             counts={"pde": 500, "ic": 250, "inflow": 250},
             decay=exponential_to(1500),
         ),
-        nets=Nets(xpinn_cuts=((1.0,), (0.5,))),  # XPINN: 2 x 2 at x = 1, t = 0.5
+        trunk=Trunk(xpinn_cuts=((1.0,), (0.5,))),  # XPINN: 2 x 2 at x = 1, t = 0.5
     ),
     "laplace": Shipped(
         published=Profile(iterations=8000, lr=1e-3, seed=888888),
@@ -204,7 +204,7 @@ SHIPPED: Mapping[str, Shipped] = {
             n_seeds=8,
             decay=exponential_to(3000),
         ),
-        nets=_MID,
+        trunk=_MID,
     ),
     "heat": Shipped(
         published=Profile(iterations=50_000, lr=1e-3, seed=0),
@@ -213,7 +213,7 @@ SHIPPED: Mapping[str, Shipped] = {
         ),
         # the paper's heat networks: 3 hidden layers, the LNN's blocks replacing
         # the tanh (21,249 parameters; the PINN 8,577); XPINN: the disk's quadrants
-        nets=Nets(
+        trunk=Trunk(
             hidden=(64, 64, 64), lnn_layout="reduced", xpinn_cuts=((0.0,), (0.0,))
         ),
         settled_steps=8000,  # settled-paper: the other cases' paper steps at most
@@ -229,7 +229,7 @@ SHIPPED: Mapping[str, Shipped] = {
                 **dict.fromkeys(("bottom_uyy", "top_uyy", *_EDGES), 100),
             },
         ),
-        nets=_MID,
+        trunk=_MID,
     ),
     "rel_b": _relativistic(),
     "rel_c": _relativistic(),
