@@ -1,9 +1,9 @@
 """The option keywords of the Python API as typed dictionaries, for static
 analysis (IDEs, type checkers): :func:`deepxde_lnn.compare`'s
 ``**options: Unpack[ManyOptions]``. At run time the API's signatures and
-docstrings are built from the fields of :mod:`deepxde_lnn.config` themselves.
+docstrings are built from the options of :mod:`deepxde_lnn.config` themselves.
 
-Generated from those fields by ``python -m deepxde_lnn.api
+Generated from those options by ``python -m deepxde_lnn.api
 deepxde_lnn/keywords.py`` (``make docs``); a test keeps it current."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class RunOptions(TypedDict, total=False):
     overwrite: bool
     """replace finished results of another configuration in the output folder."""
     progress: bool
-    """progress bars or lines."""
+    """a progress bar per run on a terminal, progress lines in a pipe or log file."""
     verbose: bool
     """a line per run."""
     threads: int | None
@@ -150,7 +150,7 @@ class ManyOptions(TypedDict, total=False):
     """train the seeds of a method as one stacked model (auto: on a GPU, and on a CPU
     for small point sets, where it was measured faster)."""
     progress: bool
-    """progress bars or lines."""
+    """a progress bar per run on a terminal, progress lines in a pipe or log file."""
     verbose: bool
     """a line per run."""
     threads: int | None

@@ -310,7 +310,11 @@ class Execution:
         parse=str,
         choices=STACK,
     )
-    progress: bool = option(True, "progress bars or lines", check=_bool)
+    progress: bool = option(
+        True,
+        "a progress bar per run on a terminal, progress lines in a pipe or log file",
+        check=_bool,
+    )
     verbose: bool = option(True, "a line per run", check=_bool, cli=False)
     threads: int | None = option(
         None,
