@@ -21,9 +21,9 @@ class RunOptions(TypedDict, total=False):
     iterations: int | None
     """Adam steps (default: the profile's; a cap with a time budget)."""
     profile: str | None
-    """the training protocol (a case's: quick, paper, accurate, settled or
-    settled-paper; PINNacle's problems: quick or pinnacle; default quick, plain DeepXDE:
-    custom)."""
+    """the profile: a named set of training settings (a case's: quick, paper, accurate,
+    strong, settled or settled-paper; PINNacle's problems: quick or pinnacle; default
+    quick, every problem's)."""
     dtype: str | None
     """float32 or float64 (default: the profile's; accurate: float64)."""
     checkpoint_every: int
@@ -83,9 +83,9 @@ class ManyOptions(TypedDict, total=False):
     iterations: int | None
     """Adam steps (default: the profile's; a cap with a time budget)."""
     profile: str | None
-    """the training protocol (a case's: quick, paper, accurate, settled or
-    settled-paper; PINNacle's problems: quick or pinnacle; default quick, plain DeepXDE:
-    custom)."""
+    """the profile: a named set of training settings (a case's: quick, paper, accurate,
+    strong, settled or settled-paper; PINNacle's problems: quick or pinnacle; default
+    quick, every problem's)."""
     dtype: str | None
     """float32 or float64 (default: the profile's; accurate: float64)."""
     checkpoint_every: int

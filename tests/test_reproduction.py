@@ -49,7 +49,7 @@ def _write(root, case, method, seed, rmse, **over) -> None:
         "train_seconds": 8.0,
         "cpu_seconds": 8.0,  # one thread busy all along: timed on an idle core
         "threads": 1,
-        "seconds_per_iteration": 0.002 if method == "lnn" else 0.001,
+        "seconds_per_step": 0.002 if method == "lnn" else 0.001,
         "versions": {"python": "3.12.3", "torch": "2.11.0", "deepxde": "1.15.0"},
         "metrics": {field: _metrics(rmse)},
         **over,
@@ -745,7 +745,7 @@ def test_a_report_of_several_of_your_problems_pools_them(tmp_path, capsys):
     assert sorted(mine.pooled.problems) == ["p1", "p2", "p3", "p4"]
     assert mine.pooled.excluded == {"p5": "fnn did not converge"}
     assert mine.pooled.verdict == "better"
-    assert mine.text().startswith("your problems, profile script: lnn/fnn over 4 ")
+    assert mine.text().startswith("your problems, profile quick: lnn/fnn over 4 ")
     assert "## The answer over problems" in res.out.read_text()
     assert (
         cli.main(["report", str(tmp_path), "--out", str(tmp_path / "o2" / "R.md")]) == 0

@@ -33,6 +33,7 @@ from ..checks import (
 )
 from ..runs.folder import record_decay
 from ..runs.names import DTYPES, FINGERPRINT, is_fingerprint
+from ..runs.records import current_names
 from .values import (
     _DECAYS,
     _KEEP,
@@ -114,9 +115,9 @@ class Training:
     )
     profile: str | None = option(
         None,
-        "the training protocol (a case's: quick, paper, accurate, settled or "
-        "settled-paper; PINNacle's problems: quick or pinnacle; default quick, "
-        "plain DeepXDE: custom)",
+        "the profile: a named set of training settings (a case's: quick, paper, "
+        "accurate, strong, settled or settled-paper; PINNacle's problems: quick "
+        "or pinnacle; default quick, every problem's)",
         check=_name,
         parse=str,
         script=True,
@@ -516,11 +517,13 @@ class RunConfig(Training):
     def identity_of(record: Mapping) -> dict:
         """The :meth:`identity` of the run that wrote ``record`` (a
         ``metrics.json``, which holds its identity at the top level, or a
-        checkpoint's configuration); a record written before ``decay`` names its
-        schedule in its optimizer's text. Two runs are the same run when these
-        are equal, whatever else their records hold. ``ValueError`` naming the
-        option whose value does not check (:func:`record_problem`)."""
-        values = {**record, "decay": record_decay(record)}
+        checkpoint's configuration) by this version's names
+        (:func:`~deepxde_lnn.runs.records.current_names`); a record written before
+        ``decay`` names its schedule in its optimizer's text. Two runs are the
+        same run when these are equal, whatever else their records hold.
+        ``ValueError`` naming the option whose value does not check
+        (:func:`record_problem`)."""
+        values = {**current_names(record), "decay": record_decay(record)}
         why = record_problem(values)
         if why:
             raise ValueError(why)

@@ -51,7 +51,7 @@ class Case:
     ``reference()`` gives the points where a solver computed the solution and its
     values there, ``(x, y)``: runs are scored on those points (the grid then only
     bounds the domain). Optional: ``profiles`` (name -> training
-    :class:`Profile`; default ``{"custom": DEFAULT}``), the network settings
+    :class:`Profile`; default ``{"quick": DEFAULT}``), the network settings
     ``trunk`` (``nets``, its name before, still works, with a
     DeprecationWarning) and ``paper_table``, reference numbers set beside its
     summaries (``{method: {field: {metric: value}, "train_s": seconds}}``, as a
@@ -79,9 +79,11 @@ class Case:
 
     @property
     def default_profile(self) -> str:
-        """``quick`` where the case has it (the paper cases' main job), else the
-        first of its profiles (``custom`` unless it declares its own)."""
-        return "quick" if "quick" in self.profiles else next(iter(self.profiles))
+        """``quick`` where the case has it (a case that declares no profiles
+        has it), else the first of its profiles."""
+        if DEFAULT_PROFILE in self.profiles:
+            return DEFAULT_PROFILE
+        return next(iter(self.profiles))
 
     def __post_init__(self, nets: Trunk | None = None):
         check_name(self.name, "case name")  # it names folders and records

@@ -19,7 +19,7 @@ from importlib import resources
 
 from ..checks import check_choice
 from ..problems import methods
-from ..problems.problem import DEFAULT_PROFILE, SCRIPT_PROFILE, Profile
+from ..problems.problem import Profile
 from ..runs.records import Known
 from .paper import paper_table
 from .shipped import ALL_PROFILES, SHIPPED
@@ -103,14 +103,13 @@ def info(name: str) -> CaseEntry:
 @functools.lru_cache(maxsize=None)
 def known() -> Known:
     """The names records of the study are held to: the shipped cases and their
-    fields, their profiles (a problem of the user's own: those, ``custom`` or
-    ``script``), the methods of this version."""
+    fields, their profiles (a problem of the user's own: the same names), the
+    methods of this version."""
     return Known(
         cases={name: info(name).fields for name in available()},
         profiles=ALL_PROFILES,
-        own_profiles=(*ALL_PROFILES, DEFAULT_PROFILE, SCRIPT_PROFILE),
+        own_profiles=ALL_PROFILES,
         method=methods.parse,
-        own_networks=(DEFAULT_PROFILE, SCRIPT_PROFILE),
     )
 
 

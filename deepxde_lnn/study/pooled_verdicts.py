@@ -57,7 +57,7 @@ class StudyVerdict:
     rows: dict[str, tuple[Row, Row]]
 
     def text(self) -> str:
-        """``your problems, profile script: lnn/fnn over 5 problems: ...``."""
+        """``your problems, profile quick: lnn/fnn over 5 problems: ...``."""
         return (
             f"{STUDY_NAMES[self.study]}, profile {self.profile}: {self.pooled.text()}"
         )

@@ -54,7 +54,7 @@ def evaluate(stack: Stack, r: Run) -> dict:
         "budget": "steps" if cfg.seconds is None else "time",
         "steps": int(loss[-1, 0]) if len(loss) else 0,
         "train_seconds": seconds,
-        "seconds_per_iteration": seconds / max(len(loss), 1),
+        "seconds_per_step": seconds / max(len(loss), 1),
         **timing_fields(seconds, r.prior_cpu_seconds, device["threads"], stack.loads),
         "peak_gpu_memory_bytes": (
             torch.cuda.max_memory_allocated() if torch.cuda.is_available() else None

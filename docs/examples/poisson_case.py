@@ -52,7 +52,7 @@ CASE = Case(
     grid=Grid(LO, HI, 201),  # where the errors are measured
     # optional: the networks' hidden layers (default 4 x 64)
     trunk=Trunk(hidden=(50, 50, 50)),
-    # optional: training profiles by name (default: {"custom": 1000 Adam steps at
+    # optional: training profiles by name (default: {"quick": 1000 Adam steps at
     # lr 1e-3 on one fixed point set}); `quick` is what commands train by default
     profiles={"quick": Profile(iterations=2000, lr=1e-3, seed=0, n_seeds=3)},
 )
