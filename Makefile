@@ -1,4 +1,4 @@
-# Two commands from a fresh clone (Python >= 3.10): `make demo` runs the main job,
+# Two commands from a fresh clone (Python >= 3.10): `make demo` runs the main comparison,
 # `make test` the tests. Each sets up .venv on its first call (the CPU build of
 # PyTorch, then the package with its test extra) and reuses it afterwards; a
 # change to setup.cfg or pyproject.toml installs again. README.md documents the
@@ -18,7 +18,7 @@ BACKENDS := $(VENV)/.backends
 .PHONY: help demo test test-backends test-slurm docs pinnacle
 
 help:
-	@echo "make demo   the main job: deepxde-lnn compare laplace (a few minutes on a CPU)"
+	@echo "make demo   the main comparison: deepxde-lnn compare laplace (a few minutes on a CPU)"
 	@echo "make test   the test suite (ruff check and the import layers included), on two cores"
 	@echo "make test-backends   the networks on DeepXDE's other backends (installs them: about 2 GB)"
 	@echo "make test-slurm   --backend slurm on a one-node SLURM the test starts (root, Debian's slurm-wlm)"

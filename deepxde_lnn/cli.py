@@ -197,7 +197,7 @@ def _add_report(sub) -> None:
     p.add_argument(
         "--readme",
         metavar="README",
-        help="also rewrite the generated blocks of this README (the main job's "
+        help="also rewrite the generated blocks of this README (the main comparison's "
         "output, the headline table) from the same records",
     )
     add_options(p, Verdicts)

@@ -49,7 +49,7 @@ def test_settled_paper_is_the_papers_counts_and_steps_heat_fewer(name):
 
 
 def test_laplace_quick_is_already_settled():
-    """The main job's profile is the settled recipe (its decay is the one
+    """The main comparison's profile is the settled recipe (its decay is the one
     definition, :func:`shipped.exponential_to`)."""
     case = catalog.info("laplace")
     assert case.profile("quick") == case.profile("settled")

@@ -193,7 +193,7 @@ SHIPPED: Mapping[str, Shipped] = {
     ),
     "laplace": Shipped(
         published=Profile(iterations=8000, lr=1e-3, seed=888888),
-        # the default main job (`deepxde-lnn compare laplace`): 8 seeds x 3000
+        # the main comparison (`deepxde-lnn compare laplace`): 8 seeds x 3000
         # steps, stacked, Adam's lr decaying exponentially to 1e-5 at the last
         # step, so the reported final iterate is a settled one (docs/protocol.md)
         quick=Profile(
