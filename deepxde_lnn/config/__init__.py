@@ -12,9 +12,9 @@ which decides reuse and which runs a table pools) and the type check of a record
 read back (:func:`record_problem`) are all derived from these fields, so a new
 option is its field, the line that uses it and its test.
 
-One run is a :class:`RunConfig`: a case, a method, a seed and the training
-options; :meth:`RunConfig.resolved` fills the profile's defaults and checks what
-depends on the problem.
+One run is a :class:`RunConfig`: its problem's name (``case``), a method, a seed
+and the training options; :meth:`RunConfig.resolved` fills the profile's defaults
+and checks what depends on the problem.
 """
 
 from __future__ import annotations
@@ -434,9 +434,10 @@ _RESOLVED_FOR = "_resolved_for"
 
 @dataclass(frozen=True)
 class RunConfig(Training):
-    """One training job: a case, a method, a seed and its :class:`Training`.
+    """One run's configuration: its problem's name (``case``, a name kept from
+    when every problem was a case), a method, a seed and its :class:`Training`.
 
-    ``problem`` says what the problem is when the case's name does not: ``None``
+    ``problem`` says what the problem is when its name does not: ``None``
     for a registered case (the study's, by name), else its fingerprint
     (:data:`~deepxde_lnn.runs.names.FINGERPRINT`; a case file's bytes, a problem
     given in Python its definition), set from the problem by the API
@@ -461,17 +462,17 @@ class RunConfig(Training):
         values = {f.name: getattr(training, f.name) for f in fields(Training)}
         return cls(case, method, seed, problem, **values)
 
-    def resolved(self, case) -> RunConfig:
+    def resolved(self, problem) -> RunConfig:
         """Every field checked (ValueError naming it) and the profile's defaults
-        filled from the problem ``case`` (a :class:`~deepxde_lnn.problems.problem.Problem`).
+        filled from ``problem`` (a :class:`~deepxde_lnn.problems.problem.Problem`).
 
-        Resolved once: the result remembers ``case`` (not pickled, not compared),
+        Resolved once: the result remembers ``problem`` (not pickled, not compared),
         and resolving it again for the same problem object returns it unchanged.
         """
-        if self.__dict__.get(_RESOLVED_FOR) is case:
+        if self.__dict__.get(_RESOLVED_FOR) is problem:
             return self
-        name = self.profile or case.default_profile
-        prof = case.profile(name)  # ValueError naming the profile
+        name = self.profile or problem.default_profile
+        prof = problem.profile(name)  # ValueError naming the profile
         values = {
             f.name: getattr(prof, f.name)
             for f in fields(Training)
@@ -485,21 +486,21 @@ class RunConfig(Training):
         out = replace(
             self, profile=name, seed=int(seed), iterations=iterations, **values
         )
-        case.check_method(out.method)  # ValueError naming the method
+        problem.check_method(out.method)  # ValueError naming the method
         if out.problem is not None and not is_fingerprint(out.problem):
             raise ValueError(f"problem must match {FINGERPRINT.pattern}")
-        _check_finisher("lbfgs", out.lbfgs, out.method, out.seconds, case)
-        _check_finisher("nncg", out.nncg, out.method, out.seconds, case)
+        _check_finisher("lbfgs", out.lbfgs, out.method, out.seconds, problem)
+        _check_finisher("nncg", out.nncg, out.method, out.seconds, problem)
         _check_optimizer(out.first_optimizer)
-        if out.score not in case.scores:
+        if out.score not in problem.scores:
             raise ValueError(
                 f"score: {out.score!r} is not offered for this problem (it scores "
-                f"{' or '.join(map(repr, case.scores))}); pass score='final'"
+                f"{' or '.join(map(repr, problem.scores))}); pass score='final'"
             )
         if out.loss_weights is not None:
-            check_weights_fit(out.loss_weights, case.loss_names(out.method, prof))
+            check_weights_fit(out.loss_weights, problem.loss_names(out.method, prof))
         check_decay_fits(out.decay, out.lr)
-        object.__setattr__(out, _RESOLVED_FOR, case)
+        object.__setattr__(out, _RESOLVED_FOR, problem)
         return out
 
     def __getstate__(self) -> dict:
@@ -508,7 +509,7 @@ class RunConfig(Training):
 
     def identity(self) -> dict:
         """What makes two runs the same run (records and checkpoints are matched
-        on it): the case, what the problem is where its name does not say it, the
+        on it): the problem's name, what it is where its name does not say it, the
         method, seed and the options that shape the result, without those at
         their ``omit`` value (as records before they existed)."""
         return _identity({f.name: getattr(self, f.name) for f in fields(self)})
@@ -574,7 +575,7 @@ def record_problem(record: Mapping) -> str | None:
 _FINISHERS = {"lbfgs": "L-BFGS", "nncg": "NNCG"}
 
 
-def _check_finisher(name: str, steps: int, method: str, seconds, case) -> None:
+def _check_finisher(name: str, steps: int, method: str, seconds, problem) -> None:
     """ValueError naming what cannot go with the finisher ``name`` (``lbfgs``,
     ``nncg``) where it runs ``steps`` iterations."""
     if not steps:
@@ -585,7 +586,7 @@ def _check_finisher(name: str, steps: int, method: str, seconds, case) -> None:
             f"seconds: a time budget cannot be combined with {what} ({name} > 0); "
             f"{off} or no time budget"
         )
-    if not case.deterministic(method):
+    if not problem.deterministic(method):
         raise ValueError(
             f"method {method!r}: its training loss is random (dropout), which "
             f"{what}'s line search cannot use; {off}"
