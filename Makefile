@@ -1,7 +1,7 @@
-# Two commands from a fresh clone (Python >= 3.10): `make demo` runs the main job,
-# `make test` the tests but the slow tier (under four minutes on two cores). Each
-# sets up .venv on its first call (the CPU build of PyTorch, then the package with
-# its test extra) and reuses it afterwards; a change to setup.cfg or
+# Two commands from a fresh clone (Python >= 3.10): `make demo` runs the main
+# comparison, `make test` the tests but the slow tier (under four minutes on two
+# cores). Each sets up .venv on its first call (the CPU build of PyTorch, then the
+# package with its test extra) and reuses it afterwards; a change to setup.cfg or
 # pyproject.toml installs again. README.md documents the same commands for those
 # who manage their own environment. `make test-slow` runs the slow tier (the
 # tests marked `slow`: processes, signals, pools, seconds of training); CI runs
@@ -20,7 +20,7 @@ BACKENDS := $(VENV)/.backends
 .PHONY: help demo test test-slow test-backends test-slurm docs pinnacle
 
 help:
-	@echo "make demo   the main job: deepxde-lnn compare laplace (a few minutes on a CPU)"
+	@echo "make demo   the main comparison: deepxde-lnn compare laplace (a few minutes on a CPU)"
 	@echo "make test   the tests (ruff check, the import layers and mypy included) but the slow tier, on two cores"
 	@echo "make test-slow   the slow tier: tests that start processes, send signals or train for seconds"
 	@echo "make test-backends   the networks on DeepXDE's other backends (installs them: about 2 GB)"
@@ -53,7 +53,7 @@ docs: $(INSTALLED)
 	$(BIN)/python -m sphinx -W --keep-going -q -b html -c docs . build/docs
 
 PROFILE ?= quick
-PINNACLE = $(BIN)/python -c "from deepxde_lnn.study.protocols import PINNACLE; print(*PINNACLE)"
+PINNACLE = $(BIN)/python -c "from deepxde_lnn.study.shipped import PINNACLE; print(*PINNACLE)"
 
 pinnacle: $(INSTALLED)
 	for c in $$($(PINNACLE)); do \

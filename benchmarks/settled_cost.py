@@ -28,7 +28,7 @@ import torch
 from stacked_throughput import get_case, time_model
 
 from deepxde_lnn.study.catalog import NAMES
-from deepxde_lnn.study.protocols import SETTLED
+from deepxde_lnn.study.shipped import SETTLED
 
 METHODS = ("lnn", "pinn", "pinn-matched")
 

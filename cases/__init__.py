@@ -3,6 +3,6 @@
 Each module reads like a DeepXDE example and ends with ``CASE = Case(...)``,
 declaring the physics, its sampling and its evaluation grid. The study
 (:mod:`deepxde_lnn.study.registry`) looks a case up by name and attaches its
-training protocols, network settings and the paper's numbers
-(:mod:`deepxde_lnn.study.protocols`, :mod:`deepxde_lnn.study.paper`).
+profiles, trunk and the paper's numbers
+(:mod:`deepxde_lnn.study.shipped`, :mod:`deepxde_lnn.study.paper`).
 """

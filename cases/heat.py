@@ -11,7 +11,7 @@ With x = X/R and theta = (T - T_inf) / 1 K:
 
 DeepXDE's RobinBC imposes d theta/dn = func(x, theta) with the outward normal, so
 func = -h_nd theta (same mean square as the paper's residual). In the study
-(``deepxde_lnn/study/protocols.py``) the LNN uses the "reduced" layout (blocks
+(``deepxde_lnn/study/shipped.py``) the LNN uses the "reduced" layout (blocks
 replace the tanh of a 3-hidden-layer MLP, 21,249 parameters); the PINN is the
 3-hidden-layer MLP (8,577).
 

@@ -15,15 +15,14 @@ your own (``"my_case.py"``, declaring ``CASE``; it is executed), a
 :class:`~deepxde_lnn.problems.case.Case`, or plain DeepXDE: ``data=`` (a function returning
 a ``dde.data.Data`` with a solution) and ``nets=`` (``{name: function returning a
 network}``), see :mod:`deepxde_lnn.problems.deepxde_problem`. The options (training, execution,
-verdicts) are the fields of :mod:`deepxde_lnn.config`, given as keywords; each
+verdicts) are those of :mod:`deepxde_lnn.config`, given as keywords; each
 call's signature and docstring list them with their types, defaults and help
-texts, built from those fields at import (:func:`_api`).
+texts, built from those options at import (:func:`_api`).
 :func:`sweep` and :func:`ablate` are loops over the comparison of :func:`compare`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
 import itertools
@@ -93,7 +92,7 @@ else:  # PEP 692 before Python 3.11
 
 __all__ = ["run", "compare", "sweep", "ablate", "problem_of"]
 
-# the options of each call, by name (the fields of deepxde_lnn.config)
+# the options of each call, by name (deepxde_lnn.config's)
 RUN_OPTIONS = (
     *option_fields(Training),
     *("overwrite", "progress", "verbose", "threads", "force_threads"),
@@ -163,13 +162,13 @@ def _signature(func: Callable, options: Sequence[str]) -> inspect.Signature:
     """``func``'s signature, its annotations evaluated, with its ``**options``
     replaced by one keyword-only parameter per option of ``options``."""
     own = inspect.signature(func, eval_str=True)
-    fields, types = option_fields(), option_types()
+    declared, types = option_fields(), option_types()
     params = [p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD]
     params += [
         inspect.Parameter(
             name,
             inspect.Parameter.KEYWORD_ONLY,
-            default=fields[name].default,
+            default=declared[name].default,
             annotation=types[name],
         )
         for name in options
@@ -197,7 +196,7 @@ def _docstring(doc: str, sig: inspect.Signature) -> str:
     else:
         heads = [i for i, line in enumerate(lines) if line in ("Returns:", "Raises:")]
         start = heads[0] if heads else len(lines)
-    fields = option_fields()
+    options = option_fields()
     entries = []
     for name in sig.parameters:
         if name in own:
@@ -205,8 +204,8 @@ def _docstring(doc: str, sig: inspect.Signature) -> str:
             continue
         if name in PROBLEM_ARGS:
             text = PROBLEM_ARGS[name]
-        elif name in fields:
-            text = fields[name].metadata["help"] + "."
+        elif name in options:
+            text = options[name].metadata["help"] + "."
         else:
             raise TypeError(f"{name}: a parameter without an entry in Args:")
         entries += textwrap.wrap(
@@ -287,10 +286,10 @@ def scripted_options(o: Options, problem: Problem) -> None:
     stacking."""
     if not problem.trains_itself:
         return
-    for f in dataclasses.fields(Training):
-        if f.name != "score" and getattr(o.training, f.name) != f.default:
+    for name, f in option_fields(Training).items():
+        if name != "score" and getattr(o.training, name) != f.default:
             raise ValueError(
-                f"{f.name}: with train=, your function sets the training; pass "
+                f"{name}: with train=, your function sets the training; pass "
                 "it there (the package's training options do not apply)"
             )
     if o.execution.stack == "on":
@@ -588,14 +587,14 @@ def keywords_source() -> str:
     :data:`KEYWORDS`, a key per option with the field's type and help text, for
     static analysis (``**options: Unpack[ManyOptions]``), which cannot run the
     code that builds the signatures."""
-    fields, types = option_fields(), option_types()
+    options, types = option_fields(), option_types()
     out = [
         '"""The option keywords of the Python API as typed dictionaries, for static',
         "analysis (IDEs, type checkers): :func:`deepxde_lnn.compare`'s",
         "``**options: Unpack[ManyOptions]``. At run time the API's signatures and",
-        "docstrings are built from the fields of :mod:`deepxde_lnn.config` themselves.",
+        "docstrings are built from the options of :mod:`deepxde_lnn.config` themselves.",
         "",
-        "Generated from those fields by ``python -m deepxde_lnn.api",
+        "Generated from those options by ``python -m deepxde_lnn.api",
         'deepxde_lnn/keywords.py`` (``make docs``); a test keeps it current."""',
         "",
         "from __future__ import annotations",
@@ -608,7 +607,7 @@ def keywords_source() -> str:
         out += ["", "", f"class {name}(TypedDict, total=False):"]
         out += [f'    """The option keywords of {calls}."""', ""]
         for key in names:
-            text = fields[key].metadata["help"] + "."
+            text = options[key].metadata["help"] + "."
             if '"' in text or "\\" in text:
                 raise ValueError(f"{key}: its help text cannot be a docstring")
             lines = textwrap.wrap(f'"""{text}"""', 84, break_on_hyphens=False)

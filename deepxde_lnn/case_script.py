@@ -84,7 +84,7 @@ def main(case: Case, argv: Sequence[str] | None = None) -> dict:
     Returns:
         Per field, its errors (RMSE, MSE, MAE, relL2, MaxErr).
     """
-    case = registry.as_script(case, sys.argv[0])  # a paper case: its protocols
+    case = registry.as_script(case, sys.argv[0])  # a paper case: its profiles
     args = parse_args(case, argv)  # --method --profile --iterations --seed --lr ...
     model = dde.Model(args.data(case), args.net(case))
     model.compile(

@@ -197,7 +197,7 @@ def _add_report(sub) -> None:
     p.add_argument(
         "--readme",
         metavar="README",
-        help="also rewrite the generated blocks of this README (the main job's "
+        help="also rewrite the generated blocks of this README (the main comparison's "
         "output, the headline table) from the same records",
     )
     add_options(p, Verdicts)
@@ -207,16 +207,16 @@ def cmd_list(args) -> int:
     from .problems.build import parameter_count
     from .problems.methods import METHODS
     from .study import registry as cases
-    from .study.protocols import (
+    from .study.shipped import (
         ADAM_STEPS,
         LBFGS_STEPS,
         NNCG_STEPS,
         PINNACLE_CPU_SEEDS,
         PINNACLE_CPU_STEPS,
         PROFILES,
-        PROTOCOLS,
         SETTLED_FLOOR,
         SETTLED_SEEDS,
+        SHIPPED,
         STUDIES,
     )
 
@@ -239,7 +239,7 @@ def cmd_list(args) -> int:
     print("cases (parameters per method):")
     for name in cases.available():
         c = cases.get(name)
-        published = PROTOCOLS[name].published
+        published = SHIPPED[name].study  # its published profile's name
         pp, q = c.profile(published), c.profile("quick")
         counts = ", ".join(_count_text(m, c, parameter_count) for m in METHODS)
         print(f"  {name:12s} {c.title}")

@@ -162,7 +162,8 @@ def names(name: str):
 def add_options(p: argparse.ArgumentParser, *classes, only=None, exclude=()) -> None:
     """One flag per option field of ``classes`` (:mod:`deepxde_lnn.config`):
     ``--name-with-dashes``, the field's help, its text parser (a switch for a
-    bool; ``--no-NAME`` for one that is on by default); ``only``/``exclude``
+    bool; ``--no-NAME`` for one that is on by default, its help saying that it
+    turns the field's off); ``only``/``exclude``
     select fields by name. The parsed namespace holds the fields' own names."""
     for name, f in option_fields(*classes).items():
         meta = f.metadata
@@ -174,8 +175,9 @@ def add_options(p: argparse.ArgumentParser, *classes, only=None, exclude=()) -> 
             continue
         flag, text = "--" + name.replace("_", "-"), meta["help"].replace("%", "%%")
         if meta["parse"] is None and f.default is True:
+            off = f"off: {text} (on by default)"
             p.add_argument(
-                f"--no-{flag[2:]}", dest=name, action="store_false", help=text
+                f"--no-{flag[2:]}", dest=name, action="store_false", help=off
             )
         elif meta["parse"] is None:
             p.add_argument(flag, dest=name, action="store_true", help=text)

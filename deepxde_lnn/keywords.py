@@ -1,9 +1,9 @@
 """The option keywords of the Python API as typed dictionaries, for static
 analysis (IDEs, type checkers): :func:`deepxde_lnn.compare`'s
 ``**options: Unpack[ManyOptions]``. At run time the API's signatures and
-docstrings are built from the fields of :mod:`deepxde_lnn.config` themselves.
+docstrings are built from the options of :mod:`deepxde_lnn.config` themselves.
 
-Generated from those fields by ``python -m deepxde_lnn.api
+Generated from those options by ``python -m deepxde_lnn.api
 deepxde_lnn/keywords.py`` (``make docs``); a test keeps it current."""
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ class RunOptions(TypedDict, total=False):
     iterations: int | None
     """Adam steps (default: the profile's; a cap with a time budget)."""
     profile: str | None
-    """the training protocol (a case's: quick, paper, accurate, settled or
-    settled-paper; PINNacle's problems: quick or pinnacle; default quick, plain DeepXDE:
-    custom)."""
+    """the profile: a named set of training settings (a case's: quick, paper, accurate,
+    strong, settled or settled-paper; PINNacle's problems: quick or pinnacle; default
+    quick, every problem's)."""
     dtype: str | None
     """float32 or float64 (default: the profile's; accurate: float64)."""
     checkpoint_every: int
@@ -63,7 +63,7 @@ class RunOptions(TypedDict, total=False):
     overwrite: bool
     """replace finished results of another configuration in the output folder."""
     progress: bool
-    """progress bars or lines."""
+    """a progress bar per run on a terminal, progress lines in a pipe or log file."""
     verbose: bool
     """a line per run."""
     threads: int | None
@@ -83,9 +83,9 @@ class ManyOptions(TypedDict, total=False):
     iterations: int | None
     """Adam steps (default: the profile's; a cap with a time budget)."""
     profile: str | None
-    """the training protocol (a case's: quick, paper, accurate, settled or
-    settled-paper; PINNacle's problems: quick or pinnacle; default quick, plain DeepXDE:
-    custom)."""
+    """the profile: a named set of training settings (a case's: quick, paper, accurate,
+    strong, settled or settled-paper; PINNacle's problems: quick or pinnacle; default
+    quick, every problem's)."""
     dtype: str | None
     """float32 or float64 (default: the profile's; accurate: float64)."""
     checkpoint_every: int
@@ -150,7 +150,7 @@ class ManyOptions(TypedDict, total=False):
     """train the seeds of a method as one stacked model (auto: on a GPU, and on a CPU
     for small point sets, where it was measured faster)."""
     progress: bool
-    """progress bars or lines."""
+    """a progress bar per run on a terminal, progress lines in a pipe or log file."""
     verbose: bool
     """a line per run."""
     threads: int | None

@@ -71,7 +71,7 @@ def write_record(folder, method: str, seed: int, rmse: float, **over) -> None:
         "case": "laplace", "method": method, "seed": seed, "lr": 1e-3,
         "iterations": 100, "profile": "quick", "dtype": "float32", "device": "cpu",
         "device_name": "Test CPU", "parameters": 100, "train_seconds": 1.0,
-        "seconds_per_iteration": 0.01, "final_loss": {"total": rmse**2},
+        "seconds_per_step": 0.01, "final_loss": {"total": rmse**2},
         "grid_points": 9, "versions": {"python": "3", "torch": "2", "deepxde": "1"},
         "metrics": {"phi": {"RMSE": rmse, "MSE": rmse**2, "MAE": rmse / 2,
                             "relL2": 10 * rmse, "MaxErr": 3 * rmse}},

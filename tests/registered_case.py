@@ -6,7 +6,7 @@ the shipped cases have two or more), never shipped.
     exact: u = sin(pi x)
 
 :func:`registered` takes a case's steps for the duration of a test (its module
-among the cases, its protocol entry, its catalog entry); ``tests/conftest.py``
+among the cases, its entry in SHIPPED, its catalog entry); ``tests/conftest.py``
 calls it for a test or a parameter marked ``pytest.mark.registered``.
 """
 
@@ -27,7 +27,7 @@ from deepxde_lnn.networks import taylor
 from deepxde_lnn.problems.case import Case, Grid, Profile
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.sampling import Box, Edge
-from deepxde_lnn.study import catalog, protocols, registry, report_records
+from deepxde_lnn.study import catalog, registry, report_records, shipped
 
 NAME = "tiny_poisson_1d"
 LO, HI = (-1.0,), (1.0,)
@@ -66,8 +66,8 @@ CASE = Case(
     grid=Grid(LO, HI, 201),
 )
 
-PROTOCOL = protocols.Protocol(
-    paper=Profile(iterations=8000, lr=1e-3, seed=888888),
+ENTRY = shipped.Shipped(
+    published=Profile(iterations=8000, lr=1e-3, seed=888888),
     quick=Profile(iterations=2000, lr=1e-3, seed=888888, counts={"pde": 64}),
 )
 
@@ -75,18 +75,18 @@ PROTOCOL = protocols.Protocol(
 @contextlib.contextmanager
 def registered():
     """This module as the case ``NAME`` of the package, as long as the block
-    runs: the module among the cases, ``PROTOCOL`` in the protocols and its
+    runs: the module among the cases, ``ENTRY`` in ``shipped.SHIPPED`` and its
     entry in the catalog (the caches that read them emptied on the way in and
     out)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setitem(sys.modules, f"{catalog.CASES}.{NAME}", sys.modules[__name__])
-        mp.setitem(protocols.PROTOCOLS, NAME, PROTOCOL)
+        mp.setitem(shipped.SHIPPED, NAME, ENTRY)
         for module in (catalog, registry):
             mp.setattr(module, "NAMES", (*catalog.NAMES, NAME))
         mp.setattr(registry, "_CASES", dict(registry._CASES))
-        shipped = catalog._catalog()
+        entries = catalog._catalog()
         entry = json.loads(json.dumps(registry.catalog_entry(NAME)))
-        mp.setattr(catalog, "_catalog", lambda: {**shipped, NAME: entry})
+        mp.setattr(catalog, "_catalog", lambda: {**entries, NAME: entry})
         _clear()
         try:
             yield
@@ -96,7 +96,7 @@ def registered():
 
 def _clear() -> None:
     catalog.known.cache_clear()
-    report_records.paper_protocol.cache_clear()
+    report_records.published_group.cache_clear()
 
 
 #: the case as a test's parameter (registered for that test)

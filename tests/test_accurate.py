@@ -13,7 +13,7 @@ from helpers import SignalAt
 from deepxde_lnn import cli
 from deepxde_lnn.config import RunConfig
 from deepxde_lnn.experiments.jobs import _units
-from deepxde_lnn.study import protocols, registry
+from deepxde_lnn.study import registry, shipped
 from deepxde_lnn.training import accurate
 from deepxde_lnn.training.runner import RunInterrupted, run
 
@@ -24,11 +24,11 @@ def tiny_accurate(name="laplace", n=16):
     """``name`` whose accurate profile has about ``n`` points per term and a small
     grid."""
     case = registry.get(name)
-    n = round(n / protocols.POOL_FRACTION)
+    n = round(n / shipped.POOL_FRACTION)
     counts = {t.name: n for t in case.terms}
     paper = replace(case.profile("paper"), counts=counts, grid_n=21)
-    protocol = replace(protocols.PROTOCOLS[name], paper=paper)
-    return replace(case, profiles=protocols.profiles(case, protocol))
+    entry = replace(shipped.SHIPPED[name], published=paper)
+    return replace(case, profiles=shipped.profiles(case, entry))
 
 
 def _cfg(method="pinn", seed=3, **kw):
@@ -40,25 +40,25 @@ def _loss(path):
     return np.loadtxt(path / "loss.csv", delimiter=",", skiprows=1)
 
 
-@pytest.mark.parametrize("name", protocols.names_of("paper"))
+@pytest.mark.parametrize("name", shipped.names_of("paper"))
 def test_profile_is_one_setting_for_every_case(name):
     case = registry.get(name)
     prof = case.profile("accurate")
     assert (prof.dtype, prof.resample, prof.decay) == (
         "float64",
         False,
-        protocols.DECAY,
+        shipped.DECAY,
     )
     assert (prof.iterations, prof.lbfgs) == (
-        protocols.ADAM_STEPS,
-        protocols.LBFGS_STEPS,
+        shipped.ADAM_STEPS,
+        shipped.LBFGS_STEPS,
     )
     paper = {t.name: t.n for t in case.make_terms(case.profile("paper"))}
-    want = {k: max(1, round(protocols.POOL_FRACTION * n)) for k, n in paper.items()}
+    want = {k: max(1, round(shipped.POOL_FRACTION * n)) for k, n in paper.items()}
     assert dict(prof.counts) == want and prof.seed == case.profile("paper").seed
     cfg = RunConfig(name, "lnn", profile="accurate").resolved(case)
-    assert (cfg.dtype, cfg.lbfgs) == ("float64", protocols.LBFGS_STEPS)
-    assert cfg.identity()["lbfgs"] == protocols.LBFGS_STEPS
+    assert (cfg.dtype, cfg.lbfgs) == ("float64", shipped.LBFGS_STEPS)
+    assert cfg.identity()["lbfgs"] == shipped.LBFGS_STEPS
     old = RunConfig(name, "lnn", profile="paper").resolved(case)
     assert (old.dtype, old.lbfgs) == ("float32", 0) and "lbfgs" not in old.identity()
 

@@ -63,7 +63,7 @@ def test_plain_deepxde_compare_writes_records_summary_and_verdict(tmp_path):
     }
     for (m, s), rec in recs.items():
         assert (rec["case"], rec["method"], rec["seed"]) == ("poisson_1d", m, s)
-        assert rec["profile"] == "custom" and rec["iterations"] == rec["steps"] == 15
+        assert rec["profile"] == "quick" and rec["iterations"] == rec["steps"] == 15
         # scored on DeepXDE's test points: its 2 boundary and 100 uniform points
         f = np.load(tmp_path / "cmp" / m / f"seed-{s}" / "fields.npz")
         expected_x = EX.poisson_1d().test()[0]
@@ -97,7 +97,13 @@ def test_plain_deepxde_compare_writes_records_summary_and_verdict(tmp_path):
     text = repr(res)
     assert text.startswith("Comparison('poisson_1d'") and str(v) in text
     assert "relL2" in repr(res.runs[0]) and "seed" in repr(res.runs[0])
-    # repeated: the finished runs are reused, the verdict is the same
+    # repeated, the records as written before one default profile and steps
+    # (``custom``, ``seconds_per_iteration``): reused, the verdict is the same
+    for (m, s), rec in recs.items():
+        old = {**rec, "profile": "custom"}
+        old["seconds_per_iteration"] = old.pop("seconds_per_step")
+        path = tmp_path / "cmp" / m / f"seed-{s}" / "metrics.json"
+        path.write_text(json.dumps(old))
     again = deepxde_lnn.compare(**kw, iterations=15, out=tmp_path / "cmp", **QUIET)
     assert {r.status for r in again.runs} == {"reused"}
     assert again.verdicts[0].ci == v.ci
@@ -128,7 +134,7 @@ def test_plain_deepxde_trains_as_deepxde_does_and_resumes_exactly(tmp_path):
     # interrupted at a checkpoint and resumed: the uninterrupted result
     problem = DeepXDEProblem(EX.poisson_1d, EX.NETS)
     cfg = RunConfig(
-        "poisson_1d", "lnn", seed=1, iterations=20, profile="custom", checkpoint_every=5
+        "poisson_1d", "lnn", seed=1, iterations=20, profile="quick", checkpoint_every=5
     )
     full = run(cfg, tmp_path / "full", problem=problem)
     with pytest.raises(RunInterrupted):
@@ -167,7 +173,7 @@ def _raises():
         (dict(name="../up"), r"^name must be a name"),
         (dict(iteration=5), r"^iteration: unknown option of compare\(\)"),
         (dict(optimizer="sgd"), r"^optimizer: unknown option of compare\(\)"),
-        (dict(profile="paper"), r"^profile must be one of custom"),
+        (dict(profile="paper"), r"^profile must be one of quick"),
         (dict(baseline="pinn"), r"^baseline must be one of lnn, fnn"),
         (dict(methods=["lnn", "cnn"]), r"^method must be one of lnn, fnn; got 'cnn'"),
         (dict(seeds=[2**32]), r"^seed must be an integer in \[0, 4294967295\]"),

@@ -11,7 +11,7 @@ from helpers import ExactNet
 from deepxde_lnn.problems.build import build_net, matched_width
 from deepxde_lnn.problems.data import ResampledPDE
 from deepxde_lnn.problems.data.reductions import as_columns
-from deepxde_lnn.study import protocols, registry
+from deepxde_lnn.study import registry, shipped
 
 # Sum of u*^2 on the evaluation grid and the relL2/RMSE ratio (docs/cases.md)
 GRID_FACTS = {
@@ -109,33 +109,33 @@ def test_methods_parameter_counts():
 
 @pytest.mark.registered
 def test_a_registered_case_that_sets_its_own_network_or_profiles_is_refused():
-    """Its protocol is the one home of its profiles and network settings: a
-    case module that sets them too (as a case file of one's own does, such as
-    docs/examples/poisson_case.py) is one error naming them, never overridden
-    silently; without them the case gets its protocol's."""
+    """Its entry in SHIPPED is the one home of its profiles and network
+    settings: a case module that sets them too (as a case file of one's own does,
+    such as docs/examples/poisson_case.py) is one error naming them, never
+    overridden silently; without them the case gets its entry's."""
     from dataclasses import replace
     from pathlib import Path
 
-    from deepxde_lnn.problems.case import Nets, Profile, load_file
+    from deepxde_lnn.problems.case import Profile, Trunk, load_file
 
     mine, name = registered_case.CASE, registered_case.NAME
     for key, value in (
-        ("nets", Nets(hidden=(50, 50, 50))),
+        ("trunk", Trunk(hidden=(50, 50, 50))),
         ("profiles", {"quick": Profile(iterations=2000, lr=1e-3, seed=0)}),
     ):
         with pytest.raises(ValueError, match=f"{name}: a registered case takes {key}="):
             registry.attach(replace(mine, **{key: value}))
     example = Path(__file__).parents[1] / "docs" / "examples" / "poisson_case.py"
     copied = replace(load_file(example), name=name)
-    with pytest.raises(ValueError, match="takes profiles= and nets= from the study"):
+    with pytest.raises(ValueError, match="takes profiles= and trunk= from the study"):
         registry.attach(copied)
     case = registry.get(name)
-    assert case.nets == registered_case.PROTOCOL.nets
-    assert case.profile("quick") == registered_case.PROTOCOL.quick
+    assert case.trunk == registered_case.ENTRY.trunk
+    assert case.profile("quick") == registered_case.ENTRY.quick
 
 
-def test_every_case_module_has_its_protocol_and_every_protocol_its_module():
-    """A case is its module and its protocol entry (docs/extending.md): one
+def test_every_case_module_is_shipped_and_every_shipped_entry_has_its_module():
+    """A case is its module and its entry in SHIPPED (docs/extending.md): one
     without the other is named, not left out of the list of cases."""
     import pkgutil
 
@@ -143,10 +143,10 @@ def test_every_case_module_has_its_protocol_and_every_protocol_its_module():
 
     found = pkgutil.iter_modules(deepxde_lnn.cases.__path__)
     modules = {m.name for m in found if not m.name.startswith("_")}
-    for name in sorted(modules - set(protocols.PROTOCOLS)):
-        pytest.fail(f"cases/{name}.py has no protocol: add PROTOCOLS[{name!r}]")
-    for name in sorted(set(protocols.PROTOCOLS) - modules):
-        pytest.fail(f"PROTOCOLS[{name!r}] has no case module: add cases/{name}.py")
+    for name in sorted(modules - set(shipped.SHIPPED)):
+        pytest.fail(f"cases/{name}.py is not shipped: add SHIPPED[{name!r}]")
+    for name in sorted(set(shipped.SHIPPED) - modules):
+        pytest.fail(f"SHIPPED[{name!r}] has no case module: add cases/{name}.py")
 
 
 def test_every_case_has_its_section():
@@ -156,19 +156,19 @@ def test_every_case_has_its_section():
 
     docs = Path(__file__).parents[1] / "docs"
     for name in registry.NAMES:
-        page = "pinnacle.md" if name in protocols.names_of("pinnacle") else "cases.md"
+        page = "pinnacle.md" if name in shipped.names_of("pinnacle") else "cases.md"
         assert f"`{name}`" in (docs / page).read_text(), (
             f"{name}: describe it in docs/{page}"
         )
 
 
-def test_a_protocol_is_of_a_study_of_the_package():
-    """A protocol without a study is of yours (never the paper's by default);
-    another name is refused, naming the studies."""
-    p = registered_case.PROTOCOL
-    assert p.study == "yours" and p.published == "paper"
+def test_a_shipped_case_is_of_a_study_of_the_package():
+    """A Shipped without a study is of yours (never the paper's by default), its
+    published profile ``paper``; another name is refused, naming the studies."""
+    entry = registered_case.ENTRY
+    assert entry.study == "yours" and shipped.published_profile(entry.study) == "paper"
     with pytest.raises(ValueError, match="paper, pinnacle, yours; got 'mine'"):
-        protocols.Protocol(p.paper, p.quick, study="mine")
+        shipped.Shipped(entry.published, entry.quick, study="mine")
 
 
 def test_unknown_case():
@@ -253,7 +253,7 @@ def test_every_case_with_a_formula_is_checked_against_it():
     tests/test_pinnacle.py's) has its torch twin in EXACT_TORCH, which the
     residual checks above read."""
     for name in registry.NAMES:
-        if name in protocols.names_of("pinnacle") or registry.get(name).exact is None:
+        if name in shipped.names_of("pinnacle") or registry.get(name).exact is None:
             continue
         assert name in EXACT_TORCH, (
             f"{name}: add its exact solution in torch to EXACT_TORCH in "
@@ -338,7 +338,7 @@ def test_catalog_is_what_the_case_modules_declare():
             case.inputs,
             case.fields,
         )
-        assert tuple(info.profiles) == protocols.STUDIES[info.study]
+        assert tuple(info.profiles) == shipped.STUDIES[info.study]
         for p in info.profiles:
             assert info.profile(p) == case.profile(p)  # decay as a tuple, too
 

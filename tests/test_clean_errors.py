@@ -24,7 +24,7 @@ from helpers import run_cli, tiny_case
 
 from deepxde_lnn import api
 from deepxde_lnn.networks.limits import MAX_PARAMETERS
-from deepxde_lnn.problems.case import Nets, load_file
+from deepxde_lnn.problems.case import Trunk, load_file
 from deepxde_lnn.problems.problem import MAX_POINTS
 from deepxde_lnn.runs.errors import FolderError
 from deepxde_lnn.study import registry
@@ -49,7 +49,7 @@ import deepxde_lnn
 # isort: split
 import deepxde as dde
 
-from deepxde_lnn.problems.case import Case, Grid, Nets, Profile
+from deepxde_lnn.problems.case import Case, Grid, Profile, Trunk
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.sampling import Box, Edge
 
@@ -80,7 +80,7 @@ CASE = Case(
     ],
     exact=exact,
     grid=Grid(LO, HI, {grid_n}),
-    nets=Nets(hidden={hidden}),
+    trunk=Trunk(hidden={hidden}),
     profiles={{"quick": Profile(iterations={iterations}, lr=1e-3, seed=0)}},
 )
 """
@@ -173,11 +173,24 @@ def test_the_caps_hold_for_profiles_extra_grids_and_method_options(tmp_path):
         with pytest.raises(ValueError, match=f"more than {MAX_POINTS:,}"):
             replace(case, **changed)
     with pytest.raises(ValueError, match="hidden"):
-        Nets(hidden=(64, 0))
-    deep = replace(case, nets=Nets(hidden=(8,) * 40))  # its trunk is small
+        Trunk(hidden=(64, 0))
+    deep = replace(case, trunk=Trunk(hidden=(8,) * 40))  # its trunk is small
     with pytest.raises(ValueError, match=f"'lnn:width=4096'.*{MAX_PARAMETERS:,}"):
         deepxde_lnn.compare(deep, methods=["lnn:width=4096"], out=tmp_path / "o")
     assert not (tmp_path / "o").exists()
+
+
+def test_nets_still_names_the_trunk_with_a_warning():
+    """``Nets`` and ``Case(nets=...)``, the names of ``Trunk`` and ``trunk``
+    before, still work in a case file written then, with a DeprecationWarning."""
+    from deepxde_lnn.problems import case as case_module
+
+    with pytest.warns(DeprecationWarning, match="Trunk"):
+        assert case_module.Nets is Trunk
+    small = Trunk(hidden=(8, 8))
+    with pytest.warns(DeprecationWarning, match="trunk"):
+        old = replace(tiny_case(), nets=small)
+    assert old.trunk == small and old == replace(tiny_case(), trunk=small)
 
 
 def test_the_shipped_cases_pass_the_check():

@@ -27,7 +27,7 @@ from deepxde_lnn.training.runner import RunInterrupted, run, run_stacked
 
 def _rec(**over) -> dict:
     rec = {"device": "cpu", "threads": 2, "train_seconds": 10.0}
-    rec.update(seconds_per_iteration=0.01, cpu_seconds=20.0)
+    rec.update(seconds_per_step=0.01, cpu_seconds=20.0)
     return {**rec, **over}
 
 

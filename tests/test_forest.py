@@ -108,7 +108,7 @@ def _run(folder, method, seed, rmse):
         "case": "laplace", "method": method, "seed": seed, "lr": 1e-3,
         "iterations": 10, "profile": "quick", "dtype": "float32", "device": "cpu",
         "device_name": "Test CPU", "parameters": 100, "train_seconds": 1.0,
-        "seconds_per_iteration": 1e-3, "grid_points": 25, "versions": {},
+        "seconds_per_step": 1e-3, "grid_points": 25, "versions": {},
         "final_loss": {"total": 0.5}, "metrics": {"phi": metrics},
     }  # fmt: skip
     (folder / "metrics.json").write_text(json.dumps(record))

@@ -127,7 +127,7 @@ def test_the_cases_matched_width_is_this_helper():
     layer the width is no longer capped at 4 times the case's (was 1200)."""
     lap = registry.get("laplace")
     assert matched_width(lap) == 98
-    wide = replace(lap, nets=replace(lap.nets, hidden=(300,)))
+    wide = replace(lap, trunk=replace(lap.trunk, hidden=(300,)))
     assert matched_width(wide) == matched_sizes([2, 300, 1])[1] == 22950
 
 

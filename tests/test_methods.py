@@ -20,7 +20,7 @@ from deepxde_lnn.problems.data import ResampledPDE, Term
 from deepxde_lnn.problems.rba import RBA
 from deepxde_lnn.problems.sampling import Box
 from deepxde_lnn.problems.xpinn import Decomposition, SubdomainMeans, XNet, xpinn_terms
-from deepxde_lnn.study import protocols, registry
+from deepxde_lnn.study import registry, shipped
 from deepxde_lnn.training import runner
 
 #: the trunk of each column of PARAMETERS: (inputs, fields, hidden widths, layout)
@@ -46,7 +46,7 @@ PARAMETERS = {  # method -> its parameter count on each trunk of TRUNKS
 #: every case but PINNacle's (tests/test_pinnacle.py), and a 1-D one registered
 #: for the test: what holds on every case holds on one input too
 CASES = [
-    *(n for n in registry.NAMES if n not in protocols.names_of("pinnacle")),
+    *(n for n in registry.NAMES if n not in shipped.names_of("pinnacle")),
     registered_case.PARAM,
 ]
 
@@ -54,7 +54,8 @@ CASES = [
 def _column(case) -> int:
     """The column of PARAMETERS for ``case``'s trunk; a failure naming the trunk
     where there is none."""
-    trunk = (len(case.inputs), len(case.fields), case.nets.hidden, case.nets.lnn_layout)
+    hidden, layout = case.trunk.hidden, case.trunk.lnn_layout
+    trunk = (len(case.inputs), len(case.fields), hidden, layout)
     if trunk not in TRUNKS:
         pytest.fail(
             f"{case.name}: no parameter counts for its trunk (inputs, fields, "

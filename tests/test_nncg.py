@@ -10,7 +10,7 @@ import torch
 from helpers import SignalAt
 from test_accurate import ADAM, LBFGS, _cfg, _loss, tiny_accurate
 
-from deepxde_lnn.config import RunConfig, stackable_protocol
+from deepxde_lnn.config import RunConfig, stackable_training
 from deepxde_lnn.training.nncg import NNCG_SETTINGS, ResumableNNCG, compile_nncg
 from deepxde_lnn.training.phases import phases
 from deepxde_lnn.training.runner import RunInterrupted, run
@@ -121,4 +121,4 @@ def test_bad_combinations_are_refused_up_front():
     with pytest.raises(ValueError, match=r"^nncg must be an integer"):
         _nncg_cfg(nncg=-1).resolved(case)
     quick = RunConfig("laplace", "lnn", profile="quick", nncg=3).resolved(case)
-    assert not stackable_protocol(case.profile("quick"), quick)
+    assert not stackable_training(case.profile("quick"), quick)

@@ -41,6 +41,17 @@ def test_every_option_has_its_flag(command):
         assert (flag in _flags(sub)) == f.metadata["cli"], name
 
 
+def test_a_no_flag_says_that_it_turns_its_option_off():
+    """``--no-NAME`` (an option on by default) reads as what it does: it turns
+    off what the option's help describes."""
+    sub = cli.build_parser()._subparsers._group_actions[0].choices["compare"]
+    helps = {a.option_strings[0]: a.help for a in sub._actions if a.option_strings}
+    for name, f in option_fields().items():
+        if f.default is True and f.metadata["cli"]:
+            want = f"off: {f.metadata['help']} (on by default)".replace("%", "%%")
+            assert helps[f"--no-{name.replace('_', '-')}"] == want
+
+
 def test_run_and_the_scripts_take_the_training_options():
     run = cli.build_parser()._subparsers._group_actions[0].choices["run"]
     names = {n.replace("_", "-") for n in option_fields(Training)}

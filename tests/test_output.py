@@ -119,7 +119,7 @@ def _two_field_runs(root, scale_k=0.01):
                 "case": "mine", "method": m, "seed": seed, "_dir": str(d),
                 "lr": 1e-3, "iterations": 500, "profile": "quick", "dtype": "float32",
                 "device": "cpu", "device_name": "CPU", "parameters": 100,
-                "train_seconds": 1.0, "seconds_per_iteration": 0.002,
+                "train_seconds": 1.0, "seconds_per_step": 0.002,
                 "final_loss": {"total": 0.1}, "grid_points": 40, "versions": {},
             }  # fmt: skip
             rec["metrics"] = all_fields(pred, exact, ["u", "k"])

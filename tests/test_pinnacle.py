@@ -13,7 +13,7 @@ from helpers import ExactNet, tiny_case
 import deepxde_lnn  # noqa: F401
 
 # isort: split
-from deepxde_lnn.config import RunConfig, stackable_protocol
+from deepxde_lnn.config import RunConfig, stackable_training
 from deepxde_lnn.problems.case import Case, Grid
 from deepxde_lnn.problems.data import ResampledPDE, Term
 from deepxde_lnn.problems.metrics import JOINT, joint_metrics
@@ -33,7 +33,7 @@ from deepxde_lnn.problems.sampling import (
     WithTime,
     box_boundary,
 )
-from deepxde_lnn.study import protocols, registry
+from deepxde_lnn.study import registry, shipped
 from deepxde_lnn.training.runner import run
 
 COMSOL = """% Model: made.mph
@@ -192,7 +192,7 @@ OBSERVED = "data"  # the inverse problems' noisy observations (std 0.1)
 
 
 def test_the_study_holds_twelve_problems_each_scored_one_way():
-    names = protocols.names_of("pinnacle")
+    names = shipped.names_of("pinnacle")
     assert set(names) == set(ANALYTIC) | set(REFERENCE_ROWS) and len(names) == 12
     for name in REFERENCE_ROWS:
         case = registry.get(name)
@@ -226,7 +226,7 @@ def test_an_analytic_problems_exact_solution_has_zero_residuals(name, float64):
     np.testing.assert_allclose(case.exact(xg), solution(torch.as_tensor(xg)).numpy())
 
 
-@pytest.mark.parametrize("name", protocols.names_of("pinnacle"))
+@pytest.mark.parametrize("name", shipped.names_of("pinnacle"))
 def test_every_pinnacle_problem_trains_and_is_scored(tmp_path, name):
     case = tiny_case(name, n=8, grid_n=5)
     cfg = RunConfig(name, "lnn", iterations=2)
@@ -242,11 +242,11 @@ def test_the_cpu_profile_is_a_share_of_pinnacles_points_stacked_and_settled():
     case = registry.get("ns2d_lid_driven")
     cpu, full = case.profile("quick"), case.profile("pinnacle")
     assert (full.iterations, full.lr, full.resample) == (20_000, 1e-3, False)
-    assert case.nets.hidden == (100,) * 5
+    assert case.trunk.hidden == (100,) * 5
     sizes = {t.name: t.n for t in case.terms}
     assert cpu.counts == {"pde": 256, "lid": 16, "walls": 48, "anchor": 1}
     assert sizes == {"pde": 8192, "lid": 512, "walls": 1536, "anchor": 1}
-    assert stackable_protocol(cpu, RunConfig(case.name, "lnn"))
+    assert stackable_training(cpu, RunConfig(case.name, "lnn"))
     assert cpu.n_seeds == 5 and cpu.decay[0] == "exponential"
     inverse = registry.get("heat_inv").profile("quick")
     assert inverse.counts["data"] == 2500  # observations stay whole

@@ -186,7 +186,7 @@ def test_the_problem_key_of_a_record_is_checked_and_matched(tmp_path):
     base = {
         **mine.identity(),
         "train_seconds": 1.0,
-        "seconds_per_iteration": 0.1,
+        "seconds_per_step": 0.1,
         "parameters": 10,
         "final_loss": {"total": 1.0},
         "grid_points": 81,
@@ -239,7 +239,7 @@ def _record(root: Path, method: str, seed: int, rmse: float, **over) -> None:
     metrics = {"phi": {k: rmse for k in ("RMSE", "MSE", "MAE", "relL2", "MaxErr")}}
     rec = {"case": "laplace", "method": method, "seed": seed, "lr": 1e-3}
     rec.update(iterations=8000, profile="paper", dtype="float32", device="cpu")
-    rec.update(parameters=10, train_seconds=8.0, seconds_per_iteration=0.001)
+    rec.update(parameters=10, train_seconds=8.0, seconds_per_step=0.001)
     out = root / method / f"seed-{seed}"
     out.mkdir(parents=True)
     (out / "metrics.json").write_text(json.dumps({**rec, "metrics": metrics, **over}))

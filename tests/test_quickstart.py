@@ -73,9 +73,10 @@ def test_a_second_call_reuses_the_environment(tmp_path):
     ]
 
 
-def test_the_readmes_main_job_is_the_one_make_demo_runs(tmp_path):
+def test_the_readmes_main_comparison_is_the_one_make_demo_runs(tmp_path):
     last = _make_n("demo", tmp_path / "venv")[-1]
-    assert last == f"{tmp_path / 'venv'}/bin/deepxde-lnn " + " ".join(readme.MAIN_JOB)
+    command = " ".join(readme.MAIN_COMPARISON)
+    assert last == f"{tmp_path / 'venv'}/bin/deepxde-lnn {command}"
 
 
 def test_ci_runs_the_readmes_two_commands_and_nothing_else():

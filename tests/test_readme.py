@@ -17,7 +17,7 @@ README = ROOT / "README.md"
 BLOCKS = {
     ("python", "import deepxde as dde"):
         "test_the_one_line_swap_runs",
-    ("bash", "make demo    # the main job: does the liquid block help on a benchmark? (minutes on a CPU)"):
+    ("bash", "make demo    # the main comparison: does the liquid block help on a benchmark? (minutes on a CPU)"):
         "test_quickstart.py::test_readme_first_commands_are_make_demo_and_make_test",
     ("bash", "python3 -m venv .venv && . .venv/bin/activate   # or your own environment"):
         "test_quickstart.py::test_make_runs_the_readmes_steps_by_hand",

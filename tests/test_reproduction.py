@@ -53,7 +53,7 @@ def _write(root, case, method, seed, rmse, **over) -> None:
         "train_seconds": 8.0,
         "cpu_seconds": 8.0,  # one thread busy all along: timed on an idle core
         "threads": 1,
-        "seconds_per_iteration": 0.002 if method == "lnn" else 0.001,
+        "seconds_per_step": 0.002 if method == "lnn" else 0.001,
         "versions": {"python": "3.12.3", "torch": "2.11.0", "deepxde": "1.15.0"},
         "metrics": {field: _metrics(rmse)},
         **over,
@@ -560,9 +560,9 @@ def test_committed_report_is_rebuilt_from_the_committed_records(monkeypatch):
 # ---------------------------------------------------------------- the README
 
 
-def _write_main_job(root) -> None:
-    """Records of every run of the main job (`make demo`), lnn ahead of pinn."""
-    for cfg in readme.main_job_configs():
+def _write_main_comparison(root) -> None:
+    """Records of every run of the main comparison (`make demo`), lnn ahead of pinn."""
+    for cfg in readme.main_comparison_configs():
         rmse = (2e-3 if cfg.method == "lnn" else 4e-3) * (1 + cfg.seed % 3)
         over = {k: v for k, v in cfg.identity().items() if k in ("profile", "decay")}
         over.update(iterations=cfg.iterations, lr=cfg.lr)
@@ -584,7 +584,7 @@ tail
 
 
 def test_readme_blocks_are_rebuilt_from_the_records(runs_dir, tmp_path):
-    _write_main_job(runs_dir)
+    _write_main_comparison(runs_dir)
     runs = reproduction.load([runs_dir])
     text = readme.fill(STALE_README, readme.blocks(runs))
     assert "stale output" not in text
@@ -592,7 +592,7 @@ def test_readme_blocks_are_rebuilt_from_the_records(runs_dir, tmp_path):
     assert "<!-- END generated: main-job -->\n\ntext between\n\n" in text
     assert text.endswith("<!-- END generated: answer -->\ntail\n")
     main = text.split("main-job (rebuild: make docs) -->\n")[1].split("<!-- END")[0]
-    # what compare prints: its summary, over every seed of the main job
+    # what compare prints: its summary, over every seed of the main comparison
     assert main.startswith("```text\n# laplace: lnn vs pinn\n")
     assert "- phi RMSE: lnn/pinn error ratio 0.5 (95% CI 0.5–0.5, n=8/8" in main
     (job,) = {p.parent for p in runs_dir.glob("laplace/*/lnn")}  # its root
@@ -624,11 +624,13 @@ def test_report_rewrites_the_readme_or_writes_nothing(runs_dir, tmp_path, capsys
     page, out = tmp_path / "README.md", tmp_path / "out" / "R.md"
     page.write_text(STALE_README)
     argv = ["report", str(runs_dir), "--out", str(out), "--readme", str(page)]
-    assert cli.main(argv) == 2  # no record of the main job: nothing written
+    assert cli.main(argv) == 2  # no record of the main comparison: nothing written
     err = capsys.readouterr().err
-    assert err.startswith("error: readme: no record of the main job's run laplace")
+    assert err.startswith(
+        "error: readme: no record of the main comparison's run laplace"
+    )
     assert page.read_text() == STALE_README and not out.exists()
-    _write_main_job(runs_dir)
+    _write_main_comparison(runs_dir)
     assert cli.main(argv) == 0
     assert "stale output" not in page.read_text() and out.exists()
     page.write_text("no blocks\n")
@@ -638,7 +640,7 @@ def test_report_rewrites_the_readme_or_writes_nothing(runs_dir, tmp_path, capsys
 
 
 def test_committed_readme_is_rebuilt_from_the_committed_records(monkeypatch):
-    """README.md's generated blocks (the main job's output, the answer) are what `deepxde-lnn report docs/results --readme README.md` writes."""
+    """README.md's generated blocks (the main comparison's output, the answer) are what `deepxde-lnn report docs/results --readme README.md` writes."""
     repo = Path(__file__).resolve().parents[1]
     if not (repo / "docs" / "results").is_dir():
         pytest.skip("docs/results is not beside the tests")
@@ -797,7 +799,7 @@ def test_a_report_of_several_of_your_problems_pools_them(tmp_path, capsys):
     assert sorted(mine.pooled.problems) == ["p1", "p2", "p3", "p4"]
     assert mine.pooled.excluded == {"p5": "fnn did not converge"}
     assert mine.pooled.verdict == "better"
-    assert mine.text().startswith("your problems, profile script: lnn/fnn over 4 ")
+    assert mine.text().startswith("your problems, profile quick: lnn/fnn over 4 ")
     assert "## The answer over problems" in res.out.read_text()
     assert (
         cli.main(["report", str(tmp_path), "--out", str(tmp_path / "o2" / "R.md")]) == 0

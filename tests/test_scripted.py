@@ -133,7 +133,7 @@ def test_the_inverse_example_records_and_judges_the_unknown(tmp_path, monkeypatc
         assert rec["extra_metrics"]["C"]["RMSE"] == pytest.approx(
             abs(learned["final"] - 1.0)
         )
-        assert rec["lr"] is None and rec["profile"] == "script"
+        assert rec["lr"] is None and rec["profile"] == "quick"
         trajectory = np.loadtxt(
             run.out / "variables.csv", delimiter=",", skiprows=1, ndmin=2
         )

@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from deepxde_lnn.config import RunConfig, stackable_protocol
-from deepxde_lnn.study import catalog, protocols, registry
+from deepxde_lnn.config import RunConfig, stackable_training
+from deepxde_lnn.study import catalog, registry, shipped
 
-NAMES = protocols.names_of("paper")  # the settled profiles: the paper study's
+NAMES = shipped.names_of("paper")  # the settled profiles: the paper study's
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -31,7 +31,7 @@ def test_settled_is_quick_with_a_decay_to_one_percent_and_8_seeds(name):
     assert g**settled.iterations == pytest.approx(0.01, rel=1e-9)
     cfg = RunConfig(name, "lnn", profile="settled").resolved(case)
     assert cfg.iterations == quick.iterations and cfg.decay == settled.decay
-    assert stackable_protocol(settled, cfg)
+    assert stackable_training(settled, cfg)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -45,12 +45,12 @@ def test_settled_paper_is_the_papers_counts_and_steps_heat_fewer(name):
         paper.seed,
         steps,
     )
-    assert tier.n_seeds == 8 and tier.decay == protocols.exponential_to(steps)
+    assert tier.n_seeds == 8 and tier.decay == shipped.exponential_to(steps)
 
 
 def test_laplace_quick_is_already_settled():
-    """The main job's profile is the settled recipe (its decay is the one
-    definition, :func:`protocols.exponential_to`)."""
+    """The main comparison's profile is the settled recipe (its decay is the one
+    definition, :func:`shipped.exponential_to`)."""
     case = catalog.info("laplace")
     assert case.profile("quick") == case.profile("settled")
 

@@ -23,7 +23,7 @@ SMALL = ["laplace", "--iterations", "20", "--seeds", "1,2", "--methods", "pinn"]
 # a record's fields that time the run or name the command, not its result
 UNTIMED = {
     "train_seconds",
-    "seconds_per_iteration",
+    "seconds_per_step",
     "cpu_seconds",
     "cpu_share",
     "load_average",

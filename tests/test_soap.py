@@ -10,7 +10,7 @@ import pytest
 from helpers import SignalAt, tiny_case
 
 import deepxde_lnn
-from deepxde_lnn.config import RunConfig, stackable_protocol
+from deepxde_lnn.config import RunConfig, stackable_training
 from deepxde_lnn.experiments.jobs import _units
 from deepxde_lnn.training.runner import RunInterrupted, run
 
@@ -45,8 +45,8 @@ def test_soap_seeds_train_one_by_one():
     case = tiny_case()
     quick = case.profile("quick")
     soap = RunConfig("laplace", "lnn", first_optimizer="soap").resolved(case)
-    assert stackable_protocol(quick, RunConfig("laplace", "lnn").resolved(case))
-    assert not stackable_protocol(quick, soap)
+    assert stackable_training(quick, RunConfig("laplace", "lnn").resolved(case))
+    assert not stackable_training(quick, soap)
     jobs = [(replace(soap, seed=s), f"o{s}") for s in (1, 2, 3)]
     assert [len(u) for u in _units(jobs, stack=True, problem=case)] == [1, 1, 1]
     adam = [(replace(soap, first_optimizer="adam", seed=s), s) for s in (1, 2)]

@@ -41,7 +41,7 @@ def _record(case="laplace", method="pinn", seed=1, **over) -> dict:
         "device_name": "Test CPU",
         "parameters": 12737,
         "train_seconds": 8.0,
-        "seconds_per_iteration": 0.001,
+        "seconds_per_step": 0.001,
         "final_loss": {"total": 1e-4},
         "grid_points": 441,
         "versions": {"python": "3.12.3", "torch": "2.11.0", "deepxde": "1.15.0"},

@@ -54,7 +54,7 @@ __all__ = [
     "Summary",
     "write_summary",
     "build_summary",
-    "one_case",
+    "one_problem",
     "summary_figure",
     "error_norm",
     "average_judged",
@@ -63,17 +63,17 @@ __all__ = [
 ]
 
 
-def one_case(runs: list[dict], case: str | None = None) -> str:
-    """The one case of ``runs`` (``case``, or the first run's); ``FolderError``
-    naming a record of another case."""
-    case = case or runs[0]["case"]
+def one_problem(runs: list[dict], name: str | None = None) -> str:
+    """The name of the one problem of ``runs`` (``name``, or the first run's
+    ``case``); ``FolderError`` naming a record of another problem."""
+    name = name or runs[0]["case"]
     for r in runs:
-        if r["case"] != case:
+        if r["case"] != name:
             raise FolderError(
                 f"{Path(r['_dir']) / 'metrics.json'}: a run of {r['case']} among "
-                f"runs of {case}; a summary holds one case"
+                f"runs of {name}; a summary holds one problem"
             )
-    return case
+    return name
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ def build_summary(
     all of them hold (:func:`deepxde_lnn.runs.records.metric_sets`), verdicts against
     the method ``baseline`` with ``margin`` over a design of ``looks`` looks;
     ``excluded`` names the records left out (:func:`asked_runs`)."""
-    case = one_case(runs)
+    case = one_problem(runs)
     baselines = [baseline] if isinstance(baseline, str) else list(baseline)
     sets = [metric_sets(r) for r in runs]
     # extra sets (e.g. heat's FEM cross-check) only where every run has them

@@ -11,7 +11,7 @@ from ..runs.names import lr_text
 from ..runs.records import escape, load_runs
 from .figures import drawn, plt_module
 from .stats import MARGIN
-from .summaries import one_case
+from .summaries import one_problem
 from .table import (
     BASELINE,
     Row,
@@ -44,7 +44,7 @@ def sweep_table(
     key = summary_field(list(runs[0]["metrics"]))
     base = escape(baseline)
     lines = [
-        f"# {escape(one_case(runs))}: learning-rate sweep ({escape(key)})",
+        f"# {escape(one_problem(runs))}: learning-rate sweep ({escape(key)})",
         "",
         verdict_rule(margin, baseline=baseline),
         "",

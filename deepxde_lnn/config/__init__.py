@@ -12,9 +12,9 @@ which decides reuse and which runs a table pools) and the type check of a record
 read back (:func:`record_problem`) are all derived from these fields, so a new
 option is its field, the line that uses it and its test.
 
-One run is a :class:`RunConfig`: a case, a method, a seed and the training
-options; :meth:`RunConfig.resolved` fills the profile's defaults and checks what
-depends on the problem.
+One run is a :class:`RunConfig`: its problem's name (``case``), a method, a seed
+and the training options; :meth:`RunConfig.resolved` fills the profile's defaults
+and checks what depends on the problem.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from ..checks import (
 )
 from ..runs.folder import record_decay
 from ..runs.names import DTYPES, FINGERPRINT, is_fingerprint
+from ..runs.records import current_names
 from .values import (
     _DECAYS,
     _KEEP,
@@ -77,7 +78,7 @@ __all__ = [
     "option_types",
     "split_options",
     "record_problem",
-    "stackable_protocol",
+    "stackable_training",
     "check_weights_fit",
     "check_decay_fits",
     "check_backend_name",
@@ -114,9 +115,9 @@ class Training:
     )
     profile: str | None = option(
         None,
-        "the training protocol (a case's: quick, paper, accurate, settled or "
-        "settled-paper; PINNacle's problems: quick or pinnacle; default quick, "
-        "plain DeepXDE: custom)",
+        "the profile: a named set of training settings (a case's: quick, paper, "
+        "accurate, strong, settled or settled-paper; PINNacle's problems: quick "
+        "or pinnacle; default quick, every problem's)",
         check=_name,
         parse=str,
         script=True,
@@ -310,7 +311,11 @@ class Execution:
         parse=str,
         choices=STACK,
     )
-    progress: bool = option(True, "progress bars or lines", check=_bool)
+    progress: bool = option(
+        True,
+        "a progress bar per run on a terminal, progress lines in a pipe or log file",
+        check=_bool,
+    )
     verbose: bool = option(True, "a line per run", check=_bool, cli=False)
     threads: int | None = option(
         None,
@@ -429,9 +434,10 @@ _RESOLVED_FOR = "_resolved_for"
 
 @dataclass(frozen=True)
 class RunConfig(Training):
-    """One training job: a case, a method, a seed and its :class:`Training`.
+    """One run's configuration: its problem's name (``case``, a name kept from
+    when every problem was a case), a method, a seed and its :class:`Training`.
 
-    ``problem`` says what the problem is when the case's name does not: ``None``
+    ``problem`` says what the problem is when its name does not: ``None``
     for a registered case (the study's, by name), else its fingerprint
     (:data:`~deepxde_lnn.runs.names.FINGERPRINT`; a case file's bytes, a problem
     given in Python its definition), set from the problem by the API
@@ -456,17 +462,17 @@ class RunConfig(Training):
         values = {f.name: getattr(training, f.name) for f in fields(Training)}
         return cls(case, method, seed, problem, **values)
 
-    def resolved(self, case) -> RunConfig:
+    def resolved(self, problem) -> RunConfig:
         """Every field checked (ValueError naming it) and the profile's defaults
-        filled from the problem ``case`` (a :class:`~deepxde_lnn.problems.problem.Problem`).
+        filled from ``problem`` (a :class:`~deepxde_lnn.problems.problem.Problem`).
 
-        Resolved once: the result remembers ``case`` (not pickled, not compared),
+        Resolved once: the result remembers ``problem`` (not pickled, not compared),
         and resolving it again for the same problem object returns it unchanged.
         """
-        if self.__dict__.get(_RESOLVED_FOR) is case:
+        if self.__dict__.get(_RESOLVED_FOR) is problem:
             return self
-        name = self.profile or case.default_profile
-        prof = case.profile(name)  # ValueError naming the profile
+        name = self.profile or problem.default_profile
+        prof = problem.profile(name)  # ValueError naming the profile
         values = {
             f.name: getattr(prof, f.name)
             for f in fields(Training)
@@ -480,21 +486,21 @@ class RunConfig(Training):
         out = replace(
             self, profile=name, seed=int(seed), iterations=iterations, **values
         )
-        case.check_method(out.method)  # ValueError naming the method
+        problem.check_method(out.method)  # ValueError naming the method
         if out.problem is not None and not is_fingerprint(out.problem):
             raise ValueError(f"problem must match {FINGERPRINT.pattern}")
-        _check_finisher("lbfgs", out.lbfgs, out.method, out.seconds, case)
-        _check_finisher("nncg", out.nncg, out.method, out.seconds, case)
+        _check_finisher("lbfgs", out.lbfgs, out.method, out.seconds, problem)
+        _check_finisher("nncg", out.nncg, out.method, out.seconds, problem)
         _check_optimizer(out.first_optimizer)
-        if out.score not in case.scores:
+        if out.score not in problem.scores:
             raise ValueError(
                 f"score: {out.score!r} is not offered for this problem (it scores "
-                f"{' or '.join(map(repr, case.scores))}); pass score='final'"
+                f"{' or '.join(map(repr, problem.scores))}); pass score='final'"
             )
         if out.loss_weights is not None:
-            check_weights_fit(out.loss_weights, case.loss_names(out.method, prof))
+            check_weights_fit(out.loss_weights, problem.loss_names(out.method, prof))
         check_decay_fits(out.decay, out.lr)
-        object.__setattr__(out, _RESOLVED_FOR, case)
+        object.__setattr__(out, _RESOLVED_FOR, problem)
         return out
 
     def __getstate__(self) -> dict:
@@ -503,7 +509,7 @@ class RunConfig(Training):
 
     def identity(self) -> dict:
         """What makes two runs the same run (records and checkpoints are matched
-        on it): the case, what the problem is where its name does not say it, the
+        on it): the problem's name, what it is where its name does not say it, the
         method, seed and the options that shape the result, without those at
         their ``omit`` value (as records before they existed)."""
         return _identity({f.name: getattr(self, f.name) for f in fields(self)})
@@ -512,11 +518,13 @@ class RunConfig(Training):
     def identity_of(record: Mapping) -> dict:
         """The :meth:`identity` of the run that wrote ``record`` (a
         ``metrics.json``, which holds its identity at the top level, or a
-        checkpoint's configuration); a record written before ``decay`` names its
-        schedule in its optimizer's text. Two runs are the same run when these
-        are equal, whatever else their records hold. ``ValueError`` naming the
-        option whose value does not check (:func:`record_problem`)."""
-        values = {**record, "decay": record_decay(record)}
+        checkpoint's configuration) by this version's names
+        (:func:`~deepxde_lnn.runs.records.current_names`); a record written before
+        ``decay`` names its schedule in its optimizer's text. Two runs are the
+        same run when these are equal, whatever else their records hold.
+        ``ValueError`` naming the option whose value does not check
+        (:func:`record_problem`)."""
+        values = {**current_names(record), "decay": record_decay(record)}
         why = record_problem(values)
         if why:
             raise ValueError(why)
@@ -567,7 +575,7 @@ def record_problem(record: Mapping) -> str | None:
 _FINISHERS = {"lbfgs": "L-BFGS", "nncg": "NNCG"}
 
 
-def _check_finisher(name: str, steps: int, method: str, seconds, case) -> None:
+def _check_finisher(name: str, steps: int, method: str, seconds, problem) -> None:
     """ValueError naming what cannot go with the finisher ``name`` (``lbfgs``,
     ``nncg``) where it runs ``steps`` iterations."""
     if not steps:
@@ -578,7 +586,7 @@ def _check_finisher(name: str, steps: int, method: str, seconds, case) -> None:
             f"seconds: a time budget cannot be combined with {what} ({name} > 0); "
             f"{off} or no time budget"
         )
-    if not case.deterministic(method):
+    if not problem.deterministic(method):
         raise ValueError(
             f"method {method!r}: its training loss is random (dropout), which "
             f"{what}'s line search cannot use; {off}"
@@ -618,11 +626,12 @@ def check_weights_fit(weights, names) -> None:
         )
 
 
-def stackable_protocol(profile, cfg) -> bool:
-    """Whether the training protocol allows stacking seeds: the stacked Adam
-    (with the profile's learning-rate schedule, one for all runs) redraws points
-    every step; L-BFGS's and NNCG's line searches would couple the seeds, and
-    SOAP's preconditioner, taken over a stacked tensor, would mix them."""
+def stackable_training(profile, cfg) -> bool:
+    """Whether the training (the profile, as ``cfg`` changes it) allows stacking
+    seeds: the stacked Adam (with the profile's learning-rate schedule, one for
+    all runs) redraws points every step; L-BFGS's and NNCG's line searches would
+    couple the seeds, and SOAP's preconditioner, taken over a stacked tensor,
+    would mix them."""
     first = cfg.first_optimizer or profile.first_optimizer
     finisher = cfg.lbfgs or cfg.nncg
     return profile.resample and not finisher and first == "adam"

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from ..analysis.figures import plt_module
 from ..analysis.sequential import looks_of
 from ..analysis.stats import MARGIN
-from ..analysis.summaries import one_case
+from ..analysis.summaries import one_problem
 from ..analysis.summary_figure import summary_figure
 from ..analysis.table import (
     BASELINE,
@@ -65,8 +65,8 @@ TABLE, FIGURE = "ablation.md", "ablation.png"
 
 def variants(case: Case) -> list[str]:
     """The default variants of the module's docstring for ``case``."""
-    other = "reduced" if case.nets.lnn_layout == "standard" else "standard"
-    half = "+".join(map(str, range(max(1, len(case.nets.hidden) // 2))))
+    other = "reduced" if case.trunk.lnn_layout == "standard" else "standard"
+    half = "+".join(map(str, range(max(1, len(case.trunk.hidden) // 2))))
     lnn = SUBJECT
     return [
         lnn,
@@ -86,7 +86,7 @@ def _column(root: Path, case: str, field: str, margin: float) -> dict[str, tuple
     its verdict cell (one family: Holm over the column)."""
     runs = load_runs(root, options=record_problem) if root.exists() else []
     if runs:
-        one_case(runs, case)
+        one_problem(runs, case)
     table = rows(runs, field, BASELINE, margin, looks_of(root))
     texts = judged([row.ci for row in table])
     return {row.method: (row, _verdict(row, text)) for row, text in zip(table, texts)}

@@ -44,7 +44,7 @@ from ..config import (
     BACKENDS,
     RunConfig,
     check_backend_name,
-    stackable_protocol,
+    stackable_training,
     walltime_seconds,
 )
 from ..networks.compiled import usable_cache
@@ -292,7 +292,7 @@ def _units(jobs, stack: bool, problem: Problem) -> list[list]:
     for cfg, out in jobs:
         key = tuple(v for k, v in sorted(asdict(cfg).items()) if k != "seed")
         prof = problem.profile(cfg.profile)
-        alone = cfg.seconds is not None or not stackable_protocol(prof, cfg)
+        alone = cfg.seconds is not None or not stackable_training(prof, cfg)
         if not problem.stackable(cfg.method) or alone:
             key = (*key, cfg.seed, out)
         groups.setdefault(key, []).append((cfg, out))

@@ -254,7 +254,7 @@ def _some_finished(runs: list[RunResult]) -> None:
 
 
 def decide_runs(
-    o: Options, case, methods, seeds, root: Path, budget, baseline, max_seeds
+    o: Options, problem, methods, seeds, root: Path, budget, baseline, max_seeds
 ) -> Comparison:
     """Batches of ``len(seeds)`` new seeds for the comparisons with ``baseline``
     (several: the first) still undecided (:func:`deepxde_lnn.analysis.sequential.until_decided`), then the
@@ -271,12 +271,12 @@ def decide_runs(
     all_seeds = unique([*seeds, *extra], "seeds")
     if all_seeds[-1] > SEED_MAX:
         raise ValueError(f"max_seeds: the seeds after {max(seeds)} pass 2**32 - 1")
-    check_configs(o, case, methods, all_seeds)  # before any training
+    check_configs(o, problem, methods, all_seeds)  # before any training
     with claim(root):
-        return _decide(o, case, methods, all_seeds, root, budget, baseline, design)
+        return _decide(o, problem, methods, all_seeds, root, budget, baseline, design)
 
 
-def _decide(o, case, methods, all_seeds, root, budget, baseline, design):
+def _decide(o, problem, methods, all_seeds, root, budget, baseline, design):
     """:func:`decide_runs` in its claimed ``root``."""
     with writing(root):
         write_design(root, design)
@@ -284,7 +284,7 @@ def _decide(o, case, methods, all_seeds, root, budget, baseline, design):
     runs: list[RunResult] = []
 
     def train(ms, new):
-        configs, done = train_runs(o, case, list(ms), list(new), root, budget)
+        configs, done = train_runs(o, problem, list(ms), list(new), root, budget)
         asked.extend(configs)
         runs.extend(done)
         out = {m: {} for m in ms}
@@ -304,8 +304,9 @@ def _decide(o, case, methods, all_seeds, root, budget, baseline, design):
 
     first = baseline if isinstance(baseline, str) else baseline[0]  # the design's
     seq_decide(train, methods, all_seeds, design, baseline=first, on_look=on_look)
-    paper_seed = profile_of(o, case).seed
-    return summarized(root, case, runs, asked, paper_seed, baseline, o.verdicts.margin)
+    paper_seed = profile_of(o, problem).seed
+    margin = o.verdicts.margin
+    return summarized(root, problem, runs, asked, paper_seed, baseline, margin)
 
 
 def check_configs(o: Options, problem: Problem, methods, seeds) -> None:
@@ -321,7 +322,7 @@ def check_configs(o: Options, problem: Problem, methods, seeds) -> None:
 
 def summarized(
     root: Path,
-    case,
+    problem,
     runs,
     asked: list[RunConfig],
     paper_seed,
@@ -333,8 +334,8 @@ def summarized(
     with writing(root):  # a full disk: one error naming the file, no partial file
         summary = write_summary(
             root,
-            paper_seed=paper_seed if case.paper_table else None,  # its own row
-            paper_table=case.paper_table,
+            paper_seed=paper_seed if problem.paper_table else None,  # its own row
+            paper_table=problem.paper_table,
             baseline=baseline,
             margin=margin,
             asked=[cfg.identity() for cfg in asked],
@@ -346,7 +347,7 @@ def summarized(
     baselines = [baseline] if isinstance(baseline, str) else list(baseline)
     return Comparison(
         root,
-        case.name,
+        problem.name,
         baselines[0],
         tuple(runs),
         tuple(summary.rows),
@@ -358,7 +359,7 @@ def summarized(
     )
 
 
-def _time_budget(o: Options, case, method: str, seed: int, root: Path) -> float:
+def _time_budget(o: Options, problem, method: str, seed: int, root: Path) -> float:
     """Seconds per run for ``budget="time"``: ``method``'s measured s/step times
     the step count, measured once and kept in ``root/budget.json`` (so that a
     repeated command reuses its finished runs)."""
@@ -367,8 +368,8 @@ def _time_budget(o: Options, case, method: str, seed: int, root: Path) -> float:
         seconds = read_budget(path)  # FolderError naming the file
         say(o, f"time budget: {seconds:.2f} s per run (from {path})")
         return seconds
-    cfg = config(o, case, method, seed).resolved(case)
-    per = step_seconds(cfg, case)
+    cfg = config(o, problem, method, seed).resolved(problem)
+    per = step_seconds(cfg, problem)
     seconds = per * cfg.iterations
     record = {"seconds": seconds, "method": method, "seconds_per_step": per}
     with writing(root):

@@ -2,7 +2,7 @@
 training data (the case's terms as the method changes them, and its weights hook).
 
 A case here is what these builders read of it: ``inputs``, ``fields``, ``grid``,
-``nets`` (:class:`~.methods.Nets`), ``output_transform`` and
+``trunk`` (:class:`~.methods.Trunk`), ``output_transform`` and
 ``make_terms(profile)`` (a :class:`~deepxde_lnn.problems.case.Case`). Parameter
 counts are taken from the network built on the meta device.
 """
@@ -50,21 +50,21 @@ CHECK_POINTS = 2  # points per term on which check_terms tries each residual
 
 
 def decomposition(case, fractions: Sequence[float] | None = None) -> Decomposition:
-    """The XPINN split of ``case``: its ``nets.xpinn_cuts``, or one cut per axis
+    """The XPINN split of ``case``: its ``trunk.xpinn_cuts``, or one cut per axis
     at ``fractions`` of the grid box (e.g. the authors' ``(0.38, 0.62)``), by
     default at its mid-planes."""
     lo, hi = case.grid.lo, case.grid.hi
     if fractions is not None:
         cuts = tuple((a + f * (b - a),) for a, b, f in zip(lo, hi, fractions))
-    elif case.nets.xpinn_cuts is not None:
-        cuts = case.nets.xpinn_cuts
+    elif case.trunk.xpinn_cuts is not None:
+        cuts = case.trunk.xpinn_cuts
     else:
         cuts = tuple(((a + b) / 2,) for a, b in zip(lo, hi))
     return Decomposition(tuple(lo), tuple(hi), cuts, case.grid.mask)
 
 
 def _sizes(case, width: int | None = None) -> list[int]:
-    return case.nets.layer_sizes(len(case.inputs), len(case.fields), width)
+    return case.trunk.layer_sizes(len(case.inputs), len(case.fields), width)
 
 
 def matched_width(case) -> int:
@@ -97,7 +97,7 @@ def _lnn(
         ACTIVATION,
         TORCH_DEFAULT,
         alpha_init=alpha_init,
-        layout=layout or case.nets.lnn_layout,
+        layout=layout or case.trunk.lnn_layout,
         block_activation=_block_activation(block_activation),
         residual=residual,
         train_alpha=train_alpha,
@@ -134,11 +134,11 @@ def _fourier(case, width, scale):
 def pirate_blocks(case) -> int:
     """The PirateNet's blocks for ``case``: one per three hidden layers of the
     case's trunk (each block has three dense layers), at least one."""
-    return max(1, len(case.nets.hidden) // 3)
+    return max(1, len(case.trunk.hidden) // 3)
 
 
 def _pirate(case, width, blocks, scale, alpha_init):
-    hidden = case.nets.hidden
+    hidden = case.trunk.hidden
     if width is None and len(set(hidden)) > 1:
         raise ValueError(f"pirate needs equal hidden widths; got {hidden} (give width)")
     net = PirateNet(
@@ -248,7 +248,7 @@ def check_size(method: str, case) -> None:
     if count > MAX_PARAMETERS:
         raise ValueError(
             f"method {method!r}: its network has {count:,} trainable parameters "
-            f"(nets.hidden={case.nets.hidden}), more than {MAX_PARAMETERS:,}"
+            f"(trunk.hidden={case.trunk.hidden}), more than {MAX_PARAMETERS:,}"
         )
 
 

@@ -5,7 +5,7 @@ and ends with one ``CASE = Case(...)``: the loss terms with their point counts,
 the exact solution and the grid where runs are scored (then
 ``deepxde_lnn.main(CASE)``, to run as a script). Training profiles and network
 settings are optional: without them a case trains with :data:`~.problem.DEFAULT`
-and the default :class:`~.methods.Nets`. A ``Case`` is a
+and the default :class:`~.methods.Trunk`. A ``Case`` is a
 :class:`~deepxde_lnn.problems.problem.Problem` whose methods are the package's
 (:mod:`.methods`, built by :mod:`.build`); :func:`load_file` reads a case file.
 """
@@ -15,8 +15,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import InitVar, dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -26,10 +27,17 @@ from . import build, methods
 from .data import ResampledPDE, Term
 from .data.terms import checked_terms
 from .fingerprints import of_definition, of_file
-from .methods import Nets
+from .methods import Trunk
 from .problem import DEFAULT, DEFAULT_PROFILE, MAX_POINTS, Evaluation, Grid, Profile
 
-__all__ = ["Case", "Grid", "Nets", "Profile", "load_file", "fingerprinted"]
+__all__ = ["Case", "Grid", "Trunk", "Profile", "load_file", "fingerprinted"]
+
+
+def __getattr__(name: str):
+    if name == "Nets":  # Trunk's name before
+        warnings.warn("Nets is now Trunk", DeprecationWarning, stacklevel=2)
+        return Trunk
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _default_profiles() -> dict[str, Profile]:
@@ -43,10 +51,11 @@ class Case:
     ``reference()`` gives the points where a solver computed the solution and its
     values there, ``(x, y)``: runs are scored on those points (the grid then only
     bounds the domain). Optional: ``profiles`` (name -> training
-    :class:`Profile`; default ``{"custom": DEFAULT}``), the network settings
-    ``nets`` and ``paper_table``, reference numbers set beside its summaries
-    (``{method: {field: {metric: value}, "train_s": seconds}}``, as a study
-    attaches them)."""
+    :class:`Profile`; default ``{"quick": DEFAULT}``), the network settings
+    ``trunk`` (``nets``, its name before, still works, with a
+    DeprecationWarning) and ``paper_table``, reference numbers set beside its
+    summaries (``{method: {field: {metric: value}, "train_s": seconds}}``, as a
+    study attaches them)."""
 
     name: str
     title: str
@@ -59,21 +68,24 @@ class Case:
     extra_metrics: Callable[[np.ndarray, np.ndarray, np.ndarray], dict] | None = None
     extra_grids: Mapping[str, int] = field(default_factory=dict)  # label -> n
     profiles: Mapping[str, Profile] = field(default_factory=_default_profiles)
-    nets: Nets = Nets()
+    trunk: Trunk = Trunk()
     paper_table: Mapping = field(default_factory=dict)
     reference: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None
     fingerprint: str | None = field(default=None, repr=False)
+    nets: InitVar[Trunk | None] = None  # trunk's name before
 
     scores = ("final",)  # a case's runs are scored on their final iterate
     trains_itself = False  # the package's runner trains it
 
     @property
     def default_profile(self) -> str:
-        """``quick`` where the case has it (the paper cases' main job), else the
-        first of its profiles (``custom`` unless it declares its own)."""
-        return "quick" if "quick" in self.profiles else next(iter(self.profiles))
+        """``quick`` where the case has it (a case that declares no profiles
+        has it), else the first of its profiles."""
+        if DEFAULT_PROFILE in self.profiles:
+            return DEFAULT_PROFILE
+        return next(iter(self.profiles))
 
-    def __post_init__(self):
+    def __post_init__(self, nets: Trunk | None = None):
         check_name(self.name, "case name")  # it names folders and records
         for what in ("fields", "inputs"):  # they name records' columns: checked now
             names = getattr(self, what)
@@ -94,8 +106,15 @@ class Case:
                 f"{self.name}: give exactly one of exact (a formula) and reference "
                 "(a solver's points and values)"
             )
-        if not isinstance(self.nets, Nets):
-            raise ValueError(f"{self.name}: nets must be a Nets; got {self.nets!r}")
+        if nets is not None:
+            warnings.warn(
+                "Case(nets=...) is now Case(trunk=...)",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            object.__setattr__(self, "trunk", nets)
+        if not isinstance(self.trunk, Trunk):
+            raise ValueError(f"{self.name}: trunk must be a Trunk; got {self.trunk!r}")
         try:
             checked_terms(self.terms)
         except ValueError as err:
@@ -109,7 +128,7 @@ class Case:
         exact solution on a few grid points (a finite value per point and field)
         and every loss term's residual and jet (:func:`~.build.check_terms`)."""
         try:
-            # the plain network of nets.hidden, every method's trunk (each method's
+            # the plain network of trunk.hidden, every method's trunk (each method's
             # own network is checked with it: check_method)
             build.check_size("pinn", self)
             _check_exact(self)

@@ -68,7 +68,7 @@ class DeepXDEProblem:
                 f"deepxde.data.Data; got {data!r}"
             )
         self.nets = check_nets(nets)
-        self.name = name if name is not None else default_name(data, PROFILE)
+        self.name = name if name is not None else default_name(data, "custom")
         check_name(self.name, "name")
         self.make_data = data
         self.inputs, self.fields = _inspect(data, self.nets)

@@ -27,7 +27,7 @@ What a PINN researcher would pick instead of the liquid block (docs/methods.md):
   (:mod:`deepxde_lnn.networks.fourier`).
 
 All use PyTorch's default initialisation (the authors' code; docs/methods.md) and
-the case's output transform and network settings (:class:`Nets`). Every method
+the case's output transform and network settings (:class:`Trunk`). Every method
 follows the case's sampling protocol, optimizer, learning rate and step count.
 
 A method name may carry options for ablations, ``NAME:key=value:key=value``:
@@ -66,7 +66,7 @@ __all__ = [
     "COMPARED",
     "ALTERNATIVES",
     "Method",
-    "Nets",
+    "Trunk",
     "Option",
     "get",
     "parse",
@@ -75,7 +75,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Nets:
+class Trunk:
     """A case's network settings: the hidden widths of the MLP trunk every method
     builds on (DeepXDE's ``layer_sizes`` between the inputs and the fields), the
     LNN's ``lnn_layout`` (``standard`` or ``reduced``) and the XPINN subdomains'

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from ..runs.names import DTYPES
+from ..runs.names import DEFAULT_PROFILE, DTYPES
 
 if TYPE_CHECKING:  # annotations only
     from deepxde.data import Data
@@ -29,7 +29,6 @@ __all__ = [
     "DTYPES",
     "DEFAULT",
     "DEFAULT_PROFILE",
-    "SCRIPT_PROFILE",
     "MAX_POINTS",
 ]
 
@@ -41,7 +40,8 @@ MAX_POINTS = 10**7
 
 @dataclass(frozen=True)
 class Profile:
-    """Training protocol: iterations, Adam learning rate, seed and point counts.
+    """A profile: a named set of training settings (iterations, Adam learning
+    rate, seed and point counts, ...).
 
     ``counts`` overrides the terms' point counts by name (missing names keep
     theirs); ``grid_n`` overrides the evaluation grid size; ``n_seeds`` is how many
@@ -74,11 +74,9 @@ class Profile:
         return [self.seed + i for i in range(self.n_seeds)]
 
 
-#: the name of the one profile of a problem that declares none
-DEFAULT_PROFILE = "custom"
-#: the profile of a run trained by the user's own function (``train=``)
-SCRIPT_PROFILE = "script"
-#: its training: 1000 Adam steps at lr 1e-3 on one fixed point set, seeds 0, 1, 2
+#: the training of :data:`DEFAULT_PROFILE`, the one profile of a problem that
+#: declares none: 1000 Adam steps at lr 1e-3 on one fixed point set, seeds 0, 1, 2
+#: (with ``train=``, the user's function trains)
 DEFAULT = Profile(iterations=1000, lr=1e-3, seed=0, n_seeds=3, resample=False)
 
 

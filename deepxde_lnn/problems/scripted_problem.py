@@ -59,13 +59,12 @@ from ..runs.checkpoint import rng_state, set_rng_state
 from ..runs.names import check_case_distinct
 from .deepxde_problem import check_nets, default_name
 from .fingerprints import of_definition
-from .problem import MAX_POINTS, SCRIPT_PROFILE, Profile
+from .problem import DEFAULT_PROFILE, MAX_POINTS, Profile
 from .user_files import working_in, writing_to
 
 __all__ = [
     "ScriptedProblem",
     "SCRIPT",
-    "SCRIPT_PROFILE",
     "Probe",
     "probe",
     "intercepted",
@@ -88,7 +87,7 @@ class ScriptedProblem:
     for a ``train`` the name of its file; else ``script``); checked
     by a dry call of every network (:func:`probe`) before anything trains."""
 
-    default_profile = SCRIPT_PROFILE
+    default_profile = DEFAULT_PROFILE  # its one: the function's own training
     trains_itself = True
     extra_metrics = None
     extra_grids: Mapping[str, int] = MappingProxyType({})
@@ -112,7 +111,7 @@ class ScriptedProblem:
                 f"returns the dde.Model; got {train!r}"
             )
         self.nets = check_nets(nets)
-        self.name = name if name is not None else default_name(train, SCRIPT_PROFILE)
+        self.name = name if name is not None else default_name(train, "script")
         check_name(self.name, "name")
         self.train = train
         self.reference = _check_reference(reference)
@@ -150,7 +149,7 @@ class ScriptedProblem:
     # --- what the experiments read of a problem ----------------------------------
 
     def profile(self, name: str) -> Profile:
-        check_choice(name, "profile", (SCRIPT_PROFILE,))
+        check_choice(name, "profile", (DEFAULT_PROFILE,))
         return replace(SCRIPT, dtype=self.dtype)
 
     def check_method(self, method: str) -> None:

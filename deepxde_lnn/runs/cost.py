@@ -105,9 +105,9 @@ class Cost:
 def cost(record: Mapping) -> Cost:
     """``record``'s cost: its CPU seconds where it was timed under load on a CPU
     (with one thread, what the step costs on an idle core), else its wall
-    seconds (``seconds_per_iteration``, ``train_seconds``)."""
+    seconds (``seconds_per_step``, ``train_seconds``)."""
     state = timing_state(record)
-    step, run = record.get("seconds_per_iteration"), record.get("train_seconds")
+    step, run = record.get("seconds_per_step"), record.get("train_seconds")
     if state == "loaded":  # the share is known, so both times are numbers > 0
         ratio = record["cpu_seconds"] / run
         step = None if step is None else step * ratio

@@ -59,6 +59,10 @@ FIELDS_FIGURE = "fields.png"
 LOSS_FIGURE = "loss.png"
 
 DTYPES = ("float32", "float64")  # a run's float types
+#: the profile a run takes where none is asked for (every problem has one of
+#: this name: a case's few steps, or the one profile of a problem that declares
+#: none)
+DEFAULT_PROFILE = "quick"
 #: what a comparison holds equal between its methods: the steps or the seconds
 BUDGETS = ("steps", "time")
 #: ``ablate``'s choice of both budgets, one after the other

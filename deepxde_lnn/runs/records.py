@@ -58,6 +58,7 @@ from ..checks import SEED_MAX, check_name, is_integer, is_number
 from .errors import FolderError
 from .names import (
     BUDGETS,
+    DEFAULT_PROFILE,
     DTYPES,
     FIELDS,
     LOSS,
@@ -83,6 +84,7 @@ __all__ = [
     "read_npz",
     "find",
     "read_record",
+    "current_names",
     "read_budget",
     "stack_sizes_problem",
     "Known",
@@ -320,16 +322,33 @@ def find(
 
 
 # keys of records written before a rename: old -> new, migrated on reading
-RENAMED = {"batched_runs": "stacked_runs", "batch_wall_seconds": "stack_wall_seconds"}
+RENAMED = {
+    "batched_runs": "stacked_runs",
+    "batch_wall_seconds": "stack_wall_seconds",
+    "seconds_per_iteration": "seconds_per_step",
+}
+# profiles of records written before one default profile: old -> new, likewise
+RENAMED_PROFILES = {"custom": DEFAULT_PROFILE, "script": DEFAULT_PROFILE}
 
 
 def read_record(path: str | os.PathLike) -> dict:
     """A ``metrics.json`` as a JSON object (not yet checked: :func:`check`), its
-    keys as this version names them (:data:`RENAMED`)."""
+    names as this version's (:func:`current_names`)."""
     record = read_json(path)
     if not isinstance(record, dict):
         raise FolderError(f"{path}: not a JSON object")
-    return {RENAMED.get(k, k): v for k, v in record.items()}
+    return current_names(record)
+
+
+def current_names(record: Mapping) -> dict:
+    """``record`` (a run's record, or a checkpoint's configuration) with its keys
+    (:data:`RENAMED`) and its profile (:data:`RENAMED_PROFILES`) as this version
+    names them; its values otherwise as they are (not yet checked)."""
+    out = {RENAMED.get(k, k): v for k, v in record.items()}
+    profile = out.get("profile")
+    if isinstance(profile, str) and profile in RENAMED_PROFILES:
+        out["profile"] = RENAMED_PROFILES[profile]
+    return out
 
 
 def read_budget(path: str | os.PathLike) -> float:
@@ -373,7 +392,7 @@ _TYPES = {
     ),
     "lbfgs_loss_scale": (lambda v: v is None or is_number(v), "a finite number"),
     "parameters": (lambda v: is_integer(v) and v >= 0, "an integer >= 0"),
-    "seconds_per_iteration": (lambda v: is_number(v) and v >= 0, "a number >= 0"),
+    "seconds_per_step": (lambda v: is_number(v) and v >= 0, "a number >= 0"),
     "train_seconds": (lambda v: is_number(v) and v >= 0, "a number >= 0"),
     # timing (:mod:`.cost`): null CPU time is a session that did not keep it
     "cpu_seconds": (_seconds_or_null, "a number >= 0 or null"),
@@ -413,7 +432,7 @@ NEEDS = {
     "report": ("case", "method", "profile", "dtype", "seed", "iterations", "lr"),
     "run": (
         *("case", "method", "profile", "dtype", "seed", "iterations", "lr"),
-        *("train_seconds", "seconds_per_iteration", "parameters", "final_loss"),
+        *("train_seconds", "seconds_per_step", "parameters", "final_loss"),
         *("grid_points", "device"),
     ),
 }
@@ -424,15 +443,15 @@ class Known:
     """The registries a reader holds names to, beyond their form: the registered
     ``cases`` (name -> fields) and the ``profiles`` their records may name, the
     ``own_profiles`` that a problem of the user's own (a case file, plain
-    DeepXDE) may name, and ``method``, raising ``ValueError`` for a method of no
-    registry (not asked of a record of the ``own_networks`` profiles: plain
-    DeepXDE and a user's training function name their own networks)."""
+    DeepXDE, a training function) may name, and ``method``, raising
+    ``ValueError`` for a method of no registry (asked of a registered case's
+    record only: a problem of the user's own names its methods, plain DeepXDE
+    and a training function after their networks)."""
 
     cases: Mapping[str, Sequence[str]]
     profiles: Sequence[str]
     own_profiles: Sequence[str]
     method: Callable[[str], object]
-    own_networks: Sequence[str]
 
 
 #: what is wrong with the options a record holds, or None
@@ -489,7 +508,7 @@ def _names_problem(rec: dict, known: Known | None) -> str | None:
             return f"{key} must be one of {', '.join(choices)}"
     if not _name(rec["method"]):
         return "method must be a method name such as lnn or lnn:width=32"
-    if known is None or rec["profile"] in known.own_networks:
+    if known is None or not registered:
         return None
     try:
         known.method(rec["method"])

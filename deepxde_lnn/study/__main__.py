@@ -1,5 +1,5 @@
 """``python -m deepxde_lnn.study``: write ``catalog.json`` from the case modules
-and the study's protocols."""
+and :mod:`.shipped`."""
 
 from pathlib import Path
 

@@ -3,7 +3,7 @@ reports see them, without torch or DeepXDE.
 
 What reports read of a case, its title, inputs, fields and profiles,
 :func:`info` gives from ``catalog.json``; the catalog is written from the case
-modules and the study's protocols by ``python -m deepxde_lnn.study``
+modules and :mod:`.shipped` by ``python -m deepxde_lnn.study``
 (:func:`deepxde_lnn.study.registry.catalog_text`; ``make docs``; a test checks
 it). :func:`check` says whether a name is a shipped case.
 """
@@ -19,15 +19,15 @@ from importlib import resources
 
 from ..checks import check_choice
 from ..problems import methods
-from ..problems.problem import DEFAULT_PROFILE, SCRIPT_PROFILE, Profile
+from ..problems.problem import Profile
 from ..runs.records import Known
 from .paper import paper_table
-from .protocols import ALL_PROFILES, PROTOCOLS, published_profile
+from .shipped import ALL_PROFILES, SHIPPED, published_profile
 
 __all__ = ["NAMES", "CATALOG", "CaseEntry", "available", "check", "info", "known"]
 
-#: the shipped cases, in the package's order: those with a protocol (one registry)
-NAMES = tuple(PROTOCOLS)
+#: the shipped cases, in the package's order: those of :data:`.shipped.SHIPPED`
+NAMES = tuple(SHIPPED)
 CATALOG = "catalog.json"
 CASES = "deepxde_lnn.cases"  # the package of the case modules
 
@@ -63,7 +63,8 @@ class CaseEntry:
 
     @property
     def published(self) -> str:
-        """The profile of its study's published protocol (``paper``, ``pinnacle``)."""
+        """The name of its published profile (its study's: ``paper``, ``pinnacle``;
+        ``paper`` for yours)."""
         return published_profile(self.study)
 
     def profile(self, name: str) -> Profile:
@@ -103,14 +104,13 @@ def info(name: str) -> CaseEntry:
 @functools.lru_cache(maxsize=None)
 def known() -> Known:
     """The names records of the study are held to: the shipped cases and their
-    fields, their profiles (a problem of the user's own: those, ``custom`` or
-    ``script``), the methods of this version."""
+    fields, their profiles (a problem of the user's own: the same names), the
+    methods of this version."""
     return Known(
         cases={name: info(name).fields for name in available()},
         profiles=ALL_PROFILES,
-        own_profiles=(*ALL_PROFILES, DEFAULT_PROFILE, SCRIPT_PROFILE),
+        own_profiles=ALL_PROFILES,
         method=methods.parse,
-        own_networks=(DEFAULT_PROFILE, SCRIPT_PROFILE),
     )
 
 

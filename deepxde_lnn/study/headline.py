@@ -25,8 +25,8 @@ from ..analysis.table import (
 )
 from ..problems.metrics import JOINT, summary_field
 from ..runs.records import escape
-from .protocols import SETTLED, names_of
-from .report_records import by_case, field_rows, fields_of, paper_protocol
+from .report_records import by_case, field_rows, fields_of, published_group
+from .shipped import SETTLED, names_of
 
 __all__ = [
     "Headline",
@@ -201,7 +201,7 @@ def _headline_line(h: Headline) -> str:
 
 def _settled_first(group: Group) -> int:
     """A headline row's place: the settled profiles' rows first (in the order of
-    :data:`~deepxde_lnn.study.protocols.SETTLED`), then the others (a stable sort
+    :data:`~deepxde_lnn.study.shipped.SETTLED`), then the others (a stable sort
     keeps the case order within each)."""
     return SETTLED.index(group.profile) if group.profile in SETTLED else len(SETTLED)
 
@@ -222,7 +222,7 @@ def _headline_row(
         return None
     matched = found[MATCHED].ci if MATCHED in found else None
     where = f"[{k}] {group.short()}"
-    if group == paper_protocol(case):
+    if group == published_group(case):
         where += f" ({PUBLISHED[case in names_of('pinnacle')]})"
     cells = (
         escape(case),

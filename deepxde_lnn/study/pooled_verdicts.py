@@ -23,8 +23,8 @@ from ..analysis.table import BASELINE, MATCHED, SUBJECT, Group, Row, prepare, va
 from ..problems.methods import ALTERNATIVES
 from ..problems.metrics import JOINT, summary_field
 from ..runs.records import escape
-from .protocols import names_of
 from .report_records import baseline_for, by_case, field_rows, fields_of, is_paper_case
+from .shipped import names_of
 
 __all__ = [
     "StudyVerdict",
@@ -63,7 +63,7 @@ class StudyVerdict:
     rows: dict[str, tuple[Row, Row]]
 
     def text(self) -> str:
-        """``your problems, profile script: lnn/fnn over 5 problems: ...``."""
+        """``your problems, profile quick: lnn/fnn over 5 problems: ...``."""
         return (
             f"{STUDY_NAMES[self.study]}, profile {self.profile}: {self.pooled.text()}"
         )

@@ -26,7 +26,7 @@ from ..problems.reference_data import shipped_text
 from ..runs.records import escape
 from .catalog import info
 from .pooled_verdicts import StudyVerdict
-from .protocols import names_of
+from .shipped import names_of
 
 __all__ = [
     "Published",

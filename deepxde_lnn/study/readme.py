@@ -5,7 +5,7 @@ line ``<!-- END generated: NAME -->``. ``deepxde-lnn report RUNS_DIR --readme
 README.md`` rewrites every block from the records below RUNS_DIR, with the code
 that prints or writes the same text elsewhere:
 
-* ``main-job``: what the main job (``make demo``: ``deepxde-lnn compare laplace``)
+* ``main-job``: what the main comparison (``make demo``: ``deepxde-lnn compare laplace``)
   prints at its end, its summary, from the records of exactly those runs;
 * ``answer``: what the study-level verdicts say, in at most five sentences
   (:func:`~.answer.answer`), beside the report's forest plot of them.
@@ -27,17 +27,17 @@ from .pooled_verdicts import pooled_verdicts
 from .reproduction import load
 
 __all__ = [
-    "MAIN_JOB",
-    "main_job_configs",
-    "main_job_output",
+    "MAIN_COMPARISON",
+    "main_comparison_configs",
+    "main_comparison_output",
     "answer",
     "blocks",
     "fill",
     "rebuild",
 ]
 
-# the main job's command line (the Makefile's `demo` target runs it)
-MAIN_JOB = ("compare", "laplace")
+# the main comparison's command line (the Makefile's `demo` target runs it)
+MAIN_COMPARISON = ("compare", "laplace")
 _BLOCK = re.compile(
     r"^(<!-- BEGIN generated: ([\w-]+)\b[^\n]*-->\n)"  # 1: the line, 2: the name
     r"(.*?)"  # 3: the body, rewritten
@@ -46,10 +46,10 @@ _BLOCK = re.compile(
 )
 
 
-def main_job_configs() -> list[RunConfig]:
-    """The runs :data:`MAIN_JOB` makes: its default methods and seeds, resolved
+def main_comparison_configs() -> list[RunConfig]:
+    """The runs :data:`MAIN_COMPARISON` makes: its default methods and seeds, resolved
     against the case's catalog entry (without torch)."""
-    case = info(MAIN_JOB[1])
+    case = info(MAIN_COMPARISON[1])
     profile = "quick"  # compare's default profile
     return [
         RunConfig(case.name, m, s, profile=profile).resolved(case)
@@ -58,17 +58,17 @@ def main_job_configs() -> list[RunConfig]:
     ]
 
 
-def _main_job_runs(runs: list[dict]) -> list[dict]:
-    """The record of each run of the main job (a ``ValueError`` naming the first
-    one missing): the record the main job would reuse for it."""
+def _main_comparison_runs(runs: list[dict]) -> list[dict]:
+    """The record of each run of the main comparison (a ``ValueError`` naming the first
+    one missing): the record the main comparison would reuse for it."""
     kept, _ = prepare(runs)
     found = []
-    for cfg in main_job_configs():
+    for cfg in main_comparison_configs():
         want = cfg.identity()
         match = [r for r in kept if RunConfig.identity_of(r) == want]
         if not match:
             raise ValueError(
-                f"readme: no record of the main job's run {cfg.case} {cfg.method} "
+                f"readme: no record of the main comparison's run {cfg.case} {cfg.method} "
                 f"seed {cfg.seed} (profile {cfg.profile}, {cfg.iterations} steps); "
                 "run `make demo` and add its runs' metrics.json files"
             )
@@ -76,9 +76,9 @@ def _main_job_runs(runs: list[dict]) -> list[dict]:
     return found
 
 
-def main_job_output(runs: list[dict]) -> str:
-    """The summary the main job prints, as a fenced text block."""
-    found = _main_job_runs(runs)
+def main_comparison_output(runs: list[dict]) -> str:
+    """The summary the main comparison prints, as a fenced text block."""
+    found = _main_comparison_runs(runs)
     case = info(found[0]["case"])
     seed = case.profile(found[0]["profile"]).seed  # as `compare` summarises
     text = build_summary(found, paper_seed=seed, paper_table=case.paper_table).markdown
@@ -94,7 +94,10 @@ def main_job_output(runs: list[dict]) -> str:
 def blocks(runs: list[dict]) -> dict[str, str]:
     """Every generated block's text for records from
     :func:`deepxde_lnn.study.reproduction.load`."""
-    return {"main-job": main_job_output(runs), "answer": answer(pooled_verdicts(runs))}
+    return {
+        "main-job": main_comparison_output(runs),
+        "answer": answer(pooled_verdicts(runs)),
+    }
 
 
 def fill(text: str, new: dict[str, str], name: str = "README") -> str:

@@ -1,9 +1,9 @@
-"""The paper's cases by name, with the study's protocols attached.
+"""The paper's cases by name, with the study's profiles attached.
 
 A case module (``cases/*.py``, the package ``deepxde_lnn.cases``) declares its
 physics only; :func:`get` imports it (and with it torch and DeepXDE) and returns
 its ``CASE`` with the study's profiles and network settings
-(:mod:`.protocols`) and the paper's numbers (:mod:`.paper`) attached (a module
+(:mod:`.shipped`) and the paper's numbers (:mod:`.paper`) attached (a module
 that sets any of them itself is refused, :data:`ATTACHED`). What
 reports read of a case comes from :mod:`.catalog` without importing it.
 """
@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from ..problems.case import Case, fingerprinted
-from . import protocols
+from . import shipped
 from .catalog import CASES, NAMES, available, check, info
 from .paper import paper_table
 
@@ -36,7 +36,7 @@ __all__ = [
 
 @dataclasses.dataclass(frozen=True)
 class StudyCase(Case):
-    """A paper case with the study's protocols. The one :func:`get` returns
+    """A paper case with the study's profiles. The one :func:`get` returns
     pickles as its name (a worker process imports it by name); a changed copy
     (``dataclasses.replace``) pickles as a ``Case`` of its own."""
 
@@ -50,7 +50,7 @@ _CASES: dict[str, StudyCase] = {}  # what get returned, by name
 
 
 def get(name: str) -> StudyCase:
-    """The case called ``name`` with the study's protocols (one object per name);
+    """The case called ``name`` with the study's profiles (one object per name);
     ValueError naming the choices otherwise."""
     if name not in _CASES:
         check(name)
@@ -80,8 +80,8 @@ def _by_name(name: str) -> StudyCase:
 #: what the study sets on a registered case, and where each belongs instead of
 #: the case's module
 ATTACHED = {
-    "profiles": "its protocol's paper= and quick=",
-    "nets": "its protocol's nets=",
+    "profiles": "its Shipped's published= and quick=",
+    "trunk": "its Shipped's trunk=",
     "paper_table": "rows of deepxde_lnn/study/paper_results.csv",
 }
 
@@ -90,7 +90,7 @@ def attach(case: Case) -> StudyCase:
     """``case`` (a registered case's declaration) with the study's profiles,
     network settings and the paper's numbers; ValueError naming them where the
     declaration sets any of them itself (one home each: the study's)."""
-    protocol = protocols.PROTOCOLS[case.name]
+    entry = shipped.SHIPPED[case.name]
     declared = {f.name: getattr(case, f.name) for f in dataclasses.fields(Case)}
     own = [name for name in ATTACHED if declared[name] != _default(name)]
     if own:
@@ -98,14 +98,14 @@ def attach(case: Case) -> StudyCase:
         raise ValueError(
             f"{case.name}: a registered case takes "
             f"{' and '.join(f'{name}=' for name in own)} from the study, not from "
-            f"its module ({where}; its protocol is PROTOCOLS[{case.name!r}] in "
-            "deepxde_lnn/study/protocols.py): leave them out of its CASE"
+            f"its module ({where}; its Shipped is SHIPPED[{case.name!r}] in "
+            "deepxde_lnn/study/shipped.py): leave them out of its CASE"
         )
     return StudyCase(
         **{
             **declared,
-            "profiles": protocols.profiles(case, protocol),
-            "nets": protocol.nets,
+            "profiles": shipped.profiles(case, entry),
+            "trunk": entry.trunk,
             "paper_table": paper_table(case.name),
         }
     )
@@ -121,7 +121,7 @@ def _default(name: str):
 
 def as_script(case: Case, path: str) -> Case:
     """The case a file ``path`` runs as a script (``deepxde_lnn.main(CASE)``): a
-    paper case's own module gets the study's protocols; any other file's case
+    paper case's own module gets the study's profiles; any other file's case
     (of whatever name) runs as it is declared."""
     if isinstance(case, StudyCase) or case.name not in available():
         return case
@@ -132,20 +132,20 @@ def as_script(case: Case, path: str) -> Case:
 
 
 def catalog_text() -> str:
-    """The catalog (:mod:`.catalog`) as the case modules and the protocols
+    """The catalog (:mod:`.catalog`) as the case modules and :mod:`.shipped`
     declare it now (imports every case)."""
     out = {name: catalog_entry(name) for name in available()}
     return json.dumps(out, indent=1) + "\n"
 
 
 def catalog_entry(name: str) -> dict:
-    """The catalog's entry of case ``name``, as its module and its protocol
+    """The catalog's entry of case ``name``, as its module and :mod:`.shipped`
     declare it now (imports it)."""
     case = get(name)
     return {
         "title": case.title,
         "inputs": list(case.inputs),
         "fields": list(case.fields),
-        "study": protocols.PROTOCOLS[name].study,
+        "study": shipped.SHIPPED[name].study,
         "profiles": {p: dataclasses.asdict(v) for p, v in case.profiles.items()},
     }

@@ -18,7 +18,7 @@ from ..runs.names import RECORD
 from ..runs.records import find, load_runs
 from . import catalog
 from .paper import paper_rows, paper_table
-from .protocols import names_of
+from .shipped import names_of
 
 __all__ = [
     "load",
@@ -27,7 +27,7 @@ __all__ = [
     "field_rows",
     "is_paper_case",
     "baseline_for",
-    "paper_protocol",
+    "published_group",
     "paper_of",
     "missing",
     "left_out",
@@ -143,7 +143,7 @@ def baseline_for(case: str, runs: list[dict]) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def paper_protocol(case: str) -> Group | None:
+def published_group(case: str) -> Group | None:
     """The group of a run made exactly at the published protocol for ``case``
     (the paper's; PINNacle's for its problems); None for a case of yours."""
     if case not in catalog.available() or case in names_of("yours"):
@@ -162,11 +162,11 @@ def paper_of(case: str, group: Group) -> dict | None:
     )
 
 
-def _at_paper_protocol(record: dict) -> bool:
-    protocol = paper_protocol(record["case"])
-    if protocol is None:  # a case this version does not ship
+def _at_published(record: dict) -> bool:
+    group = published_group(record["case"])
+    if group is None:  # a case this version does not ship
         return record["profile"] == "paper"
-    return Group.of(record) == protocol
+    return Group.of(record) == group
 
 
 def missing(runs: list[dict]) -> dict[str, dict[str, int]]:
@@ -175,7 +175,7 @@ def missing(runs: list[dict]) -> dict[str, dict[str, int]]:
     float32, step budget), over the paper's cases and any case in ``runs`` that
     this version does not ship (never a problem of the user's: a record with its
     fingerprint; nor a case of PINNacle's or of yours)."""
-    paper_runs = [r for r in runs if _at_paper_protocol(r)]
+    paper_runs = [r for r in runs if _at_published(r)]
     names = sorted(
         set(names_of("paper"))
         | {

@@ -1,5 +1,5 @@
 """L-BFGS after Adam, as the ``accurate`` profile trains (its settings:
-:mod:`deepxde_lnn.study.protocols`; ``docs/protocol.md``).
+:mod:`deepxde_lnn.study.shipped`; ``docs/protocol.md``).
 
 ``torch.optim.LBFGS`` with DeepXDE's L-BFGS settings (history 100, strong-Wolfe
 line search, gradient tolerance 1e-8) on the loss scaled to 1 at the switch

@@ -1,5 +1,5 @@
-"""Training a job phase after phase: Adam (with the profile's schedule), then
-L-BFGS and NNCG if asked, each compiled into the job's ``dde.Model`` and trained
+"""Training a stack phase after phase: Adam (with the profile's schedule), then
+L-BFGS and NNCG if asked, each compiled into the stack's ``dde.Model`` and trained
 from where its checkpoints stand, with a checkpoint every ``checkpoint_every`` steps
 (the :class:`~.controller.Controller` inside ``dde.Model.train``)."""
 
@@ -27,7 +27,7 @@ from .controller import Controller
 from .graphed import GraphedStep, plain_adam_state, plain_scheduler_state
 from .nncg import compile_nncg
 from .soap import make_soap
-from .stack import Job, Run, check_checkpoints, restore, stacked_from
+from .stack import Run, Stack, check_checkpoints, restore, stacked_from
 from .stacking import select_adam_, split_adam_state, stack_adam_states
 
 __all__ = [
@@ -53,59 +53,59 @@ def phases(cfg: RunConfig) -> list[tuple[str, int]]:
     return out
 
 
-def start(job: Job, states: list) -> None:
-    """Compile the job's model for its first phase, restored from the runs'
+def start(stack: Stack, states: list) -> None:
+    """Compile the stack's model for its first phase, restored from the runs'
     checkpoint ``states`` if given (the optimizer of the phase they stopped in);
     ``CheckpointError`` naming them if they do not fit."""
     if states[0] is None:
-        compile_phase(job, "adam")
+        compile_phase(stack, "adam")
         return
-    check_checkpoints(job, states)
+    check_checkpoints(stack, states)
     try:
-        restore(job, states)
-        compile_phase(job, "adam")
-        if job.saved_opt["phase"] != "adam":  # its optimizer state, checked now
-            compile_phase(job, job.saved_opt["phase"])
+        restore(stack, states)
+        compile_phase(stack, "adam")
+        if stack.saved_opt["phase"] != "adam":  # its optimizer state, checked now
+            compile_phase(stack, stack.saved_opt["phase"])
     except (RuntimeError, ValueError, TypeError, KeyError, IndexError) as err:
-        where = ", ".join(str(r.folder.checkpoint) for r in job.runs)
+        where = ", ".join(str(r.folder.checkpoint) for r in stack.runs)
         raise CheckpointError(
             f"checkpoint {where} does not fit this run ({short_error(err)}); "
             "delete it to restart the run from scratch"
         ) from None
 
 
-def compile_phase(job: Job, phase: str) -> None:
+def compile_phase(stack: Stack, phase: str) -> None:
     """Compile the model for ``phase`` (Adam with the profile's decay, or a
     finisher, L-BFGS or NNCG, with frozen loss weights), restoring a checkpoint's
     optimizer state saved in the same phase (the runs' states stacked when K > 1)."""
-    job.graphed = None
-    weights = loss_weights(job)
+    stack.graphed = None
+    weights = loss_weights(stack)
     if phase == "adam":  # the first phase: Adam, or SOAP where asked
-        decay = job.profile.decay
-        if job.cfg.first_optimizer == "soap":
-            opt, lr = make_soap(job.net.parameters(), job.cfg.lr), None
+        decay = stack.profile.decay
+        if stack.cfg.first_optimizer == "soap":
+            opt, lr = make_soap(stack.net.parameters(), stack.cfg.lr), None
         else:
-            opt, lr = "adam", job.cfg.lr
-        job.model.compile(opt, lr=lr, decay=decay, loss_weights=weights, verbose=0)
-        job.adam_text = adam_text(job.model.opt, decay)
+            opt, lr = "adam", stack.cfg.lr
+        stack.model.compile(opt, lr=lr, decay=decay, loss_weights=weights, verbose=0)
+        stack.adam_text = adam_text(stack.model.opt, decay)
     elif phase == "lbfgs":
-        lbfgs = make_lbfgs(job.net.parameters())
-        job.model.compile(lbfgs, loss_weights=weights, verbose=0)
-        job.data.update_weights = False
+        lbfgs = make_lbfgs(stack.net.parameters())
+        stack.model.compile(lbfgs, loss_weights=weights, verbose=0)
+        stack.data.update_weights = False
     else:
-        compile_nncg(job.model, weights)
-        job.data.update_weights = False
-    saved = job.saved_opt
+        compile_nncg(stack.model, weights)
+        stack.data.update_weights = False
+    saved = stack.saved_opt
     if saved is not None and saved["phase"] == phase:
-        opts = [configured(job.model.opt, s) for s in saved["opt"]]
-        job.model.opt.load_state_dict(
-            stack_adam_states(opts) if job.stacked else opts[0]
+        opts = [configured(stack.model.opt, s) for s in saved["opt"]]
+        stack.model.opt.load_state_dict(
+            stack_adam_states(opts) if stack.stacked else opts[0]
         )
-        if job.model.lr_scheduler is not None:
-            advance(job.model.lr_scheduler, job.start)
-    if phase == "adam" and job.cfg.cuda_graph:
-        job.graphed = GraphedStep(job.model).install()
-    job.phase = phase
+        if stack.model.lr_scheduler is not None:
+            advance(stack.model.lr_scheduler, stack.start)
+    if phase == "adam" and stack.cfg.cuda_graph:
+        stack.graphed = GraphedStep(stack.model).install()
+    stack.phase = phase
 
 
 def configured(opt: torch.optim.Optimizer, saved: dict) -> dict:
@@ -139,15 +139,15 @@ def advance(scheduler, steps: int) -> None:
             scheduler.step()
 
 
-def loss_weights(job: Job) -> list | None:
+def loss_weights(stack: Stack) -> list | None:
     """The run's ``loss_weights`` as DeepXDE multiplies its stacked losses: one
     per term, or one column per term for K stacked runs (each run's terms
     weighted as if it trained alone)."""
-    weights = job.cfg.loss_weights
+    weights = stack.cfg.loss_weights
     if weights is None:
         return None
-    check_weights_fit(weights, job.runs[0].data.names)  # a user's data: named now
-    return [[w] for w in weights] if job.stacked else list(weights)
+    check_weights_fit(weights, stack.runs[0].data.names)  # a user's data: named now
+    return [[w] for w in weights] if stack.stacked else list(weights)
 
 
 #: the first phase optimizer's settings a record names (those it has)
@@ -173,96 +173,96 @@ def loss_table(run: Run, rows: np.ndarray) -> np.ndarray:
     return np.vstack([prior, rows]) if rows.size else prior
 
 
-def train(job: Job, signals, progress, callbacks) -> Controller:
-    """Train phase after phase from ``job.start``; returns the last phase's
+def train(stack: Stack, signals, progress, callbacks) -> Controller:
+    """Train phase after phase from ``stack.start``; returns the last phase's
     controller (every phase's rows and seconds are folded into the runs'
-    ``prior_rows``/``prior_seconds``/``prior_cpu_seconds``); ``job.loads`` holds
+    ``prior_rows``/``prior_seconds``/``prior_cpu_seconds``); ``stack.loads`` holds
     the load average as training starts and ends."""
     start = load_average()
-    ctl = _train_phases(job, signals, progress, callbacks)
-    job.loads = (start, load_average())
+    ctl = _train_phases(stack, signals, progress, callbacks)
+    stack.loads = (start, load_average())
     return ctl
 
 
-def _train_phases(job: Job, signals, progress, callbacks) -> Controller:
-    """The phases left, from the one the job stands in; an L-BFGS that converged
+def _train_phases(stack: Stack, signals, progress, callbacks) -> Controller:
+    """The phases left, from the one the stack stands in; an L-BFGS that converged
     before its cap hands the steps it left over to the next phase."""
-    first = PHASES.index(job.phase)
+    first = PHASES.index(stack.phase)
     todo = [
         (p, end)
-        for p, end in phases(job.cfg)
-        if end > job.start and PHASES.index(p) >= first
+        for p, end in phases(stack.cfg)
+        if end > stack.start and PHASES.index(p) >= first
     ]
-    for i in job.live:
-        stacked_from(job.runs[i], job.start, len(job.live))
+    for i in stack.live:
+        stacked_from(stack.runs[i], stack.start, len(stack.live))
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     for k, (phase, end) in enumerate(todo):
-        if phase != job.phase:
-            compile_phase(job, phase)
-        ctl = _train_phase(job, signals, progress, callbacks, end)
-        _fold(job, ctl)
+        if phase != stack.phase:
+            compile_phase(stack, phase)
+        ctl = _train_phase(stack, signals, progress, callbacks, end)
+        _fold(stack, ctl)
         stopped = not ctl.live or ctl.interrupted or ctl.out_of_time
-        handed_over = job.phase == "lbfgs" and job.converged
+        handed_over = stack.phase == "lbfgs" and stack.converged
         if k == len(todo) - 1 or (ctl.step < end and not handed_over) or stopped:
             return ctl
-        job.start, job.torch_rng = ctl.step, None
+        stack.start, stack.torch_rng = ctl.step, None
     raise AssertionError("no phase left to train")  # finished runs are reused
 
 
-def _fold(job: Job, ctl: Controller) -> None:
+def _fold(stack: Stack, ctl: Controller) -> None:
     """A finished phase's loss rows and seconds into its runs; the runs that
-    diverged leave the job."""
-    share, cpu = ctl.elapsed() / len(job.runs), ctl.cpu_elapsed() / len(job.runs)
+    diverged leave the stack."""
+    share, cpu = ctl.elapsed() / len(stack.runs), ctl.cpu_elapsed() / len(stack.runs)
     for i in ctl.rows:
-        r = job.runs[i]
+        r = stack.runs[i]
         r.prior_rows = loss_table(r, ctl.table(i))
         r.prior_seconds += share
         r.prior_cpu_seconds = _plus(r.prior_cpu_seconds, cpu)
         r.diverged_at = ctl.diverged.get(i)
-    job.wall_seconds += ctl.elapsed()
-    job.cpu_seconds += ctl.cpu_elapsed()
-    job.live = list(ctl.live)
-    if job.graphed is not None:
-        job.adam_step = job.graphed.engine
+    stack.wall_seconds += ctl.elapsed()
+    stack.cpu_seconds += ctl.cpu_elapsed()
+    stack.live = list(ctl.live)
+    if stack.graphed is not None:
+        stack.adam_step = stack.graphed.engine
 
 
-def _net_states(job: Job) -> list[dict]:
+def _net_states(stack: Stack) -> list[dict]:
     """The live runs' network state dicts, in stack order."""
-    return job.net.state_dicts() if job.stacked else [job.net.state_dict()]
+    return stack.net.state_dicts() if stack.stacked else [stack.net.state_dict()]
 
 
-def _opt_states(job: Job) -> list[dict]:
-    state = job.model.opt.state_dict()
-    if job.graphed is not None:
+def _opt_states(stack: Stack) -> list[dict]:
+    state = stack.model.opt.state_dict()
+    if stack.graphed is not None:
         state = plain_adam_state(state)
-    return split_adam_state(state, len(job.live)) if job.stacked else [state]
+    return split_adam_state(state, len(stack.live)) if stack.stacked else [state]
 
 
-def _saver(job: Job):
+def _saver(stack: Stack):
     """``save(step, tables, seconds, cpu_seconds)`` for the controller: each live
     run's checkpoint, with everything a resumed run needs (the single-run
     format)."""
 
     def save(step, tables, seconds, cpu_seconds):
-        sched = job.model.lr_scheduler
-        nets, opts = _net_states(job), _opt_states(job)
+        sched = stack.model.lr_scheduler
+        nets, opts = _net_states(stack), _opt_states(stack)
         written = []  # a stack's checkpoints: one group, replaced together
-        for pos, i in enumerate(job.live):
-            r = job.runs[i]
+        for pos, i in enumerate(stack.live):
+            r = stack.runs[i]
             payload = {
                 "config": asdict(r.cfg),
                 "step": step,
                 "net": nets[pos],
-                "phase": job.phase,
+                "phase": stack.phase,
                 "opt": opts[pos],
                 "scheduler": None if sched is None else plain_scheduler_state(sched),
                 # the sampler's state *before* its latest draw: dde.Model.train
                 # draws once before its first step, so a resumed run redraws it
                 "rng": rng_state(r.data.rng_state_before_draw),
                 "loss": torch.from_numpy(loss_table(r, tables[i])),
-                "seconds": r.prior_seconds + seconds / len(job.runs),
-                **_cpu_entry(_plus(r.prior_cpu_seconds, cpu_seconds / len(job.runs))),
+                "seconds": r.prior_seconds + seconds / len(stack.runs),
+                **_cpu_entry(_plus(r.prior_cpu_seconds, cpu_seconds / len(stack.runs))),
                 "data": r.data.state_dict(),  # e.g. RBA's multipliers
                 "stack_sizes": r.stack_sizes,
             }
@@ -282,52 +282,52 @@ def _cpu_entry(cpu_seconds: float | None) -> dict:
     return {} if cpu_seconds is None else {"cpu_seconds": cpu_seconds}
 
 
-def _drop(job: Job, positions: list[int], step: int) -> None:
+def _drop(stack: Stack, positions: list[int], step: int) -> None:
     """Take the runs at stack ``positions`` (diverged) out of the stacked model,
     its data and its Adam state after ``step``; the others go on unchanged, in
     a smaller stack."""
-    keep = [p for p in range(len(job.live)) if p not in positions]
-    job.live = [job.live[p] for p in keep]
-    for i in job.live:
-        stacked_from(job.runs[i], step, len(job.live))
-    job.net.select_(keep)
-    job.data.select_(keep)
-    select_adam_(job.model.opt, job.net, keep)
+    keep = [p for p in range(len(stack.live)) if p not in positions]
+    stack.live = [stack.live[p] for p in keep]
+    for i in stack.live:
+        stacked_from(stack.runs[i], step, len(stack.live))
+    stack.net.select_(keep)
+    stack.data.select_(keep)
+    select_adam_(stack.model.opt, stack.net, keep)
 
 
-def _train_phase(job, signals, progress, callbacks, end) -> Controller:
-    cfg = job.cfg
-    prior = min(job.runs[i].prior_seconds for i in job.live)
+def _train_phase(stack, signals, progress, callbacks, end) -> Controller:
+    cfg = stack.cfg
+    prior = min(stack.runs[i].prior_seconds for i in stack.live)
     ctl = Controller(
-        job.data,
-        job.start,
+        stack.data,
+        stack.start,
         end,
         cfg.checkpoint_every,
-        _saver(job),
+        _saver(stack),
         signals,
         progress,
         budget=None if cfg.seconds is None else cfg.seconds - prior,
         shown_total=cfg.total_steps,
-        runs=job.live,
-        drop=lambda positions, step: _drop(job, positions, step),
+        runs=stack.live,
+        drop=lambda positions, step: _drop(stack, positions, step),
     )
-    converged = LBFGSConverged() if job.phase == "lbfgs" else None
+    converged = LBFGSConverged() if stack.phase == "lbfgs" else None
     # DeepXDE evaluates the losses in training mode before the first step and
     # every display_every steps (a forward that draws dropout masks): evaluate
     # only at the ends, and restore the torch RNG after that first evaluation, so
     # that a resumed run draws exactly what the uninterrupted one did
-    steps = end - job.start
-    job.model.train(
+    steps = end - stack.start
+    stack.model.train(
         iterations=steps,
         display_every=steps,
-        callbacks=[_TorchRNG(job.torch_rng), *([converged] if converged else [])]
+        callbacks=[_TorchRNG(stack.torch_rng), *([converged] if converged else [])]
         + [ctl, *callbacks],
         verbose=0,
     )
     if converged is not None:
-        job.converged = converged.converged
-        job.lbfgs_iterations = iterations_done(job.model.opt)
-        job.lbfgs_loss_scale = job.model.opt.param_groups[0].get("loss_scale")
+        stack.converged = converged.converged
+        stack.lbfgs_iterations = iterations_done(stack.model.opt)
+        stack.lbfgs_loss_scale = stack.model.opt.param_groups[0].get("loss_scale")
     return ctl
 
 

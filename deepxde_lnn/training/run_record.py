@@ -20,7 +20,7 @@ from ..runs.provenance import device_info, versions
 from .accurate import lbfgs_settings
 from .nncg import NNCG_SETTINGS
 from .phases import adam_text
-from .stack import Job, Run
+from .stack import Run, Stack
 
 __all__ = ["describe", "evaluate", "predict"]
 
@@ -38,11 +38,11 @@ def predict(net, x: np.ndarray, chunk: int = 65536) -> np.ndarray:
     return np.vstack(outs)
 
 
-def evaluate(job: Job, r: Run) -> dict:
+def evaluate(stack: Stack, r: Run) -> dict:
     """Run ``r``'s ``metrics.json`` record: configuration, provenance, metrics;
     the evaluation grid, exact and predicted values go to ``r.fields``."""
-    problem, cfg, data = job.problem, r.cfg, r.data
-    ev = problem.evaluation(job.profile, data)
+    problem, cfg, data = stack.problem, r.cfg, r.data
+    ev = problem.evaluation(stack.profile, data)
     x, exact, pred = ev.x, ev.exact, predict(r.net, ev.x)
     r.fields = dict(x=x, exact=exact, pred=pred, mask=ev.mask, axes=ev.axes)
     seconds, loss = r.prior_seconds, r.prior_rows
@@ -54,14 +54,14 @@ def evaluate(job: Job, r: Run) -> dict:
         "budget": "steps" if cfg.seconds is None else "time",
         "steps": int(loss[-1, 0]) if len(loss) else 0,
         "train_seconds": seconds,
-        "seconds_per_iteration": seconds / max(len(loss), 1),
-        **timing_fields(seconds, r.prior_cpu_seconds, device["threads"], job.loads),
+        "seconds_per_step": seconds / max(len(loss), 1),
+        **timing_fields(seconds, r.prior_cpu_seconds, device["threads"], stack.loads),
         "peak_gpu_memory_bytes": (
             torch.cuda.max_memory_allocated() if torch.cuda.is_available() else None
         ),
-        "resumed": job.resumed,
+        "resumed": stack.resumed,
         "counts": data.counts,
-        **_protocol(job, r),
+        **_training(stack, r),
         "final_loss": dict(zip(["total", *data.names], map(float, loss[-1, 1:]))),
         "grid_points": int(len(x)),
         "fields": list(problem.fields),
@@ -69,11 +69,11 @@ def evaluate(job: Job, r: Run) -> dict:
         "versions": versions(),
         "command": shlex.join(sys.argv),
     }
-    record.update(_extra_metrics(problem, job, r, x, pred, exact))
-    if job.stacked:
-        record["stacked_runs"] = len(job.runs)
-        record["stack_wall_seconds"] = job.wall_seconds
-        record["stack_cpu_seconds"] = job.cpu_seconds
+    record.update(_extra_metrics(problem, stack, r, x, pred, exact))
+    if stack.stacked:
+        record["stacked_runs"] = len(stack.runs)
+        record["stack_wall_seconds"] = stack.wall_seconds
+        record["stack_cpu_seconds"] = stack.cpu_seconds
     if any(k > 1 for _, k in r.stack_sizes):  # which steps trained in which stack
         record["stack_sizes"] = r.stack_sizes
     return record
@@ -83,62 +83,62 @@ def evaluate(job: Job, r: Run) -> dict:
 UNSTACKED = "none: this method's seeds cannot train as one stacked model"
 
 
-def _protocol(job: Job, r: Run) -> dict:
+def _training(stack: Stack, r: Run) -> dict:
     """How the run was trained, read off the objects that trained it."""
-    adam = job.adam_text or adam_text(job.model.opt, job.profile.decay)
+    adam = stack.adam_text or adam_text(stack.model.opt, stack.profile.decay)
     out = {
         "initialization": str(
             getattr(r.net, "kernel_initializer", "the network's own (nets=)")
         ),
         "network": describe(r.net),
         "optimizer": adam + ", final iterate",
-        "derivatives": job.data.describe_derivatives(job.net),
+        "derivatives": stack.data.describe_derivatives(stack.net),
         "resampling": (
             "every term's point set redrawn every step (i.i.d. uniform)"
             if r.data.resample
             else "one fixed point set per term"
         ),
     }
-    if not job.stacked and not job.problem.stackable(job.cfg.method):
+    if not stack.stacked and not stack.problem.stackable(stack.cfg.method):
         out["stacking"] = UNSTACKED
-    if job.cfg.cuda_graph:
-        out["step"] = job.adam_step or "no Adam step in this session"
-    if job.cfg.lbfgs:
-        out.update(_lbfgs(job, adam))
-    if job.cfg.nncg:
-        out.update(_nncg(job, out["optimizer"]))
+    if stack.cfg.cuda_graph:
+        out["step"] = stack.adam_step or "no Adam step in this session"
+    if stack.cfg.lbfgs:
+        out.update(_lbfgs(stack, adam))
+    if stack.cfg.nncg:
+        out.update(_nncg(stack, out["optimizer"]))
     return out
 
 
-def _lbfgs(job: Job, adam: str) -> dict:
+def _lbfgs(stack: Stack, adam: str) -> dict:
     """The L-BFGS phase as the record gives it (evaluation follows that phase)."""
     d = lbfgs_settings()
     out = {
         "optimizer": (
-            f"{adam} for {job.cfg.iterations} steps, then "
+            f"{adam} for {stack.cfg.iterations} steps, then "
             f"LBFGS(history_size={d['history_size']}, "
             f"line_search_fn={d['line_search_fn']}, "
             f"tolerance_grad={d['tolerance_grad']}) on the loss scaled by "
-            f"1/L at the switch for at most {job.cfg.lbfgs} iterations, "
+            f"1/L at the switch for at most {stack.cfg.lbfgs} iterations, "
             "final iterate"
         ),
-        "lbfgs_stop": "converged" if job.converged else "iteration cap",
+        "lbfgs_stop": "converged" if stack.converged else "iteration cap",
     }
-    if job.lbfgs_iterations is not None:  # L-BFGS ran in this session
-        out["lbfgs_loss_scale"] = job.lbfgs_loss_scale
-        out["lbfgs_iterations"] = job.lbfgs_iterations
+    if stack.lbfgs_iterations is not None:  # L-BFGS ran in this session
+        out["lbfgs_loss_scale"] = stack.lbfgs_loss_scale
+        out["lbfgs_iterations"] = stack.lbfgs_iterations
     return out
 
 
-def _nncg(job: Job, before: str) -> dict:
+def _nncg(stack: Stack, before: str) -> dict:
     """The NNCG phase after ``before`` (the phases it follows, as the record
     gives them)."""
     settings = ", ".join(f"{k}={v}" for k, v in NNCG_SETTINGS.items())
     head = before.removesuffix(", final iterate")
     return {
         "optimizer": (
-            f"{head}, then NNCG({settings}) until step {job.cfg.total_steps} "
-            f"({job.cfg.nncg} iterations, more where L-BFGS stopped early), "
+            f"{head}, then NNCG({settings}) until step {stack.cfg.total_steps} "
+            f"({stack.cfg.nncg} iterations, more where L-BFGS stopped early), "
             "final iterate"
         )
     }
@@ -188,7 +188,7 @@ def _linear_sizes(net) -> list[int] | None:
     return [layers[0].in_features, *(layer.out_features for layer in layers)]
 
 
-def _extra_metrics(problem: Problem, job: Job, r: Run, x, pred, exact) -> dict:
+def _extra_metrics(problem: Problem, stack: Stack, r: Run, x, pred, exact) -> dict:
     """Case-specific metric sets; their warnings go to stderr and the record."""
     out: dict = {}
     with warnings.catch_warnings(record=True) as caught:
@@ -196,7 +196,7 @@ def _extra_metrics(problem: Problem, job: Job, r: Run, x, pred, exact) -> dict:
         if problem.extra_metrics is not None:
             out["extra_metrics"] = problem.extra_metrics(x, pred, exact)
         for label, n in problem.extra_grids.items():  # e.g. the paper's other grids
-            ev = problem.evaluation(replace(job.profile, grid_n=n), r.data)
+            ev = problem.evaluation(replace(stack.profile, grid_n=n), r.data)
             out.setdefault("extra_grid_metrics", {})[label] = all_fields(
                 predict(r.net, ev.x), ev.exact, problem.fields
             )

@@ -1,4 +1,4 @@
-"""Train one (problem, method, seed) job, or K seeds of it stacked, and write the
+"""Train one (problem, method, seed) run, or K seeds of it stacked, and write the
 run folders.
 
 One run = one :class:`RunConfig` in, one folder of plain files out::
@@ -16,7 +16,7 @@ pass it). The paper protocol (``docs/protocol.md``): Adam with library defaults 
 constant lr, one full batch per step, every point set redrawn each step, final
 iterate reported. Timing covers the training loop only (checkpoint I/O excluded).
 
-The parts: :mod:`.stack` (building and restoring a job), :mod:`.phases` (training
+The parts: :mod:`.stack` (building and restoring a stack), :mod:`.phases` (training
 it), :mod:`.run_record` (its record), :mod:`.artifacts` (its files) and
 :mod:`.timing`; this module holds the one training path and the public names.
 """
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import RunConfig, stackable_protocol
+from ..config import RunConfig, stackable_training
 from ..networks.compiled import usable_cache
 from ..problems.problem import Problem
 from ..runs.checkpoint import CheckpointError
@@ -43,7 +43,7 @@ from .outcome import Outcome, RunInterrupted, TrainingDiverged
 from .run_record import evaluate, predict
 from .scripted_run import run_scripted
 from .stack import (
-    Job,
+    Stack,
     build,
     checkpoint_state,
     kept_float,
@@ -77,7 +77,7 @@ def run(
     callbacks=(),
     on_done: OnDone | None = None,
 ) -> dict:
-    """Train one job of ``problem`` into the folder ``out`` and return its
+    """Train one run of ``problem`` into the folder ``out`` and return its
     ``metrics.json`` record.
 
     A finished run of the same configuration in ``out`` is returned as it is;
@@ -202,7 +202,7 @@ def _check_stackable(problem: Problem, cfgs: list[RunConfig]) -> None:
         raise ValueError("configs: seeds in a stack must be distinct")
     if cfgs[0].seconds is not None:
         raise ValueError("seconds: a time budget needs one run per process")
-    if not stackable_protocol(problem.profile(cfgs[0].profile), cfgs[0]):
+    if not stackable_training(problem.profile(cfgs[0].profile), cfgs[0]):
         raise ValueError(
             f"profile {cfgs[0].profile!r}: seeds train as a stack only with "
             "Adam on resampled points (no fixed pool or L-BFGS)"
@@ -229,13 +229,13 @@ def _train_folders(
             outcomes[i] = Outcome(cfg, f.path, "done", done)
         states[i] = state
     for group, riding in _stacks(cfgs, folders, states, outcomes):
-        job = build(problem, [cfgs[i] for i in group], [folders[i] for i in group])
-        phases.start(job, [states[i] for i in group])
-        label = _label(job)
+        stack = build(problem, [cfgs[i] for i in group], [folders[i] for i in group])
+        phases.start(stack, [states[i] for i in group])
+        label = _label(stack)
         with signals.deferred():
             shown = progress(label) if progress else None
-            ctl = phases.train(job, signals, shown, callbacks)
-            results = _finish(job, ctl, on_done, riding)
+            ctl = phases.train(stack, signals, shown, callbacks)
+            results = _finish(stack, ctl, on_done, riding)
         outcomes.update((i, o) for i, o in zip(group, results) if o is not None)
     for i, f in enumerate(folders):  # a finished run's spare checkpoint (a stack's)
         if outcomes[i].status == "done" and states[i] is None:
@@ -244,7 +244,7 @@ def _train_folders(
 
 
 def _stacks(cfgs, folders, states, finished) -> list[tuple[list[int], set[int]]]:
-    """The jobs that train the unfinished runs: ``(runs, riding)``, the runs in
+    """The stacks that train the unfinished runs: ``(runs, riding)``, the runs in
     the order given and the positions of those that ride along.
 
     The unfinished runs whose checkpoints stand at one step train together (all
@@ -287,26 +287,29 @@ def _rider(folder: RunFolder, cfg: RunConfig, step: int) -> dict | None:
     return state if _step(state) == step else None
 
 
-def _label(job: Job) -> str:
-    seeds = [r.cfg.seed for r in job.runs]
-    return run_label(job.cfg.case, job.cfg.method, seeds, job.cfg.lr)
+def _label(stack: Stack) -> str:
+    seeds = [r.cfg.seed for r in stack.runs]
+    return run_label(stack.cfg.case, stack.cfg.method, seeds, stack.cfg.lr)
 
 
 def _finish(
-    job: Job, ctl: Controller, on_done: OnDone | None, riding: set[int] = frozenset()
+    stack: Stack,
+    ctl: Controller,
+    on_done: OnDone | None,
+    riding: set[int] = frozenset(),
 ) -> list[Outcome | None]:
     """Each run's outcome (None for the runs ``riding`` along: finished before,
     never written again): its folder written if it finished, else its loss log
     and why it stopped (its last good checkpoint is kept). The checkpoints go
-    once every finished run of the job is written: a process killed in between
+    once every finished run of the stack is written: a process killed in between
     leaves them all, and the stack resumes whole (:func:`_stacks`)."""
-    converged = job.converged and job.phase == "lbfgs"  # the last phase it ran
-    done = ctl.step >= job.cfg.total_steps or ctl.out_of_time or converged
-    if job.stacked and job.live:
-        for i, state in zip(job.live, job.net.state_dicts()):
-            job.runs[i].net.load_state_dict(state)
+    converged = stack.converged and stack.phase == "lbfgs"  # the last phase it ran
+    done = ctl.step >= stack.cfg.total_steps or ctl.out_of_time or converged
+    if stack.stacked and stack.live:
+        for i, state in zip(stack.live, stack.net.state_dicts()):
+            stack.runs[i].net.load_state_dict(state)
     out: list[Outcome | None] = []
-    for k, r in enumerate(job.runs):
+    for k, r in enumerate(stack.runs):
         path = r.folder.path
         table = r.prior_rows if r.prior_rows is not None else np.zeros((0, 0))
         if k in riding:
@@ -327,13 +330,13 @@ def _finish(
             )
             out.append(Outcome(r.cfg, path, "interrupted", message=msg))
         else:
-            record = evaluate(job, r)
-            write_run(r, job.problem, record)
+            record = evaluate(stack, r)
+            write_run(r, stack.problem, record)
             if on_done is not None:
                 on_done(path)
             out.append(Outcome(r.cfg, path, "done", record))
     if done:
-        for r in job.runs:
+        for r in stack.runs:
             if r.diverged_at is None:
                 r.folder.checkpoint.unlink(missing_ok=True)
     return out

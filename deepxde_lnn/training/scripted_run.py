@@ -338,7 +338,7 @@ def _record(cfg, problem, model, net, clock, table, names, exact, recipe) -> dic
         "scored": _scored_on(problem),
         "steps": steps,
         "train_seconds": seconds,
-        "seconds_per_iteration": seconds / max(steps, 1),
+        "seconds_per_step": seconds / max(steps, 1),
         **timing_fields(seconds, cpu, device["threads"], loads),
         "training": f"{getattr(problem.train, '__qualname__', 'train')}(net)",
         "network": describe(net),

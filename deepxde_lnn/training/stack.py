@@ -1,4 +1,4 @@
-"""A job: K runs equal but for the seed, trained by one ``dde.Model``, built from
+"""A stack: K runs equal but for the seed, trained by one ``dde.Model``, built from
 their configurations and folders, or restored from their checkpoints."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .graphed import GraphedStep
 from .stacking import StackedData
 
 __all__ = [
-    "Job",
+    "Stack",
     "Run",
     "build",
     "check_checkpoints",
@@ -37,7 +37,7 @@ __all__ = [
 
 @dataclass
 class Run:
-    """One of the runs a job trains, with what is its own: configuration, folder,
+    """One of the runs a stack trains, with what is its own: configuration, folder,
     data (its sampler), network (its values after training) and loss log."""
 
     cfg: RunConfig
@@ -56,7 +56,7 @@ class Run:
 
 
 @dataclass
-class Job:
+class Stack:
     """K runs equal but for the seed, trained by one ``dde.Model``: K = 1 trains
     the run's own data and net; K > 1 stacks them (:class:`StackedData`,
     :class:`StackedNet`: one Adam over the stacked parameters is K Adams)."""
@@ -108,7 +108,7 @@ def kept_float():
             quiet_float(before)
 
 
-def build(problem: Problem, cfgs: list[RunConfig], folders: list) -> Job:
+def build(problem: Problem, cfgs: list[RunConfig], folders: list) -> Stack:
     """Each run's data and network (seeded by its own seed, in this order) and
     the model that trains them (stacked when K > 1), not yet compiled
     (:func:`deepxde_lnn.training.phases.start`)."""
@@ -131,27 +131,29 @@ def build(problem: Problem, cfgs: list[RunConfig], folders: list) -> Job:
         net = StackedNet([r.net for r in runs])
         data = StackedData([r.data for r in runs])
     live = list(range(len(runs)))
-    return Job(problem, cfg, profile, runs, net, data, dde.Model(data, net), live)
+    return Stack(problem, cfg, profile, runs, net, data, dde.Model(data, net), live)
 
 
-def check_checkpoints(job: Job, states: list[dict]) -> None:
+def check_checkpoints(stack: Stack, states: list[dict]) -> None:
     """``CheckpointError`` unless every run's checkpoint fits its network, terms
     and steps."""
-    for r, state in zip(job.runs, states):
+    for r, state in zip(stack.runs, states):
         # a user's DeepXDE data names its terms once it has evaluated its losses
         n_terms = len(r.data.names) or None
-        check_fits(state, r.folder.checkpoint, r.net, n_terms, job.cfg.total_steps)
+        check_fits(state, r.folder.checkpoint, r.net, n_terms, stack.cfg.total_steps)
 
 
-def restore(job: Job, states: list[dict]) -> None:
+def restore(stack: Stack, states: list[dict]) -> None:
     """Networks, random states, loss logs and training clocks from checkpoints;
-    the optimizers' states are kept for their phase (``job.saved_opt``)."""
-    if job.stacked:
-        nets = StackedNet.from_state_dicts(job.runs[0].net, [s["net"] for s in states])
-        job.net.load_state_dict(nets.state_dict())
+    the optimizers' states are kept for their phase (``stack.saved_opt``)."""
+    if stack.stacked:
+        nets = StackedNet.from_state_dicts(
+            stack.runs[0].net, [s["net"] for s in states]
+        )
+        stack.net.load_state_dict(nets.state_dict())
     else:
-        job.net.load_state_dict(states[0]["net"])
-    for r, state in zip(job.runs, states):
+        stack.net.load_state_dict(states[0]["net"])
+    for r, state in zip(stack.runs, states):
         r.data.rng.bit_generator.state = set_rng_state(state["rng"])
         r.stack_sizes = [list(p) for p in state.get("stack_sizes", [])]
         r.prior_seconds = float(state["seconds"])
@@ -160,8 +162,8 @@ def restore(job: Job, states: list[dict]) -> None:
         r.prior_rows = state["loss"].numpy()
         r.data.load_state_dict(state.get("data", {}))
     first = states[0]
-    job.start, job.resumed, job.torch_rng = int(first["step"]), True, first["rng"]
-    job.saved_opt = {
+    stack.start, stack.resumed, stack.torch_rng = int(first["step"]), True, first["rng"]
+    stack.saved_opt = {
         "phase": first.get("phase") or "adam",
         "opt": [s["opt"] for s in states],
         "scheduler": first.get("scheduler"),

@@ -1,4 +1,4 @@
-"""K seeds of one (case, method) trained as ONE stacked model, equal to K runs.
+"""K seeds of one (problem, method) trained as ONE stacked model, equal to K runs.
 
 :class:`~deepxde_lnn.networks.stacked.StackedNet` stacks the K networks; :class:`StackedData`
 stacks their data, a DeepXDE ``Data`` whose losses are the single run's loss code

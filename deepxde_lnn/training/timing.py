@@ -25,8 +25,8 @@ def step_seconds(config: RunConfig, problem: Problem, steps: int = 20) -> float:
     cfg = config.resolved(problem)
     if cfg.compile_jets == "auto":
         cfg = replace(cfg, compile_jets=False)
-    job = build(problem, [cfg], [None])
-    start(job, [None])
+    stack = build(problem, [cfg], [None])
+    start(stack, [None])
     marks = []
 
     class Clock(dde.callbacks.Callback):
@@ -36,7 +36,7 @@ def step_seconds(config: RunConfig, problem: Problem, steps: int = 20) -> float:
 
     # step-begin marks: DeepXDE's evaluations before the first and after the
     # last step fall outside the timed interval
-    job.model.train(
+    stack.model.train(
         iterations=steps + 5, display_every=steps + 5, callbacks=[Clock()], verbose=0
     )
     return (marks[-1] - marks[4]) / (len(marks) - 5)

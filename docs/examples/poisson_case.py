@@ -17,7 +17,7 @@ import deepxde_lnn  # first: selects DeepXDE's pytorch backend
 # isort: split
 import deepxde as dde
 
-from deepxde_lnn.problems.case import Case, Grid, Nets, Profile
+from deepxde_lnn.problems.case import Case, Grid, Profile, Trunk
 from deepxde_lnn.problems.data import Term
 from deepxde_lnn.problems.sampling import Box, Edge
 
@@ -51,8 +51,8 @@ CASE = Case(
     exact=exact,
     grid=Grid(LO, HI, 201),  # where the errors are measured
     # optional: the networks' hidden layers (default 4 x 64)
-    nets=Nets(hidden=(50, 50, 50)),
-    # optional: training profiles by name (default: {"custom": 1000 Adam steps at
+    trunk=Trunk(hidden=(50, 50, 50)),
+    # optional: training profiles by name (default: {"quick": 1000 Adam steps at
     # lr 1e-3 on one fixed point set}); `quick` is what commands train by default
     profiles={"quick": Profile(iterations=2000, lr=1e-3, seed=0, n_seeds=3)},
 )

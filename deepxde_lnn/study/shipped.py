@@ -1,10 +1,11 @@
-"""The studies' training protocols and network settings: the paper's cases,
-PINNacle's problems (:data:`PINNACLE`), and yours (a case you register that is
-neither: :class:`Protocol`'s default ``study``, with a paper case's profiles).
+"""The shipped cases' profiles and network settings (:data:`SHIPPED`, one
+:class:`Shipped` each): the paper's cases, PINNacle's problems
+(:data:`PINNACLE`), and yours (a case you register that is neither:
+:class:`Shipped`'s default ``study``, with a paper case's profiles).
 
 Per case (``cases/*.py`` declares its physics only): ``paper``, the paper's
 protocol (its steps, learning rate and seed, the case's point counts); ``quick``,
-small counts and few steps; its network settings (:class:`~deepxde_lnn.problems.methods.Nets`:
+small counts and few steps; its network settings (:class:`~deepxde_lnn.problems.methods.Trunk`:
 the heat case's 3-hidden-layer trunk and reduced LNN layout, the XPINN cuts); and
 ``accurate``, derived from the paper profile by :func:`accurate`, one setting for
 every case (``docs/protocol.md`` gives the measurements behind it):
@@ -36,7 +37,7 @@ protocol (a constant rate, the final iterate) one method's per-seed errors span
 10-1000x and no number of seeds decides a comparison: the decay lets every run
 end settled (``docs/protocol.md``, The settled profile). ``settled-paper`` is
 the same recipe at the paper profile's point counts and steps, the heat case's
-steps capped at :attr:`Protocol.settled_steps` (the paper's 50,000 are out of a
+steps capped at :attr:`Shipped.settled_steps` (the paper's 50,000 are out of a
 CPU's reach for 3 methods x 8 seeds).
 
 PINNacle's problems (``study="pinnacle"``) have two profiles: ``pinnacle``, its
@@ -53,13 +54,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from ..problems.methods import Nets
+from ..problems.methods import Trunk
 from ..problems.problem import Profile
 
 __all__ = [
     "PROFILES",
-    "Protocol",
-    "PROTOCOLS",
+    "Shipped",
+    "SHIPPED",
     "accurate",
     "strong",
     "exponential_to",
@@ -82,9 +83,9 @@ __all__ = [
 SETTLED = ("settled", "settled-paper")  # the settled profiles, the quick one first
 # a paper case's profiles
 PROFILES = ("quick", "paper", "accurate", "strong", *SETTLED)
-#: each study's profiles, its published protocol's named as the study; a case
+#: each study's profiles, its published profile named as the study; a case
 #: registered as yours (neither the paper's nor PINNacle's) has a paper case's,
-#: its ``paper`` profile its own full protocol
+#: its ``paper`` profile its own full training
 STUDIES = {"paper": PROFILES, "pinnacle": ("quick", "pinnacle"), "yours": PROFILES}
 ALL_PROFILES = tuple(dict.fromkeys(p for ps in STUDIES.values() for p in ps))
 
@@ -106,23 +107,24 @@ def exponential_to(iterations: int, floor: float = SETTLED_FLOOR) -> tuple:
 
 
 def published_profile(study: str) -> str:
-    """The profile of ``study``'s published protocol, named as the study (the
-    paper's, PINNacle's); ``paper`` for yours (the case's own full protocol)."""
+    """The name of ``study``'s published profile, the study's own (``paper``,
+    ``pinnacle``); ``paper`` for yours (the case's own full training)."""
     return study if study in STUDIES[study] else "paper"
 
 
 @dataclass(frozen=True)
-class Protocol:
-    """A case's published protocol ``paper`` (the paper's, or for another
-    ``study`` that study's: its profile is named as the study) and ``quick``
-    profile and network settings; ``settled_steps``: the ``settled-paper``
-    profile's steps where they are fewer than the paper's (None: the paper's).
-    ``study``: a key of :data:`STUDIES`; a case of the package that is neither
-    the paper's nor PINNacle's is ``yours``, never in the paper's report rows."""
+class Shipped:
+    """What makes a case shipped: its ``published`` profile (the paper's
+    protocol, or for another ``study`` that study's: the profile is named as the
+    study, :func:`published_profile`), its ``quick`` profile and network
+    settings; ``settled_steps``: the ``settled-paper`` profile's steps where they
+    are fewer than the paper's (None: the paper's). ``study``: a key of
+    :data:`STUDIES`; a case of the package that is neither the paper's nor
+    PINNacle's is ``yours``, never in the paper's report rows."""
 
-    paper: Profile
+    published: Profile
     quick: Profile
-    nets: Nets = Nets()
+    trunk: Trunk = Trunk()
     settled_steps: int | None = None
     study: str = "yours"
 
@@ -132,41 +134,36 @@ class Protocol:
                 f"study must be one of {', '.join(STUDIES)}; got {self.study!r}"
             )
 
-    @property
-    def published(self) -> str:
-        """The name of the profile that follows the study's published protocol."""
-        return published_profile(self.study)
 
-
-_MID = Nets(xpinn_cuts=((0.5,), (0.5,)))  # XPINN: 2 x 2 at the mid-lines
+_MID = Trunk(xpinn_cuts=((0.5,), (0.5,)))  # XPINN: 2 x 2 at the mid-lines
 _EDGES = ("bottom", "top", "left", "right")
 
 
-def _relativistic() -> Protocol:
-    return Protocol(
-        paper=Profile(iterations=8000, lr=1e-3, seed=888888),
+def _relativistic() -> Shipped:
+    return Shipped(
+        published=Profile(iterations=8000, lr=1e-3, seed=888888),
         quick=Profile(
             iterations=600,
             lr=1e-3,
             seed=888888,
             counts={"pde": 200, **dict.fromkeys(_EDGES, 100)},
         ),
-        nets=_MID,
+        trunk=_MID,
         study="paper",
     )
 
 
 PINNACLE_STEPS, PINNACLE_LR = 20_000, 1e-3
-PINNACLE_NETS = Nets(hidden=(100,) * 5)  # [d] + [100] * 5 + [k]
+PINNACLE_TRUNK = Trunk(hidden=(100,) * 5)  # [d] + [100] * 5 + [k]
 PINNACLE_CPU_SHARE = 1 / 32  # the CPU profile's share of each term's points
 PINNACLE_CPU_STEPS = 2000
 PINNACLE_CPU_SEEDS = 5
 
 
-def _pinnacle(**nets) -> Protocol:
-    """A PINNacle problem's protocols (its point counts are its case's)."""
-    return Protocol(
-        paper=Profile(
+def _pinnacle(**trunk) -> Shipped:
+    """A PINNacle problem's profiles (its point counts are its case's)."""
+    return Shipped(
+        published=Profile(
             iterations=PINNACLE_STEPS,
             lr=PINNACLE_LR,
             seed=0,
@@ -180,7 +177,7 @@ def _pinnacle(**nets) -> Protocol:
             n_seeds=PINNACLE_CPU_SEEDS,
             decay=exponential_to(PINNACLE_CPU_STEPS),
         ),
-        nets=replace(PINNACLE_NETS, **nets),
+        trunk=replace(PINNACLE_TRUNK, **trunk),
         study="pinnacle",
     )
 
@@ -201,9 +198,9 @@ PINNACLE = (
     "heat_inv",
 )
 
-PROTOCOLS: Mapping[str, Protocol] = {
-    "drift_decay": Protocol(
-        paper=Profile(iterations=8000, lr=1e-3, seed=888888),
+SHIPPED: Mapping[str, Shipped] = {
+    "drift_decay": Shipped(
+        published=Profile(iterations=8000, lr=1e-3, seed=888888),
         quick=Profile(
             iterations=1500,
             lr=1e-3,
@@ -211,12 +208,12 @@ PROTOCOLS: Mapping[str, Protocol] = {
             counts={"pde": 500, "ic": 250, "inflow": 250},
             decay=exponential_to(1500),
         ),
-        nets=Nets(xpinn_cuts=((1.0,), (0.5,))),  # XPINN: 2 x 2 at x = 1, t = 0.5
+        trunk=Trunk(xpinn_cuts=((1.0,), (0.5,))),  # XPINN: 2 x 2 at x = 1, t = 0.5
         study="paper",
     ),
-    "laplace": Protocol(
-        paper=Profile(iterations=8000, lr=1e-3, seed=888888),
-        # the default main job (`deepxde-lnn compare laplace`): 8 seeds x 3000
+    "laplace": Shipped(
+        published=Profile(iterations=8000, lr=1e-3, seed=888888),
+        # the main comparison (`deepxde-lnn compare laplace`): 8 seeds x 3000
         # steps, stacked, Adam's lr decaying exponentially to 1e-5 at the last
         # step, so the reported final iterate is a settled one (docs/protocol.md)
         quick=Profile(
@@ -227,24 +224,24 @@ PROTOCOLS: Mapping[str, Protocol] = {
             n_seeds=8,
             decay=exponential_to(3000),
         ),
-        nets=_MID,
+        trunk=_MID,
         study="paper",
     ),
-    "heat": Protocol(
-        paper=Profile(iterations=50_000, lr=1e-3, seed=0),
+    "heat": Shipped(
+        published=Profile(iterations=50_000, lr=1e-3, seed=0),
         quick=Profile(
             iterations=1500, lr=1e-3, seed=0, counts={"pde": 500, "robin": 100}
         ),
         # the paper's heat networks: 3 hidden layers, the LNN's blocks replacing
         # the tanh (21,249 parameters; the PINN 8,577); XPINN: the disk's quadrants
-        nets=Nets(
+        trunk=Trunk(
             hidden=(64, 64, 64), lnn_layout="reduced", xpinn_cuts=((0.0,), (0.0,))
         ),
         settled_steps=8000,  # settled-paper: the other cases' paper steps at most
         study="paper",
     ),
-    "beam": Protocol(
-        paper=Profile(iterations=5000, lr=3e-4, seed=888888),
+    "beam": Shipped(
+        published=Profile(iterations=5000, lr=3e-4, seed=888888),
         quick=Profile(
             iterations=800,
             lr=1e-3,
@@ -254,7 +251,7 @@ PROTOCOLS: Mapping[str, Protocol] = {
                 **dict.fromkeys(("bottom_uyy", "top_uyy", *_EDGES), 100),
             },
         ),
-        nets=_MID,
+        trunk=_MID,
         study="paper",
     ),
     "rel_b": _relativistic(),
@@ -265,7 +262,7 @@ PROTOCOLS: Mapping[str, Protocol] = {
 
 def names_of(study: str) -> tuple[str, ...]:
     """The cases of ``study`` (a key of :data:`STUDIES`), in the package's order."""
-    return tuple(n for n, p in PROTOCOLS.items() if p.study == study)
+    return tuple(n for n, p in SHIPPED.items() if p.study == study)
 
 
 def accurate(paper: Profile, counts: Mapping[str, int]) -> Profile:
@@ -308,24 +305,24 @@ def settled(base: Profile, iterations: int | None = None) -> Profile:
     )
 
 
-def profiles(case, protocol: Protocol) -> dict[str, Profile]:
-    """The profiles of ``case`` under ``protocol``: :data:`PROFILES` for the
+def profiles(case, shipped: Shipped) -> dict[str, Profile]:
+    """The profiles of ``case`` as ``shipped``: :data:`PROFILES` for the
     paper's cases and yours, :data:`STUDIES` ``["pinnacle"]`` for PINNacle's."""
-    if protocol.study == "pinnacle":
+    if shipped.study == "pinnacle":
         cpu = {
             t.name: t.n if t.fixed else max(1, round(PINNACLE_CPU_SHARE * t.n))
             for t in case.terms
         }
         return {
-            "quick": replace(protocol.quick, counts=cpu),
-            "pinnacle": protocol.paper,
+            "quick": replace(shipped.quick, counts=cpu),
+            "pinnacle": shipped.published,
         }
-    counts = {t.name: t.n for t in case.make_terms(protocol.paper)}
+    counts = {t.name: t.n for t in case.make_terms(shipped.published)}
     return {
-        "quick": protocol.quick,
-        "paper": protocol.paper,
-        "accurate": accurate(protocol.paper, counts),
-        "strong": strong(accurate(protocol.paper, counts)),
-        "settled": settled(protocol.quick),
-        "settled-paper": settled(protocol.paper, protocol.settled_steps),
+        "quick": shipped.quick,
+        "paper": shipped.published,
+        "accurate": accurate(shipped.published, counts),
+        "strong": strong(accurate(shipped.published, counts)),
+        "settled": settled(shipped.quick),
+        "settled-paper": settled(shipped.published, shipped.settled_steps),
     }
