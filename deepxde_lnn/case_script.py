@@ -128,6 +128,7 @@ def parse_args(case: Case, argv=None) -> ExampleArgs:
     dde.config.set_default_float(cfg.dtype)
     if cfg.lbfgs:
         _lbfgs_cap(cfg.lbfgs)
+    assert cfg.profile is not None  # resolved: set
     return ExampleArgs(cfg, case.profile(cfg.profile))
 
 

@@ -107,12 +107,19 @@ def parse_int(text: str, name: str, minimum: int, maximum: int | None = None) ->
     return check_int(int(text), name, minimum, maximum)
 
 
-def parse_number(text: str, name: str, *bounds, above: bool = False) -> float:
+def parse_number(
+    text: str,
+    name: str,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    *,
+    above: bool = False,
+) -> float:
     """A decimal number (``1e-3``, ``0.5``; not ``inf``/``nan``), checked by
-    :func:`check_number` with ``bounds`` = ``(minimum, maximum)``."""
+    :func:`check_number`."""
     if not isinstance(text, str) or not _NUMBER.fullmatch(text):
         raise ValueError(f"{name} must be a decimal number; got {text!r}")
-    return check_number(float(text), name, *bounds, above=above)
+    return check_number(float(text), name, minimum, maximum, above=above)
 
 
 def parse_list(text: str, name: str) -> list[str]:

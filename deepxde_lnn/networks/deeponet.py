@@ -151,6 +151,10 @@ class LiquidParts:
 
     _lnn: type
     _own_initializers: tuple[str, ...] = ()
+    # set by the backend's DeepONet, which follows this mixin
+    activation_branch: Activation
+    activation_trunk: Activation
+    kernel_initializer: Initializer
 
     def __init__(
         self,
@@ -182,7 +186,12 @@ class LiquidParts:
         self.lnn_options = dict(
             alpha_init=alpha_init, layout=layout, block_activation=block_activation
         )
-        args = [layer_sizes_branch, layer_sizes_trunk, activation, kernel_initializer]
+        args: list = [
+            layer_sizes_branch,
+            layer_sizes_trunk,
+            activation,
+            kernel_initializer,
+        ]
         args += [num_outputs, multi_output_strategy]
         if "regularization" in inspect.signature(super().__init__).parameters:
             args.append(regularization)
@@ -192,14 +201,15 @@ class LiquidParts:
             )
         super().__init__(*args)
 
+    # super(): the backend's DeepONet, after this mixin (unknown to mypy)
     def build_branch_net(self, layer_sizes_branch):
         if "branch" not in self.liquid:
-            return super().build_branch_net(layer_sizes_branch)
+            return super().build_branch_net(layer_sizes_branch)  # type: ignore[misc]
         return self._part(layer_sizes_branch, self.activation_branch)
 
     def build_trunk_net(self, layer_sizes_trunk):
         if "trunk" not in self.liquid:
-            return super().build_trunk_net(layer_sizes_trunk)
+            return super().build_trunk_net(layer_sizes_trunk)  # type: ignore[misc]
         return self._part(layer_sizes_trunk, self.activation_trunk)
 
     def _part(self, layer_sizes, activation):

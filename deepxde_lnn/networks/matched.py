@@ -56,11 +56,11 @@ def layer_sizes_of(net: torch.nn.Module) -> list[int]:
     sizes = getattr(net, "layer_sizes", None)
     if sizes is not None:
         return list(sizes)
-    linears = getattr(net, "linears", None)
-    if isinstance(linears, torch.nn.ModuleList) and all(
-        isinstance(m, torch.nn.Linear) for m in linears
-    ):
-        return [linears[0].in_features, *(m.out_features for m in linears)]
+    layers = getattr(net, "linears", None)
+    if isinstance(layers, torch.nn.ModuleList):
+        linears = [m for m in layers if isinstance(m, torch.nn.Linear)]
+        if len(linears) == len(layers):
+            return [linears[0].in_features, *(m.out_features for m in linears)]
     raise ValueError(
         f"net: cannot read the layer sizes of a {type(net).__name__} (no "
         "layer_sizes, no linears); give its layer sizes and target=its count"

@@ -221,7 +221,7 @@ class MLP(NN):
     def _layer_stages(self, j: int) -> list:
         """Stages after hidden ``Linear`` ``j``, as the plan says
         (:meth:`~.plan.Plan.stages`): its activation and/or its block."""
-        blocks = getattr(self, "blocks", None)
+        blocks: Sequence = getattr(self, "blocks", ())  # an MLP has none
         return [
             self.activation[j]
             if kind == ACTIVATION
@@ -327,7 +327,8 @@ class LNN(MLP):
     def extra_repr(self) -> str:
         """Layout, ``alpha_init`` and the blocks' ``sigma`` as resolved (one name,
         or one per block where they differ), e.g. ``block_activation='tanh'``."""
-        names = [b.activation_name for b in self.blocks]
+        # torch types a block's attributes Tensor | Module: these are str
+        names: list[str] = [b.activation_name for b in self.blocks]  # type: ignore[misc]
         if not names:  # no hidden layer, no block
             names = [_activation_name(self.block_activation)]
         shown = names[0] if len(set(names)) == 1 else names

@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
+from typing import NoReturn
 
 import deepxde as dde
 import numpy as np
@@ -184,6 +185,14 @@ class ScriptedProblem:
 
     def build_net(self, method: str):
         return self.nets[method]()
+
+    def build_data(
+        self, method: str, profile: Profile, seed: int, compile_jets: bool = False
+    ) -> NoReturn:
+        raise TypeError("a problem that trains itself (train=) builds no data")
+
+    def evaluation(self, profile: Profile, data) -> NoReturn:
+        raise TypeError("a problem that trains itself (train=) scores its own model")
 
     def variable_names(self, n: int) -> tuple[str, ...]:
         """The names of a model's ``n`` unknowns (the entries of its external

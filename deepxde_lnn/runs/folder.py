@@ -435,7 +435,7 @@ def _problem(identity: Mapping) -> str:
     return "the registered case" if problem is None else f"problem {problem}"
 
 
-def record_decay(record: dict) -> list | None:
+def record_decay(record: Mapping) -> list | None:
     """Adam's learning-rate schedule of a run record (None: constant): its
     ``decay``, or, in records written before that key, the ``lr decay (...)`` its
     ``optimizer`` text names."""

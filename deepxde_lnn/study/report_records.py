@@ -150,6 +150,7 @@ def paper_protocol(case: str) -> Group | None:
         return None
     entry = catalog.info(case)
     p = entry.profile(entry.published)
+    assert p.lr is not None  # a case's profile: its learning rate
     run = {"profile": entry.published, "iterations": p.iterations, "lr": float(p.lr)}
     return Group.of({**run, "dtype": "float32", "budget": "steps"})
 

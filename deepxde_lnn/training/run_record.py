@@ -183,9 +183,10 @@ def _linear_sizes(net) -> list[int] | None:
     layers = getattr(net, "linears", None)
     if not isinstance(layers, torch.nn.ModuleList) or not layers:
         return None
-    if not all(isinstance(layer, torch.nn.Linear) for layer in layers):
+    linears = [layer for layer in layers if isinstance(layer, torch.nn.Linear)]
+    if len(linears) < len(layers):
         return None
-    return [layers[0].in_features, *(layer.out_features for layer in layers)]
+    return [linears[0].in_features, *(layer.out_features for layer in linears)]
 
 
 def _extra_metrics(problem: Problem, job: Job, r: Run, x, pred, exact) -> dict:
