@@ -13,6 +13,7 @@ import numbers
 import os
 import re
 from collections.abc import Iterable
+from typing import TypeGuard
 
 __all__ = [
     "SEED_MAX",
@@ -51,12 +52,12 @@ def _bounds(minimum, maximum, above: bool = False) -> str:
     return f" in {'(' if above else '['}{lo}, {hi}]"
 
 
-def is_integer(value) -> bool:
+def is_integer(value) -> TypeGuard[int]:
     """Whether ``value`` is an integer (Python's or NumPy's), not a bool."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
-def is_number(value) -> bool:
+def is_number(value) -> TypeGuard[float]:
     """Whether ``value`` is a finite real number, not a bool (an integer beyond
     float64's range is not: no computation here could use it)."""
     ok = isinstance(value, numbers.Real) and not isinstance(value, bool)

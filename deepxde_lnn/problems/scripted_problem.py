@@ -361,8 +361,8 @@ def intercepted(
     originals = {"compile": dde.Model.compile, "train": dde.Model.train}
     hooks = {"compile": on_compile, "train": on_train}
 
-    def hooked(name):
-        original, hook = originals[name], hooks[name]
+    def hooked(name: str, hook: Callable):
+        original = originals[name]
         params = inspect.signature(original)
 
         def call(self, *args, **kwargs):
@@ -374,7 +374,7 @@ def intercepted(
 
     for name, hook in hooks.items():
         if hook is not None:
-            setattr(dde.Model, name, hooked(name))
+            setattr(dde.Model, name, hooked(name, hook))
     try:
         yield
     finally:

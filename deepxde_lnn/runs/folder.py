@@ -185,7 +185,7 @@ def check_no_link(path: str | os.PathLike, named: bool = True) -> None:
         )
 
 
-def check_no_links(path: str | os.PathLike) -> None:
+def check_no_links(path: str | os.PathLike[str]) -> None:
     """:func:`check_no_link` for ``path`` (derived, not named) and every entry
     below it (links to folders not entered): a folder where files are written by
     name (a run's ``files/``), which a link would carry elsewhere."""
