@@ -534,7 +534,8 @@ def load_reference(
             f"{path} is stale: its points differ from the requested points"
         )
     try:  # the digest checked, the arrays read as any .npz read back
-        arrays = read_npz(path, ARRAYS)
+        # a Path; a zipped package's Traversable is not (read_npz takes paths)
+        arrays = read_npz(path, ARRAYS)  # type: ignore[arg-type]
     except FolderError as err:
         raise InvalidReferenceError(str(err)) from None
     if points_sha256(arrays["points_nd"]) != points_sha:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+import os
 from pathlib import Path
 
 from ..analysis.sequential import looks_of
@@ -52,7 +53,7 @@ REQUIRED = tuple(
 N_SEEDS = 3
 
 
-def load(roots: Sequence[str | Path]) -> list[dict]:
+def load(roots: Sequence[str | os.PathLike]) -> list[dict]:
     """Every run below ``roots``, checked; each root must be a folder holding at
     least one ``metrics.json``, and a run reached through two roots counts once."""
     runs, seen, looks = [], set(), {}

@@ -45,6 +45,7 @@ __all__ = [
 def phases(cfg: RunConfig) -> list[tuple[str, int]]:
     """``(optimizer, last step)`` of each training phase: Adam, then L-BFGS, then
     NNCG (each finisher where it has iterations)."""
+    assert cfg.iterations is not None  # resolved, and trained by the package
     out, end = [("adam", cfg.iterations)], cfg.iterations
     for name in PHASES[1:]:
         if getattr(cfg, name):
@@ -64,6 +65,7 @@ def start(job: Job, states: list) -> None:
     try:
         restore(job, states)
         compile_phase(job, "adam")
+        assert job.saved_opt is not None  # restored
         if job.saved_opt["phase"] != "adam":  # its optimizer state, checked now
             compile_phase(job, job.saved_opt["phase"])
     except (RuntimeError, ValueError, TypeError, KeyError, IndexError) as err:
@@ -82,7 +84,9 @@ def compile_phase(job: Job, phase: str) -> None:
     weights = loss_weights(job)
     if phase == "adam":  # the first phase: Adam, or SOAP where asked
         decay = job.profile.decay
+        opt: torch.optim.Optimizer | str
         if job.cfg.first_optimizer == "soap":
+            assert job.cfg.lr is not None  # resolved
             opt, lr = make_soap(job.net.parameters(), job.cfg.lr), None
         else:
             opt, lr = "adam", job.cfg.lr

@@ -46,6 +46,7 @@ def evaluate(job: Job, r: Run) -> dict:
     x, exact, pred = ev.x, ev.exact, predict(r.net, ev.x)
     r.fields = dict(x=x, exact=exact, pred=pred, mask=ev.mask, axes=ev.axes)
     seconds, loss = r.prior_seconds, r.prior_rows
+    assert loss is not None  # a trained run's
     device = device_info()
     record = {
         **cfg.identity(),
@@ -113,7 +114,7 @@ def _protocol(job: Job, r: Run) -> dict:
 def _lbfgs(job: Job, adam: str) -> dict:
     """The L-BFGS phase as the record gives it (evaluation follows that phase)."""
     d = lbfgs_settings()
-    out = {
+    out: dict = {
         "optimizer": (
             f"{adam} for {job.cfg.iterations} steps, then "
             f"LBFGS(history_size={d['history_size']}, "
