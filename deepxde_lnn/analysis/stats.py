@@ -377,9 +377,7 @@ def _welch(xa: np.ndarray, xb: np.ndarray) -> tuple[float, float]:
 @overload
 def holm(cis: Sequence[RatioCI], level: float = LEVEL) -> list[str]: ...
 @overload
-def holm(
-    cis: Sequence[RatioCI | None], level: float = LEVEL
-) -> list[str | None]: ...
+def holm(cis: Sequence[RatioCI | None], level: float = LEVEL) -> list[str | None]: ...
 def holm(cis: Sequence[RatioCI | None], level: float = LEVEL) -> list:
     """Holm's step-down adjustment of one table's verdicts (None: no comparison),
     with Shaffer's logical constraint.

@@ -568,9 +568,7 @@ def record_problem(record: Mapping) -> str | None:
 _FINISHERS = {"lbfgs": "L-BFGS", "nncg": "NNCG"}
 
 
-def _check_finisher(
-    name: str, steps: int | None, method: str, seconds, case
-) -> None:
+def _check_finisher(name: str, steps: int | None, method: str, seconds, case) -> None:
     """ValueError naming what cannot go with the finisher ``name`` (``lbfgs``,
     ``nncg``) where it runs ``steps`` iterations."""
     if not steps:

@@ -30,11 +30,11 @@ import subprocess
 import sys
 import tempfile
 import threading
-from typing import Any
 from collections.abc import Mapping
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import torch
 

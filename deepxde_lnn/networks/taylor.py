@@ -827,7 +827,11 @@ def _axis_orders(requests, d: int) -> dict:
         if not isinstance(req, (tuple, list)) or len(req) != 2:
             raise ValueError(f"requests must be (axis, order) pairs, got {req!r}")
         i, k = req
-        if isinstance(i, bool) or not isinstance(i, numbers.Integral) or not 0 <= int(i) < d:
+        if (
+            isinstance(i, bool)
+            or not isinstance(i, numbers.Integral)
+            or not 0 <= int(i) < d
+        ):
             raise ValueError(f"axis must be an integer in [0, {d}), got {i!r}")
         top[int(i)] = max(top.get(int(i), 0), _check_order(k))
     return top

@@ -24,8 +24,8 @@ import os
 import re
 import tempfile
 import threading
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np

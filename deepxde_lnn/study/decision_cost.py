@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..analysis.stats import SEEDS_CAP, UNDECIDED, RatioCI
-from ..analysis.table import BASELINE, SUBJECT, Row
+from ..analysis.table import BASELINE, Row
 from ..runs.cost import core_seconds
 from ..runs.records import escape
 from .headline import Headline

@@ -13,9 +13,9 @@ that prints or writes the same text elsewhere:
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
-import os
 from pathlib import Path
 
 from ..analysis.summaries import build_summary

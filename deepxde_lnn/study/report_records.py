@@ -6,8 +6,8 @@ a reproduction of the paper still lacks."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..analysis.sequential import looks_of

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field, replace
 
 import deepxde as dde
 import numpy as np
-import torch
 
 from ..config import RunConfig
 from ..networks import compiled
