@@ -559,7 +559,7 @@ def ablate(
 MAX_LRS = 100
 
 
-def _lrs(lrs) -> list[float]:
+def _lrs(lrs: Sequence[float]) -> list[float]:
     """The sweep's learning rates: a non-empty list of at most :data:`MAX_LRS`
     distinct numbers > 0."""
     if isinstance(lrs, str) or not isinstance(lrs, Iterable):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from typing import NoReturn
 
 from .checks import (
     SEED_MAX,
@@ -63,7 +64,7 @@ class Parser(argparse.ArgumentParser):
             return None  # argparse's "positional": the value of the flag before
         return super()._parse_optional(arg_string)
 
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"error: {message}\n")
 
 

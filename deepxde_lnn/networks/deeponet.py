@@ -60,7 +60,7 @@ STRATEGIES = {
 }
 
 
-def _check_liquid(liquid) -> tuple[str, ...]:
+def _check_liquid(liquid: str | Sequence[str]) -> tuple[str, ...]:
     """``liquid`` as a tuple of parts: a part's name, or any collection of them
     (empty: DeepXDE's network); a ValueError naming ``liquid`` otherwise."""
     parts = (liquid,) if isinstance(liquid, str) else liquid
@@ -78,7 +78,7 @@ def _check_liquid(liquid) -> tuple[str, ...]:
     return tuple(p for p in LIQUID_PARTS if p in parts)
 
 
-def _own_branch(layer_sizes_branch) -> bool:
+def _own_branch(layer_sizes_branch: Sequence) -> bool:
     """Whether the branch is a network of the user's, ``(dim, f)`` (DeepXDE's
     test: its second entry is callable)."""
     return (
@@ -89,8 +89,15 @@ def _own_branch(layer_sizes_branch) -> bool:
 
 
 def _check_parts(
-    branch, trunk, activation, initializer, n, strategy, liquid, own_initializers=()
-):
+    branch: Sequence,
+    trunk: Sequence[int],
+    activation: Activation | Mapping[str, Activation],
+    initializer: Initializer,
+    n: int,
+    strategy: str | None,
+    liquid: tuple[str, ...],
+    own_initializers: tuple[str, ...] = (),
+) -> None:
     """DeepXDE's DeepONet arguments, each a ValueError naming it where it cannot
     build or run (DeepXDE itself raises an IndexError, a KeyError or an
     AssertionError, builds a network of no parameters for no output, or fails
@@ -202,17 +209,17 @@ class LiquidParts:
         super().__init__(*args)
 
     # super(): the backend's DeepONet, after this mixin (unknown to mypy)
-    def build_branch_net(self, layer_sizes_branch):
+    def build_branch_net(self, layer_sizes_branch: Sequence) -> object:
         if "branch" not in self.liquid:
             return super().build_branch_net(layer_sizes_branch)  # type: ignore[misc]
         return self._part(layer_sizes_branch, self.activation_branch)
 
-    def build_trunk_net(self, layer_sizes_trunk):
+    def build_trunk_net(self, layer_sizes_trunk: Sequence[int]) -> object:
         if "trunk" not in self.liquid:
             return super().build_trunk_net(layer_sizes_trunk)  # type: ignore[misc]
         return self._part(layer_sizes_trunk, self.activation_trunk)
 
-    def _part(self, layer_sizes, activation):
+    def _part(self, layer_sizes: Sequence, activation: Activation) -> object:
         """A liquid part: the backend's LNN, with the DeepONet's regularization
         where the backend's DeepONet has one."""
         regularization = getattr(self, "regularization", None)

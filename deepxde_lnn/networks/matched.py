@@ -18,6 +18,7 @@ values, the random state left as it was), so they are the networks' own.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -72,7 +73,7 @@ def matched_sizes(
     target: int | None = None,
     *,
     activation: Activation = "tanh",
-    **lnn_options,
+    **lnn_options: Any,
 ) -> list[int]:
     """The layer sizes ``[d_in, W, ..., W, d_out]`` of the plain :class:`~.pytorch.MLP`
     with ``net``'s depth whose parameter count is nearest ``target`` (ties to the
@@ -151,7 +152,7 @@ def matched(
     regularization: Regularization = None,
     *,
     target: int | None = None,
-    **lnn_options,
+    **lnn_options: Any,
 ) -> MLP:
     """The plain :class:`~.pytorch.MLP` (``dde.nn.FNN``'s signature and forward pass)
     with ``net``'s depth and the parameter count nearest ``net``'s (or

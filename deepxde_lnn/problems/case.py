@@ -203,6 +203,7 @@ def _check_exact(case: Case) -> None:
     what = "exact" if case.exact is not None else "reference"
     said = "exact(x)" if case.exact is not None else "reference()"
     where = "grid points" if case.exact is not None else "points"
+    u = None  # reference()'s values, or exact(x) below
     try:
         if case.exact is not None:
             x = case.grid.points(EXACT_POINTS)[0]
