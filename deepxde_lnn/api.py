@@ -345,7 +345,7 @@ def run(
     scripted_options(o, problem)
     method = method or methods_of(None, problem, [SUBJECT])[0]
     cfg = config(o, problem, method, seed).resolved(problem)  # before writing
-    assert cfg.seed is not None and cfg.lr is not None  # resolved: set
+    assert cfg.seed is not None  # resolved: set
     out = out_of(out, run_folder("runs", cfg.case, cfg.method, seed_name(cfg.seed)))
     overwrite = o.execution.overwrite
     folder = RunFolder(out)
