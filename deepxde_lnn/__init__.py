@@ -24,7 +24,7 @@ package's cases, a case file of your own or a plain DeepXDE problem;
 """
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._backend import on_import, require_pytorch
 from ._version import __version__
@@ -79,7 +79,7 @@ _PYTORCH_ONLY = {
 }
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     # deepxde is imported on first use of the networks, not by `import deepxde_lnn`
     # alone (the CLI imports it quietly)
     if name == "TORCH_DEFAULT":
@@ -99,7 +99,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'deepxde_lnn' has no attribute {name!r}")
 
 
-def _network(name: str):
+def _network(name: str) -> type:
     """``name`` of the networks' module for DeepXDE's backend (imported now)."""
     from deepxde import backend
 

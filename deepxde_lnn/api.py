@@ -147,12 +147,12 @@ def _api(options: Sequence[str]) -> Callable[[_F], _F]:
 
     def wrap(func: _F) -> _F:
         sig = _signature(func, options)
-        func.__signature__ = sig
+        func.__signature__ = sig  # type: ignore[attr-defined]  # a function's own
         func.__annotations__ = {
             **{p.name: p.annotation for p in sig.parameters.values()},
             "return": sig.return_annotation,
         }
-        func.__doc__ = _docstring(func.__doc__, sig)
+        func.__doc__ = _docstring(func.__doc__ or "", sig)
         return func
 
     return wrap
@@ -294,6 +294,7 @@ def scripted_options(o: Options, problem: Problem) -> None:
             )
     if o.execution.stack == "on":
         raise ValueError("stack: with train=, each run trains one network")
+    assert isinstance(problem, ScriptedProblem)  # the one problem that trains itself
     problem.check_score(o.training.score)
 
 
@@ -343,6 +344,7 @@ def run(
     scripted_options(o, problem)
     method = method or methods_of(None, problem, [SUBJECT])[0]
     cfg = config(o, problem, method, seed).resolved(problem)  # before writing
+    assert cfg.seed is not None  # resolved: set
     out = out_of(out, run_folder("runs", cfg.case, cfg.method, seed_name(cfg.seed)))
     overwrite = o.execution.overwrite
     folder = RunFolder(out)
@@ -482,7 +484,9 @@ def sweep(
     problem = problem_of(case, data, nets, name)
     methods = methods_of(methods, problem, [SUBJECT])
     seeds = seeds_of(seeds, profile_of(o, problem), 1)
-    baseline = baseline_of(baseline, problem, methods)
+    against = baseline_of(baseline, problem, methods)
+    if not isinstance(against, str):  # sweep.md judges against one method
+        raise ValueError(f"baseline: a sweep takes one method; got {baseline!r}")
     lrs = _lrs(lrs)
     root = out_of(out, f"runs/sweep-{problem.name}-{profile_name(o, problem)}")
     each = {lr: o.with_training(lr=lr) for lr in lrs}
@@ -491,12 +495,12 @@ def sweep(
     with claim(root):  # empty or ours, pinned: it gets sweep.md
         comparisons = {
             lr: compare_runs(
-                o_lr, problem, methods, seeds, root / lr_name(lr), "steps", baseline
+                o_lr, problem, methods, seeds, root / lr_name(lr), "steps", against
             )
             for lr, o_lr in each.items()
         }
         with writing(root):  # a full disk: one error naming the file
-            text = sweep_table(root, o.verdicts.margin, baseline)
+            text = sweep_table(root, o.verdicts.margin, against)
     return Sweep(root, comparisons, text)
 
 
@@ -532,6 +536,7 @@ def ablate(
     """
     o = _options(options, ablate)
     problem = problem_of(case)
+    assert isinstance(problem, Case)  # a case by name, file or object
     check_choice(budget, "budget", (*BUDGETS, BOTH))
     seeds = seeds_of(seeds, profile_of(o, problem))
     root = out_of(out, f"runs/ablate-{problem.name}-{profile_name(o, problem)}")
@@ -553,7 +558,7 @@ def ablate(
 MAX_LRS = 100
 
 
-def _lrs(lrs) -> list[float]:
+def _lrs(lrs: Sequence[float]) -> list[float]:
     """The sweep's learning rates: a non-empty list of at most :data:`MAX_LRS`
     distinct numbers > 0."""
     if isinstance(lrs, str) or not isinstance(lrs, Iterable):

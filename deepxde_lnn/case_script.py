@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import deepxde as dde
 import numpy as np
@@ -29,12 +30,16 @@ from .flags import Parser, add_options, chosen_options, parse_seed
 from .networks import compiled
 from .problems.build import build_data, build_net
 from .problems.case import Case, Profile
+from .problems.data import ResampledPDE
 from .problems.methods import METHODS
 from .problems.metrics import all_fields, errors_line
 from .study import registry
 from .training.accurate import unit_scale
 from .training.graphed import GraphedStep
 from .training.nncg import nncg_options
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["ExampleArgs", "main", "parse_args", "print_errors"]
 
@@ -54,10 +59,10 @@ class ExampleArgs:
     config: RunConfig
     profile: Profile
 
-    def __getattr__(self, name):  # args.lr, args.iterations, args.seed, ...
+    def __getattr__(self, name: str) -> Any:  # args.lr, args.iterations, ...
         return getattr(self.config, name)
 
-    def data(self, case: Case):
+    def data(self, case: Case) -> ResampledPDE:
         """The method's training data: the case's terms with the profile's counts
         (changed as the method needs, e.g. XPINN interface terms), seeded."""
         cfg = self.config
@@ -65,7 +70,7 @@ class ExampleArgs:
         compile_jets = compiled.wanted(cfg.compile_jets, cfg.iterations or 0)
         return build_data(cfg.method, case, prof, cfg.seed, compile_jets=compile_jets)
 
-    def net(self, case: Case):
+    def net(self, case: Case) -> torch.nn.Module:
         """The method's network, initialised under ``dde.config.set_random_seed``."""
         dde.config.set_random_seed(self.config.seed)
         return build_net(self.config.method, case)
@@ -109,7 +114,7 @@ def _weights(weights: tuple | None) -> list | None:
     return None if weights is None else list(weights)
 
 
-def parse_args(case: Case, argv=None) -> ExampleArgs:
+def parse_args(case: Case, argv: Sequence[str] | None = None) -> ExampleArgs:
     """Parse the script's flags (same names and checks as the CLI's ``run``) and
     set DeepXDE's float type; a bad value exits with one ``error:`` line."""
     prog = f"python {Path(sys.argv[0]).as_posix()}"  # the case file, as it was run
@@ -128,6 +133,7 @@ def parse_args(case: Case, argv=None) -> ExampleArgs:
     dde.config.set_default_float(cfg.dtype)
     if cfg.lbfgs:
         _lbfgs_cap(cfg.lbfgs)
+    assert cfg.profile is not None  # resolved: set
     return ExampleArgs(cfg, case.profile(cfg.profile))
 
 
@@ -142,7 +148,9 @@ def _lbfgs_cap(maxiter: int) -> None:
     o["fun_per_step"] = o["maxfun"] * o["iter_per_step"] // maxiter
 
 
-def unit_loss_weights(model: "dde.Model", weights=None) -> list[float]:
+def unit_loss_weights(
+    model: dde.Model, weights: Sequence[float] | None = None
+) -> list[float]:
     """Loss weights ``w/L`` for every term (``w``: its weight in ``weights``, else
     1), ``L`` the model's last total training loss (weighted as the terms are),
     so that L-BFGS starts at loss 1 (its printed losses are then relative).

@@ -13,6 +13,7 @@ import numbers
 import os
 import re
 from collections.abc import Iterable
+from typing import TypeGuard
 
 __all__ = [
     "SEED_MAX",
@@ -51,12 +52,12 @@ def _bounds(minimum, maximum, above: bool = False) -> str:
     return f" in {'(' if above else '['}{lo}, {hi}]"
 
 
-def is_integer(value) -> bool:
+def is_integer(value) -> TypeGuard[int]:
     """Whether ``value`` is an integer (Python's or NumPy's), not a bool."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
-def is_number(value) -> bool:
+def is_number(value) -> TypeGuard[float]:
     """Whether ``value`` is a finite real number, not a bool (an integer beyond
     float64's range is not: no computation here could use it)."""
     ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
@@ -107,12 +108,19 @@ def parse_int(text: str, name: str, minimum: int, maximum: int | None = None) ->
     return check_int(int(text), name, minimum, maximum)
 
 
-def parse_number(text: str, name: str, *bounds, above: bool = False) -> float:
+def parse_number(
+    text: str,
+    name: str,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    *,
+    above: bool = False,
+) -> float:
     """A decimal number (``1e-3``, ``0.5``; not ``inf``/``nan``), checked by
-    :func:`check_number` with ``bounds`` = ``(minimum, maximum)``."""
+    :func:`check_number`."""
     if not isinstance(text, str) or not _NUMBER.fullmatch(text):
         raise ValueError(f"{name} must be a decimal number; got {text!r}")
-    return check_number(float(text), name, *bounds, above=above)
+    return check_number(float(text), name, minimum, maximum, above=above)
 
 
 def parse_list(text: str, name: str) -> list[str]:

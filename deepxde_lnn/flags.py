@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from typing import NoReturn
 
 from .checks import (
     SEED_MAX,
@@ -47,8 +48,8 @@ class Parser(argparse.ArgumentParser):
     read as ``--seeds 2``). A value that begins with ``-`` and a digit is a value
     (``--loss-weights -1,1``: checked, not "expected one argument")."""
 
-    def __init__(self, *args, allow_abbrev: bool = False, **kwargs):
-        super().__init__(*args, allow_abbrev=allow_abbrev, **kwargs)
+    def __init__(self, *, allow_abbrev: bool = False, **kwargs):
+        super().__init__(allow_abbrev=allow_abbrev, **kwargs)
         for action, cls in _ONCE.items():
             self.register("action", action, cls)
 
@@ -63,7 +64,7 @@ class Parser(argparse.ArgumentParser):
             return None  # argparse's "positional": the value of the flag before
         return super()._parse_optional(arg_string)
 
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"error: {message}\n")
 
 
@@ -73,7 +74,7 @@ _GIVEN = "_given_options"  # the namespace's record of the options given so far
 def _once(cls):
     """``cls`` (an argparse action) that refuses a second use of its option."""
 
-    class Once(cls):
+    class Once(cls):  # type: ignore[misc, valid-type]  # a base given at run time
         def __call__(self, parser, namespace, values, option_string=None):
             given = getattr(namespace, _GIVEN, None)
             if given is None:
@@ -229,7 +230,7 @@ def options_markdown() -> str:
         "profile's value.",
     ]
     for cls in OPTION_CLASSES:
-        out += ["", f"## {cls.__name__}", "", cls.__doc__.strip(), ""]
+        out += ["", f"## {cls.__name__}", "", (cls.__doc__ or "").strip(), ""]
         out += ["| keyword | flag | default | what it does |", "|---|---|---|---|"]
         for name, f in option_fields(cls).items():
             flag = _flag(name, f)

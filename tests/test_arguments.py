@@ -414,6 +414,23 @@ def test_zero_column_sampler_is_refused():
         ResampledPDE([term])
 
 
+def test_a_sweep_judges_against_one_baseline(tmp_path):
+    # sweep.md has one baseline column: several are refused before anything
+    # trains (they trained, then sweep.md failed with a TypeError)
+    with pytest.raises(ValueError, match=r"^baseline: a sweep takes one method"):
+        api.sweep(
+            "laplace",
+            lrs=[1e-3],
+            methods="lnn,pinn,pinn-matched",
+            seeds=[0],
+            baseline="pinn,pinn-matched",
+            iterations=1,
+            out=tmp_path / "s",
+            progress=False,
+        )
+    assert not (tmp_path / "s").exists()
+
+
 def test_a_large_sweep_is_capped_and_checked_once_per_method(tmp_path, monkeypatch):
     # issue 55, item 14: 1000 lrs x 1000 seeds printed nothing for 150 s
     many = [1e-3 * (1 + i) for i in range(101)]

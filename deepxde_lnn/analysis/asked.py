@@ -21,7 +21,9 @@ def asked_runs(
     differs), a method or seed not asked for, another copy of a run asked for."""
     wanted = [dict(a) for a in asked]
     configs = [_configuration(a) for a in wanted]
-    kept, taken, why = [], [], {}
+    kept: list[dict] = []
+    taken: list[dict] = []
+    why: dict[str, dict[str, list[dict]]] = {}
     for r in runs:
         have = RunConfig.identity_of(r)
         if have in wanted and have not in taken:

@@ -199,18 +199,19 @@ def _ticks(ax, low: float, high: float, margin: float) -> None:
 def forest_legend(rows: Sequence[ForestRow]) -> list:
     """The legend's entries for ``rows``: the verdicts drawn (colours), the open
     marker where Holm's adjustment changed some, and the band."""
+    from matplotlib.artist import Artist
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     m = f"{_margin(rows):g}"
     drawn = {kind(r.ci.verdict) for r in rows if r.ci is not None}
     names = {"equivalent": f"equivalent within ×{m}"}
-    handles = [
+    handles: list[Artist] = [
         Line2D([], [], color=COLOURS[k], marker="o", lw=2.2, label=names.get(k, k))
         for k in COLOURS
         if k in drawn
     ]
-    changed = sorted({r.adjusted for r in rows if r.changed})
+    changed = sorted({r.adjusted for r in rows if r.changed and r.adjusted})
     if changed:
         to = changed[0] if len(changed) == 1 else "another verdict"
         handles.append(
@@ -253,7 +254,7 @@ def forest_figure(
         figsize=(4.0 * len(panels) + labels, height),
         squeeze=False,
     )
-    everything = []
+    everything: list[ForestRow] = []
     for i, (ax, (name, rows)) in enumerate(zip(axs[0], panels)):
         forest(ax, rows, title=name, xlabel=xlabel, labels=i == 0)
         everything += rows

@@ -114,7 +114,8 @@ class Pooled:
         head = f"{self.a}/{self.b} over {k} problem{'' if k == 1 else 's'}"
         if self.ratio is None:
             parts = [f"{head}: {self.verdict} ({FEWER})"]
-        else:
+        else:  # pooled: every estimate set
+            assert self.interval and self.seeds_interval and self.p_interval
             lo, hi = map(bound_text, self.interval)
             slo, shi = map(bound_text, self.seeds_interval)
             alone = (
@@ -137,6 +138,7 @@ class Pooled:
     def _spread_text(self) -> str:
         """``problems disagree: I² 0.31, ×1.4 between problems, Q test p 0.041,
         the other way: heat (decided)``."""
+        assert self.tau2 is not None  # pooled: every estimate set
         word = "disagree" if self.tau2 > 0 else "agree"
         q = f"Q test p {self.q_p:.2g}" if self.q_p is not None else self.q_note
         out = (
@@ -241,13 +243,14 @@ def _over_seeds(
 ) -> tuple[tuple[float, float], tuple[float, float]]:
     """Percentile intervals, seeds resampled within each problem (problems
     fixed), of the pooled log ratio and of the mean P(A < B)."""
-    where, data = [], []
+    where: list[range] = []
+    data: list[np.ndarray] = []
     for lg in logs:
         where.append(range(len(data), len(data) + len(lg.samples())))
         data.extend(lg.samples())
 
-    def statistic(*idx: np.ndarray, axis: int = -1) -> np.ndarray:
-        idx = [np.moveaxis(i, axis, -1) for i in idx]
+    def statistic(*given: np.ndarray, axis: int = -1) -> np.ndarray:
+        idx = [np.moveaxis(i, axis, -1) for i in given]
         y, p = zip(*(lg.at(idx[w[0]], idx[w[-1]]) for lg, w in zip(logs, where)))
         return np.stack([np.mean(y, axis=0), np.mean(p, axis=0)])
 

@@ -53,6 +53,7 @@ import math
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import overload
 
 import numpy as np
 from scipy import stats
@@ -340,6 +341,7 @@ def ratio_ci(
         )  # fmt: skip
     la = {s: float(np.log(v)) for s, v in a.items()}
     lb = {s: float(np.log(v)) for s, v in b.items()}
+    dof: float
     if paired:
         d = np.array([la[s] - lb[s] for s in common])
         n_a = n_b = len(d)
@@ -372,7 +374,11 @@ def _welch(xa: np.ndarray, xb: np.ndarray) -> tuple[float, float]:
     return float(se), float(dof)
 
 
-def holm(cis: Sequence[RatioCI | None], level: float = LEVEL) -> list[str | None]:
+@overload
+def holm(cis: Sequence[RatioCI], level: float = LEVEL) -> list[str]: ...
+@overload
+def holm(cis: Sequence[RatioCI | None], level: float = LEVEL) -> list[str | None]: ...
+def holm(cis: Sequence[RatioCI | None], level: float = LEVEL) -> list:
     """Holm's step-down adjustment of one table's verdicts (None: no comparison),
     with Shaffer's logical constraint.
 
@@ -387,13 +393,13 @@ def holm(cis: Sequence[RatioCI | None], level: float = LEVEL) -> list[str | None
     the margin was, else undecided.
     """
     alpha = 1 - level
+    given = {i: ci for i, ci in enumerate(cis) if ci is not None}
     tests = sorted(
         (p, i, kind)
-        for i, ci in enumerate(cis)
-        if ci is not None
+        for i, ci in given.items()
         for kind, p in (("diff", ci.p_diff), ("equiv", ci.p_equiv))
     )
-    rejected: dict[int, set] = {i: set() for i, ci in enumerate(cis) if ci is not None}
+    rejected: dict[int, set] = {i: set() for i in given}
     for p, i, kind in tests:
         t = sum(len(r) < 2 for r in rejected.values())
         if p > alpha / t:
@@ -402,9 +408,9 @@ def holm(cis: Sequence[RatioCI | None], level: float = LEVEL) -> list[str | None
     out: list[str | None] = [None] * len(cis)
     for i, done in rejected.items():
         if "diff" in done:
-            out[i] = "better" if cis[i].log_mean < 0 else "worse"
+            out[i] = "better" if given[i].log_mean < 0 else "worse"
         elif "equiv" in done:
-            out[i] = f"equivalent within ×{cis[i].margin:g}"
+            out[i] = f"equivalent within ×{given[i].margin:g}"
         else:
             out[i] = UNDECIDED
     return out

@@ -109,7 +109,8 @@ def write_summary(
     excluded, with a note that this summary replaces any of theirs
     (:data:`REPLACED`; None: every record)."""
     root = Path(root)
-    runs, excluded = load_runs(root, options=record_problem), []
+    runs = load_runs(root, options=record_problem)
+    excluded: list[str] = []
     if asked is not None:
         runs, excluded = asked_runs(runs, asked)
     if not runs:
@@ -359,7 +360,7 @@ def _per_function(runs, methods) -> list[str]:
         return []
     parts = []
     for m in methods:
-        per = {}
+        per: dict[str, list[float]] = {}
         for r in have:
             if r["method"] == m:
                 for fld, v in r[key].items():

@@ -265,7 +265,7 @@ def _strip(ax, runs, methods, colour, name: str | None = None) -> None:
             e = float(drawn(e, log=True, ax=ax))  # beyond the axis: at its edge
             by_seed.setdefault(r["seed"], {})[r["method"]] = e
     for errors in by_seed.values():
-        order = sorted(errors, key=at.get)
+        order = sorted(errors, key=at.__getitem__)
         ax.plot(
             [at[m] for m in order],
             [errors[m] for m in order],

@@ -324,7 +324,7 @@ def option_text(value) -> str:
     return escape(value)
 
 
-def _lbfgs_loss(record: dict) -> str:
+def _lbfgs_loss(record: Mapping) -> str:
     """How L-BFGS saw the loss: records before the scaled L-BFGS have no scale."""
     if not record.get("lbfgs"):
         return ""
@@ -336,7 +336,9 @@ def prepare(runs: Iterable[dict]) -> tuple[list[dict], list[tuple[dict, dict]]]:
     (``"group"``), one per run (case, group, method, seed: the run's identity):
     the first one given is kept; later ones come back as ``(duplicate, kept)``
     pairs."""
-    kept, first, dropped = [], {}, []
+    kept: list[dict] = []
+    first: dict[tuple, dict] = {}
+    dropped: list[tuple[dict, dict]] = []
     for rec in runs:
         r = {**rec, "sets": metric_sets(rec), "group": Group.of(rec)}
         key = (r["case"], r["group"], r["method"], r["seed"])

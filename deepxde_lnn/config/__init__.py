@@ -534,6 +534,7 @@ class RunConfig(Training):
     def total_steps(self) -> int:
         """Adam steps plus L-BFGS and NNCG iterations (of a resolved
         configuration)."""
+        assert self.iterations is not None  # resolved, and trained by the package
         return self.iterations + (self.lbfgs or 0) + (self.nncg or 0)
 
 
@@ -575,7 +576,9 @@ def record_problem(record: Mapping) -> str | None:
 _FINISHERS = {"lbfgs": "L-BFGS", "nncg": "NNCG"}
 
 
-def _check_finisher(name: str, steps: int, method: str, seconds, problem) -> None:
+def _check_finisher(
+    name: str, steps: int | None, method: str, seconds, problem
+) -> None:
     """ValueError naming what cannot go with the finisher ``name`` (``lbfgs``,
     ``nncg``) where it runs ``steps`` iterations."""
     if not steps:
@@ -597,7 +600,7 @@ def _check_finisher(name: str, steps: int, method: str, seconds, problem) -> Non
 SOAP_PACKAGE = ("heavyball", "pip install 'deepxde-lnn[soap]'")
 
 
-def _check_optimizer(optimizer: str) -> None:
+def _check_optimizer(optimizer: str | None) -> None:
     """ValueError naming the option where SOAP is asked for and its package is
     not installed (before any folder is made)."""
     if optimizer == "soap" and importlib.util.find_spec(SOAP_PACKAGE[0]) is None:

@@ -133,7 +133,9 @@ def table(
 
 def _line(steps: tuple | None, time: tuple | None) -> str:
     """One variant's line: its (row, verdict) in the step and time columns."""
-    ref = (steps or time)[0]
+    either = steps or time
+    assert either is not None  # a variant is in one column at least
+    ref = either[0]
     line = (
         f"| `{escape(ref.method)}` | {' / '.join(f'{p:,}' for p in ref.parameters)} "
         f"| {ref.s_per_step_text} | {ref.n} | "

@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -76,7 +77,7 @@ CONNECT_SECONDS = 5  # how long a cluster's scheduler may take to answer at star
 #: the execution options of ``backend="slurm"`` (what each SLURM job books)
 SLURM_OPTIONS = ("jobs", "job_cores", "job_memory", "walltime", "partition", "account")
 #: their values unless given (partition and account: the cluster's own defaults)
-SLURM_DEFAULTS = {
+SLURM_DEFAULTS: dict[str, Any] = {
     "jobs": 1,
     "job_cores": 1,
     "job_memory": "4GB",
@@ -247,7 +248,7 @@ def _lost(units, stop: str, err: Exception) -> str:
     """What a pool broken by a dead worker stopped: the runs cut short (started,
     per the marks :func:`_unit` leaves beside ``stop``, not ended), those not
     started, and how to go on."""
-    state = {"cut": [], "not started": []}
+    state: dict[str, list] = {"cut": [], "not started": []}
     for i, unit in enumerate(units):
         if os.path.exists(_mark(stop, "started", i)):
             if not os.path.exists(_mark(stop, "ended", i)):
@@ -351,7 +352,8 @@ def _orphaned(parent: int | None) -> bool:
 
 def _train_unit(unit, overwrite, threads, progress, problem) -> list[Outcome]:
     if len(unit) == 1:
-        return [_one(*unit[0], overwrite, threads, progress, problem)]
+        [(cfg, out)] = unit
+        return [_one(cfg, out, overwrite, threads, progress, problem)]
     _set_threads(threads)
     cfgs, outs = zip(*unit)
     return run_stacked(

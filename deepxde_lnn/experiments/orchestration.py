@@ -80,6 +80,7 @@ _LOADED = {"loaded": " of CPU time: timed under load", "unknown": ", load unknow
 
 def print_record(o: Options, rec: dict, out) -> None:
     c = cost(rec)
+    assert c.step_seconds is not None  # a record just written keeps its timing
     lines = [
         f"{rec['case']} {rec['method']} seed {rec['seed']}: "
         f"{rec.get('steps', rec['iterations'])} steps in {rec['train_seconds']:.1f} s "
@@ -228,6 +229,7 @@ def train_runs(
     iterations, seconds = o.training.iterations, o.training.seconds
     if budget == "time":
         steps = o.training.iterations or prof.iterations
+        assert steps is not None  # a problem that trains itself has no time budget
         if seconds is None:
             seconds = _time_budget(o, problem, methods[0], seeds[0], root)
         iterations = steps * TIME_CAP  # a cap: the budget decides
@@ -287,7 +289,7 @@ def _decide(o, problem, methods, all_seeds, root, budget, baseline, design):
         configs, done = train_runs(o, problem, list(ms), list(new), root, budget)
         asked.extend(configs)
         runs.extend(done)
-        out = {m: {} for m in ms}
+        out: dict[str, dict[int, float]] = {m: {} for m in ms}
         for r in done:
             if r.record is None:
                 raise TrainingDiverged(f"{r.method} seed {r.seed} did not finish")
@@ -326,7 +328,7 @@ def summarized(
     runs,
     asked: list[RunConfig],
     paper_seed,
-    baseline: str,
+    baseline: str | list[str],
     margin: float = MARGIN,
 ) -> Comparison:
     """Summarise the runs ``asked`` for, found below ``root``, there (the other
@@ -369,6 +371,7 @@ def _time_budget(o: Options, problem, method: str, seed: int, root: Path) -> flo
         say(o, f"time budget: {seconds:.2f} s per run (from {path})")
         return seconds
     cfg = config(o, problem, method, seed).resolved(problem)
+    assert cfg.iterations is not None  # resolved: a problem's steps
     per = step_seconds(cfg, problem)
     seconds = per * cfg.iterations
     record = {"seconds": seconds, "method": method, "seconds_per_step": per}

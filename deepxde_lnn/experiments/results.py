@@ -23,7 +23,7 @@ class RunResult:
 
     method: str
     seed: int
-    lr: float
+    lr: float | None  # None: the user's function's own (train=)
     out: Path
     status: str
     record: dict | None = field(default=None, repr=False)

@@ -119,7 +119,7 @@ def _count(seeds) -> str:
         return f"more than {SEEDS_CAP:,}"
 
 
-def out_of(out, default: str) -> Path:
+def out_of(out, default: str | Path) -> Path:
     """``out`` (a path: :func:`~deepxde_lnn.checks.check_path`) or ``default``,
     made absolute once, before anything runs: a function that changes the working
     directory cannot move where the results go."""

@@ -113,6 +113,7 @@ def convergence_study(
         row.update({f"time_{k}": v for k, v in sol.timings.items()})
         row["time_measure"] = time.perf_counter() - t0
         prev = sol
+    assert prev is not None  # levels >= 1
     return ConvergenceStudy(tuple(rows), convergence_slopes(rows), prev)
 
 

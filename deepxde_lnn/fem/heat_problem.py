@@ -88,14 +88,14 @@ class HeatProblem:
         """Biot number h_nd = h R / k."""
         return self.h * self.R / self.k
 
-    def exact_theta(self, r: np.ndarray) -> np.ndarray:
+    def exact_theta(self, r: np.ndarray | float) -> np.ndarray:
         """θ*(r) = T*(r) - T∞ = QR/(2h) + Q(R² - r²)/(4k) (K) at radii r (m)."""
         r = np.asarray(r, dtype=np.float64)
         return self.Q * self.R / (2.0 * self.h) + self.Q * (self.R**2 - r**2) / (
             4.0 * self.k
         )
 
-    def exact(self, r: np.ndarray) -> np.ndarray:
+    def exact(self, r: np.ndarray | float) -> np.ndarray:
         """T*(r) = T∞ + QR/(2h) + Q(R² - r²)/(4k) (K) at radii r (m)."""
         return self.T_inf + self.exact_theta(r)
 

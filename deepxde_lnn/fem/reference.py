@@ -18,6 +18,7 @@ import io
 import json
 import math
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -41,8 +42,11 @@ from .convergence import ConvergenceStudy, convergence_study
 from .heat_problem import HEAT, HeatProblem, InvalidReferenceError, points_sha256
 from .norms import probe_matrix
 
-if TYPE_CHECKING:  # importlib.resources.abc is Python >= 3.11
-    from importlib.resources.abc import Traversable
+if TYPE_CHECKING:
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable
+    else:
+        from importlib.abc import Traversable
 
 __all__ = ["load_reference", "write_reference"]
 
@@ -76,7 +80,7 @@ BOUNDARY_HANDLING = {
 
 # The paper's printed MATLAB PDE Toolbox study (quadratic meshes, Hmax_l =
 # 0.015/2^(l-1)), shown next to ours for comparison; see docs/heat.md.
-PAPER_MATLAB = {
+PAPER_MATLAB: dict[str, Any] = {
     "levels": [1, 2, 3, 4, 5, 6],
     "Hmax": [1.5e-2, 7.5e-3, 3.75e-3, 1.875e-3, 9.370e-4, 4.690e-4],
     "nodes": [1485, 6161, 24901, 92941, 365565, 1377045],
@@ -486,8 +490,12 @@ def _check_convergence(path, params, slopes) -> None:
     if not isinstance(nrefs, list) or len(nrefs) != levels:
         raise InvalidReferenceError(f"{path}: nrefs does not list {levels} levels")
     order = slopes.get("diff_L2") if isinstance(slopes, dict) else None
-    number = isinstance(order, (int, float)) and not isinstance(order, bool)
-    if not number or not math.isfinite(order) or order < MIN_L2_ORDER:
+    if (
+        not isinstance(order, (int, float))
+        or isinstance(order, bool)
+        or not math.isfinite(order)
+        or order < MIN_L2_ORDER
+    ):
         raise InvalidReferenceError(
             f"{path}: the study does not converge (inter-level L² order "
             f"{order!r}, expected at least {MIN_L2_ORDER})"
@@ -526,7 +534,8 @@ def load_reference(
             f"{path} is stale: its points differ from the requested points"
         )
     try:  # the digest checked, the arrays read as any .npz read back
-        arrays = read_npz(path, ARRAYS)
+        # a Path; a zipped package's Traversable is not (read_npz takes paths)
+        arrays = read_npz(path, ARRAYS)  # type: ignore[arg-type]
     except FolderError as err:
         raise InvalidReferenceError(str(err)) from None
     if points_sha256(arrays["points_nd"]) != points_sha:

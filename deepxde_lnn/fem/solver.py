@@ -135,6 +135,7 @@ def _v_cycle(levels: list[_Level], lu, r: np.ndarray, nu: int, omega: float):
     if len(levels) == 1:
         return lu(r)
     lev = levels[-1]
+    assert lev.P is not None  # every level but the coarsest
     x = omega * lev.inv_diag * r
     for _ in range(nu - 1):
         x += omega * lev.inv_diag * (r - lev.A @ x)

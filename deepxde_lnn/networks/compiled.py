@@ -200,5 +200,6 @@ def compiled(jet: Callable) -> Callable:
                 return fall_back(why, x, net)
         return out
 
-    call.fallback = failed  # non-empty once the eager jet is used instead
+    # non-empty once the eager jet is used instead (a function's own attribute)
+    call.fallback = failed  # type: ignore[attr-defined]
     return call

@@ -60,7 +60,7 @@ STRATEGIES = {
 }
 
 
-def _check_liquid(liquid) -> tuple[str, ...]:
+def _check_liquid(liquid: str | Sequence[str]) -> tuple[str, ...]:
     """``liquid`` as a tuple of parts: a part's name, or any collection of them
     (empty: DeepXDE's network); a ValueError naming ``liquid`` otherwise."""
     parts = (liquid,) if isinstance(liquid, str) else liquid
@@ -78,7 +78,7 @@ def _check_liquid(liquid) -> tuple[str, ...]:
     return tuple(p for p in LIQUID_PARTS if p in parts)
 
 
-def _own_branch(layer_sizes_branch) -> bool:
+def _own_branch(layer_sizes_branch: Sequence) -> bool:
     """Whether the branch is a network of the user's, ``(dim, f)`` (DeepXDE's
     test: its second entry is callable)."""
     return (
@@ -89,8 +89,15 @@ def _own_branch(layer_sizes_branch) -> bool:
 
 
 def _check_parts(
-    branch, trunk, activation, initializer, n, strategy, liquid, own_initializers=()
-):
+    branch: Sequence,
+    trunk: Sequence[int],
+    activation: Activation | Mapping[str, Activation],
+    initializer: Initializer,
+    n: int,
+    strategy: str | None,
+    liquid: tuple[str, ...],
+    own_initializers: tuple[str, ...] = (),
+) -> None:
     """DeepXDE's DeepONet arguments, each a ValueError naming it where it cannot
     build or run (DeepXDE itself raises an IndexError, a KeyError or an
     AssertionError, builds a network of no parameters for no output, or fails
@@ -151,6 +158,10 @@ class LiquidParts:
 
     _lnn: type
     _own_initializers: tuple[str, ...] = ()
+    # set by the backend's DeepONet, which follows this mixin
+    activation_branch: Activation
+    activation_trunk: Activation
+    kernel_initializer: Initializer
 
     def __init__(
         self,
@@ -182,7 +193,12 @@ class LiquidParts:
         self.lnn_options = dict(
             alpha_init=alpha_init, layout=layout, block_activation=block_activation
         )
-        args = [layer_sizes_branch, layer_sizes_trunk, activation, kernel_initializer]
+        args: list = [
+            layer_sizes_branch,
+            layer_sizes_trunk,
+            activation,
+            kernel_initializer,
+        ]
         args += [num_outputs, multi_output_strategy]
         if "regularization" in inspect.signature(super().__init__).parameters:
             args.append(regularization)
@@ -192,17 +208,18 @@ class LiquidParts:
             )
         super().__init__(*args)
 
-    def build_branch_net(self, layer_sizes_branch):
+    # super(): the backend's DeepONet, after this mixin (unknown to mypy)
+    def build_branch_net(self, layer_sizes_branch: Sequence) -> object:
         if "branch" not in self.liquid:
-            return super().build_branch_net(layer_sizes_branch)
+            return super().build_branch_net(layer_sizes_branch)  # type: ignore[misc]
         return self._part(layer_sizes_branch, self.activation_branch)
 
-    def build_trunk_net(self, layer_sizes_trunk):
+    def build_trunk_net(self, layer_sizes_trunk: Sequence[int]) -> object:
         if "trunk" not in self.liquid:
-            return super().build_trunk_net(layer_sizes_trunk)
+            return super().build_trunk_net(layer_sizes_trunk)  # type: ignore[misc]
         return self._part(layer_sizes_trunk, self.activation_trunk)
 
-    def _part(self, layer_sizes, activation):
+    def _part(self, layer_sizes: Sequence, activation: Activation) -> object:
         """A liquid part: the backend's LNN, with the DeepONet's regularization
         where the backend's DeepONet has one."""
         regularization = getattr(self, "regularization", None)

@@ -45,6 +45,8 @@ class FourierFeatures(torch.nn.Module):
         factor: ``c`` (``2 pi``: Tancik et al.'s form; 1: the PirateNets paper's).
     """
 
+    frequencies: torch.Tensor  # a buffer
+
     def __init__(
         self, n_in: int, features: int, scale: float = 1.0, factor: float = 2 * math.pi
     ):

@@ -134,10 +134,10 @@ class GatedResidualAttention(NN):
         return x
 
     def extra_repr(self) -> str:
-        first = self.blocks[0]
+        first = self.blocks[0]  # torch types its attributes Tensor | Module
         return (
             f"n_in={self.input.in_features}, n_out={self.output.out_features}, "
             f"width={self.input.out_features}, blocks={len(self.blocks)}, "
-            f"bottleneck={first.g1.out_features}, rho={first.rho}, tau={first.tau}, "
+            f"bottleneck={first.g1.out_features}, rho={first.rho}, tau={first.tau}, "  # type: ignore[union-attr]
             f"gate_bias={self.gate_bias}, dropout={self.dropout}"
         )

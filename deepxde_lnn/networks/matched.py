@@ -18,6 +18,7 @@ values, the random state left as it was), so they are the networks' own.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -56,11 +57,11 @@ def layer_sizes_of(net: torch.nn.Module) -> list[int]:
     sizes = getattr(net, "layer_sizes", None)
     if sizes is not None:
         return list(sizes)
-    linears = getattr(net, "linears", None)
-    if isinstance(linears, torch.nn.ModuleList) and all(
-        isinstance(m, torch.nn.Linear) for m in linears
-    ):
-        return [linears[0].in_features, *(m.out_features for m in linears)]
+    layers = getattr(net, "linears", None)
+    if isinstance(layers, torch.nn.ModuleList):
+        linears = [m for m in layers if isinstance(m, torch.nn.Linear)]
+        if len(linears) == len(layers):
+            return [linears[0].in_features, *(m.out_features for m in linears)]
     raise ValueError(
         f"net: cannot read the layer sizes of a {type(net).__name__} (no "
         "layer_sizes, no linears); give its layer sizes and target=its count"
@@ -72,7 +73,7 @@ def matched_sizes(
     target: int | None = None,
     *,
     activation: Activation = "tanh",
-    **lnn_options,
+    **lnn_options: Any,
 ) -> list[int]:
     """The layer sizes ``[d_in, W, ..., W, d_out]`` of the plain :class:`~.pytorch.MLP`
     with ``net``'s depth whose parameter count is nearest ``target`` (ties to the
@@ -151,7 +152,7 @@ def matched(
     regularization: Regularization = None,
     *,
     target: int | None = None,
-    **lnn_options,
+    **lnn_options: Any,
 ) -> MLP:
     """The plain :class:`~.pytorch.MLP` (``dde.nn.FNN``'s signature and forward pass)
     with ``net``'s depth and the parameter count nearest ``net``'s (or

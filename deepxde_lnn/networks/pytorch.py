@@ -24,7 +24,7 @@ says which stages follow each hidden ``Linear`` (:meth:`MLP._layer_stages`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import torch
 from deepxde import backend as bkd
@@ -38,6 +38,7 @@ from .deeponet import liquid_deeponet
 from .limits import TORCH_DEFAULT
 from .plan import (
     ACTIVATION,
+    Plan,
     check_activation_identifier,
     check_block,
     check_initializer,
@@ -205,7 +206,7 @@ class MLP(NN):
         )
         self._blocks_init(init)
 
-    def _blocks_init(self, init) -> None:
+    def _blocks_init(self, init: Callable | None) -> None:
         _initialize(self.modules(), init)
 
     def stages(self) -> list:
@@ -221,7 +222,7 @@ class MLP(NN):
     def _layer_stages(self, j: int) -> list:
         """Stages after hidden ``Linear`` ``j``, as the plan says
         (:meth:`~.plan.Plan.stages`): its activation and/or its block."""
-        blocks = getattr(self, "blocks", None)
+        blocks: Sequence = getattr(self, "blocks", ())  # an MLP has none
         return [
             self.activation[j]
             if kind == ACTIVATION
@@ -320,14 +321,15 @@ class LNN(MLP):
         sizes = list(self.plan.sizes)
         super().__init__(sizes, activation, kernel_initializer, regularization)
 
-    def _blocks_init(self, init) -> None:
+    def _blocks_init(self, init: Callable | None) -> None:
         self.blocks = _blocks(self.plan, self.activation)
         _initialize(self.modules(), init)
 
     def extra_repr(self) -> str:
         """Layout, ``alpha_init`` and the blocks' ``sigma`` as resolved (one name,
         or one per block where they differ), e.g. ``block_activation='tanh'``."""
-        names = [b.activation_name for b in self.blocks]
+        # torch types a block's attributes Tensor | Module: these are str
+        names: list[str] = [b.activation_name for b in self.blocks]  # type: ignore[misc]
         if not names:  # no hidden layer, no block
             names = [_activation_name(self.block_activation)]
         shown = names[0] if len(set(names)) == 1 else names
@@ -385,7 +387,7 @@ class ReZero(MLP):
         self.block_activation = block_activation
         super().__init__(layer_sizes, activation, kernel_initializer, regularization)
 
-    def _blocks_init(self, init) -> None:
+    def _blocks_init(self, init: Callable | None) -> None:
         self.blocks = _blocks(self.plan, self.activation)
         _initialize(self.modules(), init)
 
@@ -402,7 +404,7 @@ LiquidDeepONetCartesianProd = liquid_deeponet(
 )
 
 
-def _blocks(plan, hidden_activations: list) -> torch.nn.ModuleList:
+def _blocks(plan: Plan, hidden_activations: list) -> torch.nn.ModuleList:
     """The plan's blocks, each with its ``sigma`` (:meth:`~.plan.Plan.sigma`)."""
     return torch.nn.ModuleList(
         LiquidBlock(
@@ -420,7 +422,7 @@ def _blocks(plan, hidden_activations: list) -> torch.nn.ModuleList:
 # --- argument checks ---------------------------------------------------------------
 
 
-def _get_activations(activation, n: int) -> list:
+def _get_activations(activation: Activation | Sequence[Activation], n: int) -> list:
     """``n`` resolved activations (their count checked by the plan): one function
     (one trainable ``LAAF``) for all layers, as ``dde.nn.FNN``, or one each."""
     if isinstance(activation, (list, tuple)):
@@ -451,7 +453,7 @@ def tanh(x: torch.Tensor) -> torch.Tensor:
     return torch.tanh(x)
 
 
-def _get_activation(identifier, name: str = "activation"):
+def _get_activation(identifier: object, name: str = "activation") -> Callable:
     """DeepXDE's activation for ``identifier`` (checked, a ValueError naming
     ``name``), PyTorch's ``tanh`` as :func:`tanh`."""
     check_activation_identifier(identifier, name)
@@ -459,7 +461,7 @@ def _get_activation(identifier, name: str = "activation"):
     return tanh if fn in (torch.tanh, torch.nn.functional.tanh, bkd.tanh) else fn
 
 
-def _activation_name(identifier) -> str:
+def _activation_name(identifier: object) -> str:
     """A name for ``extra_repr``: the string itself, or the callable's name
     (``"tanh"`` whatever its case, ``"linear"`` for ``None``, ``"LAAF-n f"`` for
     DeepXDE's L-LAAF wrapper)."""
@@ -472,12 +474,12 @@ def _activation_name(identifier) -> str:
     return "tanh" if name.lower() == "tanh" else name
 
 
-def _get_initializer(identifier):
+def _get_initializer(identifier: Initializer) -> Callable | None:
     """DeepXDE's initializer, or None for :data:`TORCH_DEFAULT`."""
     return check_initializer(identifier, also=(TORCH_DEFAULT,))
 
 
-def _initialize(modules, init) -> None:
+def _initialize(modules: Iterable[torch.nn.Module], init: Callable | None) -> None:
     """DeepXDE convention: ``init`` on every Linear weight, zero biases.
 
     ``init is None`` ("torch-default") leaves PyTorch's initialisation untouched.

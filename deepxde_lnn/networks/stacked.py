@@ -52,6 +52,7 @@ class StackedNet(torch.nn.Module):
     """
 
     regularizer = None  # what dde.Model reads of a network
+    template: MLP  # in __dict__: not a registered submodule
 
     def __init__(self, nets: Sequence[MLP], run_ids: Sequence[int] | None = None):
         super().__init__()
@@ -123,7 +124,7 @@ class StackedNet(torch.nn.Module):
 
     def nets(self) -> list[MLP]:
         """K single nets holding the runs' current values."""
-        out = []
+        out: list[MLP] = []
         for s in self.state_dicts():
             n = copy.deepcopy(self.template)
             n.load_state_dict(s)
@@ -434,8 +435,8 @@ def _structure(stages: Sequence) -> tuple:
     for s in stages:
         if not isinstance(s, torch.nn.Module):
             out.append(s)
-        elif hasattr(s, "stages"):
-            out.append((type(s), _structure(s.stages())))
+        elif hasattr(s, "stages"):  # torch types a module's attributes Tensor | Module
+            out.append((type(s), _structure(s.stages())))  # type: ignore[operator]
         else:
             out.append((type(s), s.extra_repr()))
     return tuple(out)

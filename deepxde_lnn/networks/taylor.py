@@ -125,7 +125,7 @@ def _ode_polynomials(q: tuple, order: int) -> tuple:
     ``P_0(y) = y`` and ``P_{m+1} = P_m'(y) Q(y)`` (chain rule). Polynomials are
     coefficient tuples, lowest degree first; exact rational arithmetic.
     """
-    polys = [(Fraction(0), Fraction(1))]
+    polys: list[tuple[Fraction, ...]] = [(Fraction(0), Fraction(1))]
     for _ in range(order):
         p = polys[-1]
         dp = [i * p[i] for i in range(1, len(p))]
@@ -141,7 +141,7 @@ def _ode_polynomials(q: tuple, order: int) -> tuple:
 
 def _eval_polynomials(y: Tensor, polys: tuple) -> list:
     """Evaluate every polynomial of ``polys`` at ``y``, sharing the powers of ``y``."""
-    powers = [None, y]
+    powers: list = [None, y]  # y^0 unused
     for _ in range(2, max(len(p) for p in polys)):
         powers.append(powers[-1] * y)
     out = []
@@ -412,6 +412,7 @@ class _Layout:
         if self.weights is None or rest is None or lo == hi:
             return None
         w, rest = self.weights[lo:hi], _rows(rest, hi)
+        assert rest is not None  # hi > lo rows
         rest = rest if lo == 0 else rest[lo:]
         if hi - lo == 1:
             return rest * w.view(1, 1, 1)
@@ -454,7 +455,7 @@ def _powers(z: list, lay: _Layout) -> list:
     ``k < m``), on the ``counts[k]`` rows alive at order ``k``; ``m >= 2`` only
     uses ``z_j`` with ``j < k``."""
     order = lay.order
-    powers = [None, [None] + list(z)]
+    powers: list = [None, [None] + list(z)]  # None: zero
     for m in range(2, order + 1):
         prev, cur = powers[m - 1], [None] * (order + 1)
         for k in range(m, order + 1):
@@ -492,7 +493,9 @@ def _compose_tanh(y0: Tensor, s0: Tensor, jet: _Jet, lay: _Layout) -> _Jet:
     than the generic Faa di Bruno form.
     """
     z = jet.coeffs
-    y, r, top = [y0], [None], _addmul(None, s0, jet.top)
+    y: list[Tensor | None] = [y0]
+    r: list[Tensor | None] = [None]
+    top = _addmul(None, s0, jet.top)
     for k in range(1, lay.order + 1):
         n = lay.counts[k]
         rest = None
@@ -536,10 +539,12 @@ def _residual(
 
 def _cat(a: Tensor | None, b: Tensor | None) -> Tensor | None:
     """``[a, b]`` along the features (``None``: zero)."""
-    if a is None and b is None:
-        return None
-    a = torch.zeros_like(b) if a is None else a
-    b = torch.zeros_like(a) if b is None else b
+    if a is None:
+        if b is None:
+            return None
+        a = torch.zeros_like(b)
+    elif b is None:
+        b = torch.zeros_like(a)
     return torch.cat(torch.broadcast_tensors(a, b), dim=-1)
 
 
@@ -565,7 +570,8 @@ def _run(ops: list, h0: Tensor, jet: _Jet, lay: _Layout) -> tuple:
         elif kind == "fourier":
             h0, jet = _fourier(payload, h0, jet, lay)
         elif kind == "residual":
-            h0, jet = _residual(*payload, h0, jet, lay)
+            alpha, branch, residual = payload
+            h0, jet = _residual(alpha, branch, residual, h0, jet, lay)
         else:
             raise ValueError(f"jet step {kind!r} has no case in taylor._run")
     return h0, jet
@@ -641,7 +647,7 @@ def _one_direction(direction, x: Tensor) -> Tensor:
     ``(1, 1, d)`` / ``(1, N, d)``."""
     d = x.shape[1]
     if isinstance(direction, numbers.Integral) and not isinstance(direction, bool):
-        if not 0 <= direction < d:
+        if not 0 <= int(direction) < d:
             raise ValueError(f"direction axis must be in [0, {d}), got {direction}")
         v = torch.eye(d, dtype=x.dtype, device=x.device)[direction]
     else:
@@ -695,7 +701,7 @@ def _tangent(fn, x: Tensor, u: Tensor, v: Tensor | None, du: Tensor | None):
     def flat(a: Tensor) -> Tensor:
         return a.expand(D, n, a.shape[-1]).reshape(D * n, a.shape[-1])
 
-    _, dq = torch.func.jvp(fn, (flat(x), flat(u)), (flat(v), flat(du)))
+    dq = torch.func.jvp(fn, (flat(x), flat(u)), (flat(v), flat(du)))[1]
     return dq.view(D, n, -1)
 
 
@@ -821,7 +827,11 @@ def _axis_orders(requests, d: int) -> dict:
         if not isinstance(req, (tuple, list)) or len(req) != 2:
             raise ValueError(f"requests must be (axis, order) pairs, got {req!r}")
         i, k = req
-        if isinstance(i, bool) or not isinstance(i, numbers.Integral) or not 0 <= i < d:
+        if (
+            isinstance(i, bool)
+            or not isinstance(i, numbers.Integral)
+            or not 0 <= int(i) < d
+        ):
             raise ValueError(f"axis must be an integer in [0, {d}), got {i!r}")
         top[int(i)] = max(top.get(int(i), 0), _check_order(k))
     return top

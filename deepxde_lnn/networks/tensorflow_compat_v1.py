@@ -23,6 +23,7 @@ The kernels, biases and gates are TensorFlow 1 reference variables
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from deepxde import config
@@ -92,8 +93,9 @@ class Dense:
         self.kernel_initializer = kernel_initializer
         self.kernel_regularizer = kernel_regularizer
         self.kernel_constraint = kernel_constraint
-        self.kernel = self.bias = None
-        self.losses = []
+        self.kernel: Any = None  # TensorFlow variables, made at the first call
+        self.bias: Any = None
+        self.losses: list = []
 
     def __call__(self, x):
         dtype = config.real(tf)
@@ -222,7 +224,8 @@ class _Network(FNN):
         )
         self.plan = plan
         self.regularization = regularization
-        self.linears, self.blocks = [], []
+        self.linears: list = []
+        self.blocks: list = []
 
     def _hidden_activations(self) -> list:
         n = self.plan.hidden

@@ -22,7 +22,7 @@ from ..networks.matched import count_built, matched_sizes
 from ..networks.pirate import PirateNet
 from ..networks.plan import check_activation
 from ..networks.pytorch import LNN, MLP, TORCH_DEFAULT, ReZero
-from .data import ResampledPDE, Term
+from .data import ResampledPDE, RowWeights, Term
 from .data.jets import DERIVATIVES
 from .methods import parse
 from .problem import Profile
@@ -202,7 +202,7 @@ class Builder:
 
     net: Callable[..., object]
     terms: Callable[[object, list[Term]], list[Term]] = _same
-    weights: Callable[[object, list[Term]], object] | None = None
+    weights: Callable[[object, list[Term]], RowWeights] | None = None
 
 
 # The builders the methods name (:class:`~.methods.Method`'s ``builder``).

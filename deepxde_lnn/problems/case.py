@@ -179,6 +179,7 @@ class Case:
         x, keep = self.grid.points(profile.grid_n)
         axes = self.grid.axes(profile.grid_n)
         mask = keep.reshape([len(a) for a in axes])
+        assert self.exact is not None  # exact or reference: one is given
         return Evaluation(x, self.exact(x), mask, axes)
 
 
@@ -221,10 +222,12 @@ def _check_exact(case: Case) -> None:
     what = "exact" if case.exact is not None else "reference"
     said = "exact(x)" if case.exact is not None else "reference()"
     where = "grid points" if case.exact is not None else "points"
+    u = None  # reference()'s values, or exact(x) below
     try:
         if case.exact is not None:
             x = case.grid.points(EXACT_POINTS)[0]
         else:
+            assert case.reference is not None  # exact or reference: one is given
             x, u = case.reference()
             x = np.asarray(x, dtype=np.float64)
     except Exception as err:
@@ -269,6 +272,7 @@ def load_file(path: str | Path) -> Case:
     fingerprint = of_file(path)  # the file is the problem
     module_name = f"_deepxde_lnn_case_{path.stem}"
     spec = importlib.util.spec_from_file_location(module_name, path)
+    assert spec is not None and spec.loader is not None  # a .py file's
     module = importlib.util.module_from_spec(spec)
     # importable by name only while it runs: its functions then pickle by value
     # (to worker processes), which need not import it

@@ -141,8 +141,8 @@ def default_name(func, fallback: str) -> str:
     if name not in GENERIC_NAMES and _is_safe(name):
         return name
     code = getattr(func, "__code__", None)
-    path = Path(code.co_filename) if code is not None else None
-    if path is not None and not code.co_filename.startswith("<"):
+    if code is not None and not code.co_filename.startswith("<"):
+        path = Path(code.co_filename)
         if _is_safe(path.stem) and not path.stem.startswith("_"):
             return path.stem
     return name if _is_safe(name) else fallback

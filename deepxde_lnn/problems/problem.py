@@ -51,11 +51,12 @@ class Profile:
     pool); ``decay`` is DeepXDE's learning-rate decay for Adam (e.g.
     ``("inverse time", 1000, 0.5)``, ``None``: constant); ``first_optimizer``
     is the first phase's (``adam`` or ``soap``); ``lbfgs`` L-BFGS iterations follow its
-    ``iterations`` steps, then ``nncg`` NNCG iterations.
+    ``iterations`` steps, then ``nncg`` NNCG iterations. ``iterations`` and
+    ``lr`` None: not the package's (a problem that trains itself).
     """
 
-    iterations: int
-    lr: float
+    iterations: int | None
+    lr: float | None
     seed: int
     counts: Mapping[str, int] = field(default_factory=dict)
     grid_n: int | None = None
@@ -123,19 +124,47 @@ class Evaluation:
 class Problem(Protocol):
     """The interface :func:`deepxde_lnn.training.runner.run` trains and evaluates."""
 
-    name: str  # safe as a folder name: letters, digits, '_' and '-'
-    # what the problem is where its name does not say it (RunConfig.problem):
-    # None for a registered case, else a fingerprint (.fingerprints)
-    fingerprint: str | None
-    default_profile: str  # the profile a run takes when none is asked for
-    # its own function trains it (train=): no training option, resume, stack or
-    # time budget of the package's applies (training.scripted_run runs it)
-    trains_itself: bool
-    inputs: tuple[str, ...]
-    fields: tuple[str, ...]
-    extra_metrics: Callable[[np.ndarray, np.ndarray, np.ndarray], dict] | None
-    extra_grids: Mapping[str, int]  # label -> grid size, scored as well
-    scores: tuple[str, ...]  # what a run can be scored on (config.SCORES)
+    # what the runner reads of a problem: read-only (properties), so that a
+    # problem may hold a narrower type (a fingerprint always set, no extra metrics)
+
+    @property
+    def name(self) -> str:
+        """Safe as a folder name: letters, digits, '_' and '-'."""
+
+    @property
+    def fingerprint(self) -> str | None:
+        """What the problem is where its name does not say it
+        (``RunConfig.problem``): None for a registered case, else a fingerprint
+        (:mod:`.fingerprints`)."""
+
+    @property
+    def default_profile(self) -> str:
+        """The profile a run takes when none is asked for."""
+
+    @property
+    def trains_itself(self) -> bool:
+        """Its own function trains it (``train=``): no training option, resume,
+        stack or time budget of the package's applies (``training.scripted_run``
+        runs it)."""
+
+    @property
+    def inputs(self) -> tuple[str, ...]: ...
+
+    @property
+    def fields(self) -> tuple[str, ...]: ...
+
+    @property
+    def extra_metrics(
+        self,
+    ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], dict] | None: ...
+
+    @property
+    def extra_grids(self) -> Mapping[str, int]:
+        """Label -> grid size, scored as well."""
+
+    @property
+    def scores(self) -> tuple[str, ...]:
+        """What a run can be scored on (``config.SCORES``)."""
 
     def profile(self, name: str) -> Profile:
         """The training profile ``name`` (ValueError naming the choices)."""

@@ -65,7 +65,7 @@ class RBA(RowWeights):
         """Restore :meth:`state_dict`; ``ValueError`` unless it maps term indices
         to tables of finite multipliers >= 0."""
         lam = state.get("lam") if isinstance(state, dict) else None
-        ok = isinstance(lam, dict) and all(
+        if not isinstance(lam, dict) or not all(
             isinstance(i, str)
             and i.isdigit()
             and isinstance(v, torch.Tensor)
@@ -73,8 +73,7 @@ class RBA(RowWeights):
             and v.ndim == 2
             and bool((torch.isfinite(v) & (v >= 0)).all())
             for i, v in lam.items()
-        )
-        if not ok:
+        ):
             raise ValueError(
                 "data.weights.lam must map term indices to RBA's multipliers "
                 "(tensors of rows and channels, finite and >= 0)"

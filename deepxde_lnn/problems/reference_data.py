@@ -86,7 +86,9 @@ def _contents(path: Path) -> bytes:
         with gzip.GzipFile(fileobj=io.BytesIO(raw)) as f:
             data = f.read(MAX_ARTIFACT_BYTES + 1)
     except (OSError, EOFError, zlib.error) as err:  # BadGzipFile is an OSError
-        raise _damaged(path, f"not a whole gzip file ({err or 'cut short'})") from None
+        raise _damaged(
+            path, f"not a whole gzip file ({str(err) or 'cut short'})"
+        ) from None
     if len(data) > MAX_ARTIFACT_BYTES:
         raise _damaged(path, f"more than {MAX_ARTIFACT_BYTES:,} bytes uncompressed")
     return data

@@ -66,7 +66,7 @@ straightforward per-flux-column autograd version used as the test oracle.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, List, NamedTuple, Union
+from typing import Callable, List, NamedTuple, TypeVar, Union
 
 import numpy as np
 import torch
@@ -108,6 +108,7 @@ SIGMA_MODES = ("full", "spatial", "unlowered")
 _K_TIME_COEF = {"full": -0.5, "spatial": 0.0, "unlowered": 0.5}
 
 ArrayLike = Union[torch.Tensor, np.ndarray]
+_Array = TypeVar("_Array", torch.Tensor, np.ndarray)  # what comes in goes out
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,7 @@ def _trig(x: ArrayLike):
     return np.sin, np.cos, (lambda cols: np.concatenate(cols, axis=1))
 
 
-def exact_state_b(x: ArrayLike) -> ArrayLike:
+def exact_state_b(x: _Array) -> _Array:
     """Manufactured state of case B (docs/relativistic.md) at points x (N, 2) -> (N, 8).
 
     Accepts a torch tensor (differentiable, any dtype/device) or a numpy array
@@ -180,7 +181,7 @@ def exact_state_b(x: ArrayLike) -> ArrayLike:
     return cat([vx, vy, eps, n, Pi, pxx, pxy, pyy])
 
 
-def exact_state_c(x: ArrayLike) -> ArrayLike:
+def exact_state_c(x: _Array) -> _Array:
     """Manufactured state of case C (docs/relativistic.md) at points x (N, 2) -> (N, 8).
 
     Accepts a torch tensor or a numpy array, like :func:`exact_state_b`.
@@ -214,7 +215,7 @@ def exact_state_c_np(x: np.ndarray) -> np.ndarray:
 EXACT_STATES = {"b": exact_state_b, "c": exact_state_c}
 
 
-def get_exact_state(case: Union[str, Callable]) -> Callable[[ArrayLike], ArrayLike]:
+def get_exact_state(case: Union[str, Callable]) -> Callable:
     """Return the exact-state function for ``case`` ("b", "rel_b", "c", "rel_c").
 
     A callable is returned unchanged.
@@ -590,7 +591,7 @@ def exact_jacobian(fn: Callable, x: torch.Tensor) -> tuple:
     x_j`` (N, K, d), by forward mode: one ``torch.func.jvp`` per input axis."""
     eye = torch.eye(x.shape[1], dtype=x.dtype, device=x.device)
     cols = [torch.func.jvp(fn, (x,), (e.expand_as(x),)) for e in eye]
-    return cols[0][0], torch.stack([dq for _, dq in cols], dim=2)
+    return cols[0][0], torch.stack([col[1] for col in cols], dim=2)
 
 
 def pde(

@@ -8,6 +8,7 @@ a float32 network). Draws are made in float64 and then cast.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,7 +98,7 @@ class Inside:
 
     lo: tuple[float, ...]
     hi: tuple[float, ...]
-    inside: object  # (m, d) -> (m,) bool
+    inside: Callable[[np.ndarray], np.ndarray]  # (m, d) -> (m,) bool
     MIN_SHARE = 1e-3
 
     def __call__(self, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -148,7 +149,8 @@ class WithTime:
     """The points of ``space`` with a last column, time, uniform on ``[t0, t1)``
     (``t0 == t1``: that instant, e.g. an initial condition)."""
 
-    space: object  # a sampler of the spatial points
+    # a sampler of the spatial points
+    space: Callable[[int, np.random.Generator], np.ndarray]
     t0: float
     t1: float
 

@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
+from typing import NoReturn
 
 import deepxde as dde
 import numpy as np
@@ -183,6 +184,14 @@ class ScriptedProblem:
 
     def build_net(self, method: str):
         return self.nets[method]()
+
+    def build_data(
+        self, method: str, profile: Profile, seed: int, compile_jets: bool = False
+    ) -> NoReturn:
+        raise TypeError("a problem that trains itself (train=) builds no data")
+
+    def evaluation(self, profile: Profile, data) -> NoReturn:
+        raise TypeError("a problem that trains itself (train=) scores its own model")
 
     def variable_names(self, n: int) -> tuple[str, ...]:
         """The names of a model's ``n`` unknowns (the entries of its external
@@ -351,8 +360,8 @@ def intercepted(
     originals = {"compile": dde.Model.compile, "train": dde.Model.train}
     hooks = {"compile": on_compile, "train": on_train}
 
-    def hooked(name):
-        original, hook = originals[name], hooks[name]
+    def hooked(name: str, hook: Callable):
+        original = originals[name]
         params = inspect.signature(original)
 
         def call(self, *args, **kwargs):
@@ -364,7 +373,7 @@ def intercepted(
 
     for name, hook in hooks.items():
         if hook is not None:
-            setattr(dde.Model, name, hooked(name))
+            setattr(dde.Model, name, hooked(name, hook))
     try:
         yield
     finally:

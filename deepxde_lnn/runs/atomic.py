@@ -24,6 +24,7 @@ import os
 import re
 import tempfile
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -177,7 +178,7 @@ def _not_finite(obj, where: str = "") -> tuple[str, float] | None:
     (``metrics.u.relL2``) and value; None if there is none."""
     if isinstance(obj, float):
         return None if math.isfinite(obj) else (where, obj)
-    items = obj.items() if isinstance(obj, dict) else None
+    items: Iterable | None = obj.items() if isinstance(obj, dict) else None
     if isinstance(obj, (list, tuple)):
         items = enumerate(obj)
     for key, value in items or ():
@@ -190,7 +191,8 @@ def _not_finite(obj, where: str = "") -> tuple[str, float] | None:
 def save_npz(path: str | os.PathLike, **arrays: np.ndarray) -> Path:
     """``np.savez_compressed`` into memory, then an atomic write."""
     buf = io.BytesIO()
-    np.savez_compressed(buf, **arrays)
+    # NumPy's stubs take an array named allow_pickle for the flag
+    np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]
     return atomic_write_bytes(path, buf.getvalue())
 
 
@@ -245,7 +247,7 @@ def check_writable(path: str | os.PathLike) -> None:
         raise FolderError(f"out: cannot create {path}: {above} is not writable")
 
 
-def remove_orphans(folder: str | os.PathLike, names) -> list[Path]:
+def remove_orphans(folder: str | os.PathLike[str], names) -> list[Path]:
     """Delete the temporary files that killed writes of the files ``names`` left in
     ``folder`` (``.NAME.RANDOM.tmp``, regular files); nothing else. Only call it
     while no other process can be writing there (the folder's lock held)."""

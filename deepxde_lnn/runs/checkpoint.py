@@ -130,7 +130,7 @@ def load_checkpoint(path: str | Path) -> dict:
 _RESTART = "delete it to restart the run from scratch"
 _KINDS = {"config": dict, "net": dict, "opt": dict, "rng": dict, "loss": torch.Tensor}
 _RNG_KEYS = ("sampling", "torch", "cuda", "numpy", "python")
-_OPTIONAL = {
+_OPTIONAL: dict[str, type | tuple[type, ...]] = {
     "phase": (str, type(None)),
     "scheduler": (dict, type(None)),
     "data": dict,
@@ -151,8 +151,8 @@ def check_payload(state, path: str | Path = "") -> dict:
     for key, kind in _KINDS.items():
         if not isinstance(state.get(key), kind):
             raise _malformed(path, f"{key!r} missing or not a {kind.__name__}")
-    for key, kind in _OPTIONAL.items():
-        if key in state and not isinstance(state[key], kind):
+    for key, kinds in _OPTIONAL.items():
+        if key in state and not isinstance(state[key], kinds):
             raise _malformed(path, f"{key!r} of the wrong type")
     if state.get("phase") not in (None, *PHASES):
         raise _malformed(
@@ -163,8 +163,12 @@ def check_payload(state, path: str | Path = "") -> dict:
         raise _malformed(path, f"step must be an integer >= 0, got {step!r}")
     for key in ("seconds", "cpu_seconds"):
         value = state.get(key, 0.0 if key == "cpu_seconds" else None)
-        number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not number or not math.isfinite(value) or value < 0:
+        if (
+            not isinstance(value, (int, float))
+            or isinstance(value, bool)
+            or not math.isfinite(value)
+            or value < 0
+        ):
             raise _malformed(path, f"{key} must be a finite number >= 0, got {value!r}")
     if not all(isinstance(v, torch.Tensor) for v in state["net"].values()):
         raise _malformed(path, "'net' must map names to tensors")
@@ -326,10 +330,10 @@ def _opt_problem(opt: dict) -> str | None:
             counter = key in ("step", "n_iter", "func_evals")
             if counter and isinstance(value, torch.Tensor) and value.numel() == 1:
                 value = float(value)
-            ok = _at_least_0(value) if counter else _finite(value)
-            if ok and key in ("exp_avg_sq", "max_exp_avg_sq"):
-                ok = bool((value >= 0).all())
-            if not ok:
+            good = _at_least_0(value) if counter else _finite(value)
+            if good and key in ("exp_avg_sq", "max_exp_avg_sq"):
+                good = bool((value >= 0).all())
+            if not good:
                 return f"opt.state[{idx}].{key} must be finite (counts >= 0)"
     return None
 
@@ -426,8 +430,9 @@ def short_error(err: Exception) -> str:
     return f"{type(err).__name__}: {text[0] if text else ''}"[:200]
 
 
-def rng_state(sampling: dict) -> dict:
+def rng_state(sampling: dict | None) -> dict:
     """The process's random states plus the sampler's, in checkpoint-safe form."""
+    # NumPy's stubs give the dict form where no argument is given: the tuple is
     kind, keys, pos, has_gauss, cached = np.random.get_state()
     return {
         "sampling": sampling,
@@ -435,7 +440,7 @@ def rng_state(sampling: dict) -> dict:
         "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
         "numpy": [
             kind,
-            torch.from_numpy(keys.astype(np.int64)),
+            torch.from_numpy(keys.astype(np.int64)),  # type: ignore[attr-defined]
             pos,
             has_gauss,
             cached,

@@ -63,7 +63,7 @@ def timing_fields(
     ``cpu_seconds`` (None: unknown, a session before CPU time was kept),
     ``cpu_share`` and ``load_average`` ``[start, end]`` (left out where the OS
     keeps none)."""
-    out = {
+    out: dict = {
         "cpu_seconds": cpu_seconds,
         "cpu_share": cpu_share(cpu_seconds, train_seconds, threads),
     }

@@ -185,7 +185,7 @@ def check_no_link(path: str | os.PathLike, named: bool = True) -> None:
         )
 
 
-def check_no_links(path: str | os.PathLike) -> None:
+def check_no_links(path: str | os.PathLike[str]) -> None:
     """:func:`check_no_link` for ``path`` (derived, not named) and every entry
     below it (links to folders not entered): a folder where files are written by
     name (a run's ``files/``), which a link would carry elsewhere."""
@@ -435,7 +435,7 @@ def _problem(identity: Mapping) -> str:
     return "the registered case" if problem is None else f"problem {problem}"
 
 
-def record_decay(record: dict) -> list | None:
+def record_decay(record: Mapping) -> list | None:
     """Adam's learning-rate schedule of a run record (None: constant): its
     ``decay``, or, in records written before that key, the ``lr decay (...)`` its
     ``optimizer`` text names."""

@@ -118,7 +118,7 @@ _FLAGS = (
 # ---------------------------------------------------------------- reading
 
 
-def _unsafe(path: Path, why: str) -> FolderError:
+def _unsafe(path: Path, why: str | None) -> FolderError:
     return FolderError(f"{path}: unreadable ({why})")
 
 
@@ -193,8 +193,10 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
     out = dict(pairs)
     if len(out) != len(pairs):
         seen: set = set()
-        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
-        raise ValueError(f"the key {twice[:40]!r} is given twice")
+        for k, _ in pairs:
+            if k in seen:
+                raise ValueError(f"the key {k[:40]!r} is given twice")
+            seen.add(k)
     return out
 
 
@@ -497,7 +499,7 @@ def _names_problem(rec: dict, known: Known | None) -> str | None:
     if not registered and not _case_name(rec["case"]):
         some = "" if known is None else f"one of {', '.join(known.cases)} or "
         return f"case must be {some}a name of letters, digits, '_' and '-'"
-    allowed = [("dtype", DTYPES)]
+    allowed: list[tuple[str, Sequence[str]]] = [("dtype", DTYPES)]
     if known is not None:
         profiles = known.profiles if registered else known.own_profiles
         allowed.insert(0, ("profile", profiles))
@@ -534,13 +536,14 @@ def _case_name(v) -> bool:
 def _fields(rec: dict, known: Known | None) -> list[str] | None:
     """A registered case's fields, or the record's own (a problem of the user's
     own; those its metrics name in records written before ``fields``)."""
-    if _registered(rec, known):
+    if known is not None and _registered(rec, known):
         return set_names(known.cases[rec["case"]])
     own = rec.get("fields")
     if own is None and isinstance(rec.get("metrics"), dict):
         own = [k for k in rec["metrics"] if k != "Avg"]
-    ok = isinstance(own, list) and own and all(map(_name, own))
-    return set_names(own) if ok and len(set(own)) == len(own) else None
+    if isinstance(own, list) and own and all(map(_name, own)):
+        return set_names(own) if len(set(own)) == len(own) else None
+    return None
 
 
 def metric_sets(record: dict) -> dict:

@@ -194,8 +194,8 @@ def _alternatives(verdicts) -> str | None:
     one, those where one beats it, and those where only an alternative
     converged."""
     short = STRENGTHS["short"]
-    pools = {m: _find(verdicts, "paper", short, m, SUBJECT) for m in ALTERNATIVES}
-    pools = {m: p for m, p in pools.items() if p is not None}
+    each = {m: _find(verdicts, "paper", short, m, SUBJECT) for m in ALTERNATIVES}
+    pools = {m: p for m, p in each.items() if p is not None}
     if not pools:
         return None
     parts = []
@@ -211,8 +211,8 @@ def _alternatives(verdicts) -> str | None:
     best = [c for c in cases if len(_saying(pools, c, "worse")) == len(pools)]
     if best:
         text += f"; the block beats every one of them on {_and(best)}"
-    beaten = [(c, _saying(pools, c, "better")) for c in cases]
-    beaten = [f"{_and(found)} on {c}" for c, found in beaten if found]
+    better = [(c, _saying(pools, c, "better")) for c in cases]
+    beaten = [f"{_and(found)} on {c}" for c, found in better if found]
     if beaten:
         text += f"; it is beaten by {'; '.join(beaten)}"
     rescued = _rescued(verdicts, short)

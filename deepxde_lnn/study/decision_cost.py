@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..analysis.stats import SEEDS_CAP, UNDECIDED, RatioCI
-from ..analysis.table import BASELINE, SUBJECT, Row
+from ..analysis.table import BASELINE, Row
 from ..runs.cost import core_seconds
 from ..runs.records import escape
 from .headline import Headline
@@ -53,10 +53,10 @@ def decision_cost(ci: RatioCI, a: Row, b: Row) -> tuple[int, float | None] | Non
     if needed is None or needed > SEEDS_CAP:
         return None
     more = max(0, needed - max(ci.n_a, ci.n_b))
-    seconds = [run_core_seconds(a), run_core_seconds(b)]
-    if None in seconds:
+    sa, sb = run_core_seconds(a), run_core_seconds(b)
+    if sa is None or sb is None:
         return more, None
-    return more, more * sum(seconds) / 3600
+    return more, more * (sa + sb) / 3600
 
 
 def cost_section(rows: Sequence[Headline]) -> list[str]:
@@ -70,7 +70,8 @@ def cost_section(rows: Sequence[Headline]) -> list[str]:
                 continue
             got = decision_cost(ci, a, pinn)
             if got is not None:
-                found.append((got[1] if got[1] is not None else np.inf, h, a, got))
+                key = got[1] if got[1] is not None else np.inf
+                found.append((key, h, ci, a, pinn, got))
     if not found:
         return []
     lines = [
@@ -87,9 +88,8 @@ def cost_section(rows: Sequence[Headline]) -> list[str]:
         "| core-seconds per run (A / `pinn`) | hours for the seeds missing |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for _, h, a, (more, hours) in sorted(found, key=lambda x: x[0]):
-        ci = h.lnn if a.method == SUBJECT else h.matched
-        per = [run_core_seconds(a), run_core_seconds(h.rows[1])]
+    for _, h, ci, a, pinn, (more, hours) in sorted(found, key=lambda x: x[0]):
+        per = [run_core_seconds(a), run_core_seconds(pinn)]
         per_text = " / ".join("—" if s is None else f"{s:.3g}" for s in per)
         device = _timed(a)[1]
         when = "—" if hours is None else f"{hours:.2g}"

@@ -255,8 +255,8 @@ def verdicts_figure(rows: Sequence[Headline], verdicts: Sequence = ()):
         f"{SUBJECT} / {BASELINE}": [],
         f"{MATCHED} / {BASELINE}": [],
     }
-    for profile, found in itertools.groupby(ordered, key=lambda h: h.group.profile):
-        found = list(found)
+    for profile, group in itertools.groupby(ordered, key=lambda h: h.group.profile):
+        found = list(group)
         section = f"{profile} profile"
         for (name, column), pick in zip(columns.items(), ("lnn", "matched")):
             for h in found:
@@ -288,8 +288,8 @@ def _pooled_row(verdicts, profile: str, a: str, section: str) -> ForestRow | Non
     for v in verdicts:
         p = v.pooled
         if (v.profile, p.a, p.b) == (profile, a, BASELINE) and p.ratio is not None:
-            ci = RatioCI(p.ratio, *p.interval, len(p.problems), len(p.problems),
-                         False, p.level, p.margin)  # fmt: skip
+            (lo, hi), n = p.interval, len(p.problems)
+            ci = RatioCI(p.ratio, lo, hi, n, n, False, p.level, p.margin)
             label = f"pooled over {len(p.problems)} problems"
             return ForestRow(label, ci, None, section, pooled=True)
     return None

@@ -216,6 +216,7 @@ def _pooled_line(v: StudyVerdict) -> str:
             )
             + " |"
         )
+    assert p.p_interval is not None  # pooled: every estimate set
     q = "—" if p.q_p is None else f"{p.q_p:.2g}"
     other = ", ".join(
         f"{escape(n)} (decided)" if n in p.decided_opposite else escape(n)

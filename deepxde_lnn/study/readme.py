@@ -13,6 +13,7 @@ that prints or writes the same text elsewhere:
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -116,7 +117,7 @@ def fill(text: str, new: dict[str, str], name: str = "README") -> str:
     return _BLOCK.sub(lambda m: m.group(1) + new[m.group(2)] + m.group(4), text)
 
 
-def rebuild(readme: str | Path, roots: Sequence[str | Path]) -> str:
+def rebuild(readme: str | os.PathLike, roots: Sequence[str | os.PathLike]) -> str:
     """The text of ``readme`` with its blocks rebuilt from the runs below
     ``roots``; nothing is written."""
     path = Path(readme)

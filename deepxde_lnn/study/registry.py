@@ -125,8 +125,9 @@ def as_script(case: Case, path: str) -> Case:
     (of whatever name) runs as it is declared."""
     if isinstance(case, StudyCase) or case.name not in available():
         return case
-    origin = importlib.util.find_spec(f"{CASES}.{case.name}").origin
-    if Path(path).resolve() != Path(origin).resolve():
+    spec = importlib.util.find_spec(f"{CASES}.{case.name}")
+    assert spec is not None and spec.origin is not None  # an available case's
+    if Path(path).resolve() != Path(spec.origin).resolve():
         return case
     return attach(case)
 

@@ -79,6 +79,7 @@ def report(
     verdicts = pooled_verdicts(load(runs_dirs), margin)
     path = build_report(runs_dirs, out, margin=margin, verdicts=verdicts)
     if readme is not None:
+        assert text is not None  # rebuilt above
         with writing(Path(readme).parent):  # a full disk: one error naming it
             readme = atomic.atomic_write_text(Path(readme), text)
     return Report(path, path.parent / path.stem, readme, tuple(verdicts))

@@ -6,6 +6,7 @@ a reproduction of the paper still lacks."""
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -52,7 +53,7 @@ REQUIRED = tuple(
 N_SEEDS = 3
 
 
-def load(roots: Sequence[str | Path]) -> list[dict]:
+def load(roots: Sequence[str | os.PathLike]) -> list[dict]:
     """Every run below ``roots``, checked; each root must be a folder holding at
     least one ``metrics.json``, and a run reached through two roots counts once."""
     runs, seen, looks = [], set(), {}
@@ -150,6 +151,7 @@ def published_group(case: str) -> Group | None:
         return None
     entry = catalog.info(case)
     p = entry.profile(entry.published)
+    assert p.lr is not None  # a case's profile: its learning rate
     run = {"profile": entry.published, "iterations": p.iterations, "lr": float(p.lr)}
     return Group.of({**run, "dtype": "float32", "budget": "steps"})
 

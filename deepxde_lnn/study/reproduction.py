@@ -193,7 +193,7 @@ VERDICTS = (
 
 def render(
     runs: list[dict],
-    roots: Sequence[str | Path],
+    roots: Sequence[str | os.PathLike],
     figures: str | None = "REPRODUCTION",
     margin: float = MARGIN,
     verdicts: list[StudyVerdict] | None = None,
@@ -498,8 +498,9 @@ def _cost_points(case: str, field: str, groups: dict) -> dict[str, list[tuple]]:
     points: dict[str, list[tuple]] = {}
     for k, (group, runs) in enumerate(groups.items(), start=1):
         for row in rows(runs, field, paper=paper_of(case, group)):
-            seconds = [cost(r).run_seconds for r in row.runs]
-            seconds = [t for t in seconds if t is not None]
+            seconds = [
+                t for t in (cost(r).run_seconds for r in row.runs) if t is not None
+            ]
             if seconds and row.values("RMSE"):
                 point = (float(np.median(seconds)), row.rmse_geomean, k)
                 points.setdefault(row.method, []).append(point)
@@ -585,8 +586,8 @@ def _check_out(out: Path) -> Path:
 
 
 def build_report(
-    roots: Sequence[str | Path],
-    out: str | Path,
+    roots: Sequence[str | os.PathLike],
+    out: str | os.PathLike,
     margin: float = MARGIN,
     verdicts: list[StudyVerdict] | None = None,
 ) -> Path:

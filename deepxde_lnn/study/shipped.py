@@ -286,6 +286,7 @@ def strong(accurate: Profile) -> Profile:
     """The strong profile: the ``accurate`` profile with the settled decay of
     Adam's learning rate, ``NNCG_STEPS`` NNCG iterations after L-BFGS and
     ``SETTLED_SEEDS`` seeds."""
+    assert accurate.iterations is not None  # a case's profile: its steps
     return replace(
         accurate,
         decay=exponential_to(accurate.iterations),
@@ -300,6 +301,7 @@ def settled(base: Profile, iterations: int | None = None) -> Profile:
     (None: its own) with Adam's learning rate decaying exponentially to
     ``SETTLED_FLOOR`` of its start at the last one, ``SETTLED_SEEDS`` seeds."""
     steps = iterations or base.iterations
+    assert steps is not None  # a case's profile: its steps
     return replace(
         base, iterations=steps, n_seeds=SETTLED_SEEDS, decay=exponential_to(steps)
     )

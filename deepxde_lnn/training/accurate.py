@@ -53,7 +53,8 @@ class ScaledLBFGS(torch.optim.LBFGS):
         super().__init__(params, **kwargs)
         self.param_groups[0]["loss_scale"] = None
 
-    def step(self, closure):  # noqa: D102  (torch's, on the scaled loss)
+    # as torch's LBFGS.step (its closure is required)
+    def step(self, closure):  # type: ignore[override]  # noqa: D102 (the scaled loss)
         group = self.param_groups[0]
 
         def scaled():

@@ -25,6 +25,7 @@ def write_run(r: Run, problem: Problem, record: dict) -> None:
     checkpoint stays until every run trained with it is written (the runner's
     ``_finish``)."""
     f, folder = r.fields, r.folder
+    assert f is not None and r.prior_rows is not None  # a finished run's
     write_loss(folder.path / LOSS, r.prior_rows, r.data.names)
     write_fields(
         folder.path,

@@ -80,7 +80,10 @@ class Controller(dde.callbacks.Callback):
         self.drop = drop
         self._pending: list[torch.Tensor] = []
         self.io_seconds = self.io_cpu_seconds = 0.0
-        self.t0 = self.t1 = self.c0 = self.c1 = None
+        self.t0: float | None = None  # wall and CPU clocks at the train's begin
+        self.t1: float | None = None  # and end
+        self.c0: float | None = None
+        self.c1: float | None = None
         self.progress = progress
         shown = total if shown_total is None else shown_total
         self.bar = progress.bar(start, shown) if progress is not None else None
@@ -136,10 +139,10 @@ class Controller(dde.callbacks.Callback):
         bad = []
         for pos, run in enumerate(self.live):
             ok = np.isfinite(losses[:, pos]).all(axis=1)
-            n = len(ok) if ok.all() else int(np.argmin(ok))
+            n = len(losses) if ok.all() else int(np.argmin(ok))
             good = losses[:n, pos]
             self.rows[run].append(np.column_stack([steps[:n], good.sum(1), good]))
-            if n < len(ok):
+            if n < len(losses):
                 self.diverged[run] = first + n
                 bad.append(pos)
         if len(bad) == len(self.live):
@@ -162,11 +165,13 @@ class Controller(dde.callbacks.Callback):
     def elapsed(self) -> float:
         """Wall seconds of training so far (checkpoint writing excluded)."""
         end = self.t1 if self.t1 is not None else time.perf_counter()
+        assert self.t0 is not None  # the train has begun
         return end - self.t0 - self.io_seconds
 
     def cpu_elapsed(self) -> float:
         """This process's CPU seconds (all threads) over :meth:`elapsed`."""
         end = self.c1 if self.c1 is not None else time.process_time()
+        assert self.c0 is not None  # the train has begun
         return end - self.c0 - self.io_cpu_seconds
 
     def table(self, run=0) -> np.ndarray:

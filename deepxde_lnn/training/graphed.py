@@ -103,7 +103,9 @@ class GraphedStep:
         if not self.stageable:  # e.g. a user's own DeepXDE data
             self.capture = False
             self.engine = "eager, DeepXDE's step (the data cannot stage a step)"
-        self.replay = self.key = self.losses = None
+        self.replay: Callable[[], None] | None = None
+        self.key: tuple | None = None
+        self.losses: torch.Tensor | None = None
         self.static: list[torch.Tensor] = []
         self.pinned: list[list[torch.Tensor]] = []
         self.copied: list = [None, None]  # an event per pinned set: its copy
@@ -122,6 +124,7 @@ class GraphedStep:
         if self.capture and self.key != self._key():
             self._capture()
         if self.replay is not None:
+            assert self.losses is not None  # captured with the replay
             self.replay()
             self.data.last_losses = self.losses.clone()
         else:
@@ -180,11 +183,11 @@ class GraphedStep:
                 for _ in range(self.WARMUP):
                     self._step()
             _restore(opt, before)
-            self.losses = torch.empty_like(self.data.last_losses)
+            self.losses = losses = torch.empty_like(self.data.last_losses)
 
             def step():
                 self._step()
-                self.losses.copy_(self.data.last_losses)
+                losses.copy_(self.data.last_losses)
 
             opt.zero_grad(set_to_none=True)
             with _whole_step_jets():

@@ -45,6 +45,7 @@ __all__ = [
 def phases(cfg: RunConfig) -> list[tuple[str, int]]:
     """``(optimizer, last step)`` of each training phase: Adam, then L-BFGS, then
     NNCG (each finisher where it has iterations)."""
+    assert cfg.iterations is not None  # resolved, and trained by the package
     out, end = [("adam", cfg.iterations)], cfg.iterations
     for name in PHASES[1:]:
         if getattr(cfg, name):
@@ -64,6 +65,7 @@ def start(stack: Stack, states: list) -> None:
     try:
         restore(stack, states)
         compile_phase(stack, "adam")
+        assert stack.saved_opt is not None  # restored
         if stack.saved_opt["phase"] != "adam":  # its optimizer state, checked now
             compile_phase(stack, stack.saved_opt["phase"])
     except (RuntimeError, ValueError, TypeError, KeyError, IndexError) as err:
@@ -82,7 +84,9 @@ def compile_phase(stack: Stack, phase: str) -> None:
     weights = loss_weights(stack)
     if phase == "adam":  # the first phase: Adam, or SOAP where asked
         decay = stack.profile.decay
+        opt: torch.optim.Optimizer | str
         if stack.cfg.first_optimizer == "soap":
+            assert stack.cfg.lr is not None  # resolved
             opt, lr = make_soap(stack.net.parameters(), stack.cfg.lr), None
         else:
             opt, lr = "adam", stack.cfg.lr

@@ -46,6 +46,7 @@ def evaluate(stack: Stack, r: Run) -> dict:
     x, exact, pred = ev.x, ev.exact, predict(r.net, ev.x)
     r.fields = dict(x=x, exact=exact, pred=pred, mask=ev.mask, axes=ev.axes)
     seconds, loss = r.prior_seconds, r.prior_rows
+    assert loss is not None  # a trained run's
     device = device_info()
     record = {
         **cfg.identity(),
@@ -113,7 +114,7 @@ def _training(stack: Stack, r: Run) -> dict:
 def _lbfgs(stack: Stack, adam: str) -> dict:
     """The L-BFGS phase as the record gives it (evaluation follows that phase)."""
     d = lbfgs_settings()
-    out = {
+    out: dict = {
         "optimizer": (
             f"{adam} for {stack.cfg.iterations} steps, then "
             f"LBFGS(history_size={d['history_size']}, "
@@ -183,9 +184,10 @@ def _linear_sizes(net) -> list[int] | None:
     layers = getattr(net, "linears", None)
     if not isinstance(layers, torch.nn.ModuleList) or not layers:
         return None
-    if not all(isinstance(layer, torch.nn.Linear) for layer in layers):
+    linears = [layer for layer in layers if isinstance(layer, torch.nn.Linear)]
+    if len(linears) < len(layers):
         return None
-    return [layers[0].in_features, *(layer.out_features for layer in layers)]
+    return [linears[0].in_features, *(layer.out_features for layer in linears)]
 
 
 def _extra_metrics(problem: Problem, stack: Stack, r: Run, x, pred, exact) -> dict:

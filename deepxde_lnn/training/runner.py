@@ -24,7 +24,7 @@ it), :mod:`.run_record` (its record), :mod:`.artifacts` (its files) and
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -33,6 +33,7 @@ import numpy as np
 from ..config import RunConfig, stackable_training
 from ..networks.compiled import usable_cache
 from ..problems.problem import Problem
+from ..problems.scripted_problem import ScriptedProblem
 from ..runs.checkpoint import CheckpointError
 from ..runs.folder import FolderError, RunFolder
 from ..runs.names import LOSS, run_label
@@ -98,6 +99,7 @@ def run(
         if resume or callbacks:
             what = "resume" if resume else "callbacks"
             raise ValueError(f"{what}: not for a run that train= trains")
+        assert isinstance(problem, ScriptedProblem)  # the one that trains itself
         outcome = run_scripted(
             config, out, problem=problem, overwrite=overwrite, on_done=on_done
         )
@@ -116,6 +118,7 @@ def run(
         raise TrainingDiverged(outcome.message)
     if outcome.status == "interrupted":
         raise RunInterrupted(outcome.message)
+    assert outcome.record is not None  # done
     return outcome.record
 
 
@@ -202,6 +205,7 @@ def _check_stackable(problem: Problem, cfgs: list[RunConfig]) -> None:
         raise ValueError("configs: seeds in a stack must be distinct")
     if cfgs[0].seconds is not None:
         raise ValueError("seconds: a time budget needs one run per process")
+    assert cfgs[0].profile is not None  # resolved
     if not stackable_training(problem.profile(cfgs[0].profile), cfgs[0]):
         raise ValueError(
             f"profile {cfgs[0].profile!r}: seeds train as a stack only with "
@@ -296,7 +300,7 @@ def _finish(
     stack: Stack,
     ctl: Controller,
     on_done: OnDone | None,
-    riding: set[int] = frozenset(),
+    riding: Collection[int] = frozenset(),
 ) -> list[Outcome | None]:
     """Each run's outcome (None for the runs ``riding`` along: finished before,
     never written again): its folder written if it finished, else its loss log

@@ -169,6 +169,7 @@ def warm_up() -> None:
 
 def _train(cfg: RunConfig, folder: RunFolder, problem: ScriptedProblem, signals):
     warm_up()
+    assert cfg.dtype is not None  # resolved
     quiet_float(cfg.dtype)
     dde.config.set_random_seed(cfg.seed)
     net = problem.build_net(cfg.method)

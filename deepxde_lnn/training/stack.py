@@ -9,7 +9,6 @@ from dataclasses import dataclass, field, replace
 
 import deepxde as dde
 import numpy as np
-import torch
 
 from ..config import RunConfig
 from ..networks import compiled
@@ -42,8 +41,8 @@ class Run:
 
     cfg: RunConfig
     folder: RunFolder
-    data: object  # a ResampledPDE, or a user's data (TrackedData)
-    net: torch.nn.Module
+    data: dde.data.Data  # a ResampledPDE, or a user's data (TrackedData)
+    net: dde.nn.NN
     prior_rows: np.ndarray | None = None  # loss rows of earlier phases/sessions
     prior_seconds: float = 0.0
     # CPU seconds over prior_seconds; None: a session before CPU time was kept
@@ -65,8 +64,8 @@ class Stack:
     cfg: RunConfig  # the runs' configuration (the first run's seed)
     profile: Profile
     runs: list[Run]
-    net: torch.nn.Module
-    data: object
+    net: dde.nn.NN | StackedNet
+    data: dde.data.Data  # a run's, or their StackedData
     model: dde.Model
     live: list[int]  # the runs still trained, in the stack's order
     start: int = 0
@@ -113,6 +112,7 @@ def build(problem: Problem, cfgs: list[RunConfig], folders: list) -> Stack:
     the model that trains them (stacked when K > 1), not yet compiled
     (:func:`deepxde_lnn.training.phases.start`)."""
     cfg = cfgs[0]
+    assert cfg.dtype is not None and cfg.profile is not None  # resolved
     quiet_float(cfg.dtype)
     profile = replace(
         problem.profile(cfg.profile), iterations=cfg.iterations, decay=cfg.decay
@@ -122,6 +122,7 @@ def build(problem: Problem, cfgs: list[RunConfig], folders: list) -> Stack:
     compile_jets = compiled.wanted(cfg.compile_jets, steps)
     runs = []
     for c, folder in zip(cfgs, folders):
+        assert c.seed is not None  # resolved
         dde.config.set_random_seed(c.seed)
         data = problem.build_data(c.method, profile, c.seed, compile_jets=compile_jets)
         runs.append(Run(c, folder, data, problem.build_net(c.method)))

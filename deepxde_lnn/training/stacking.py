@@ -140,7 +140,8 @@ class StackedData(Data):
 
     def host_arrays(self) -> list:
         """:meth:`ResampledPDE.host_arrays` of the K runs' current point sets."""
-        return self.runs[0].host_arrays([d.train_x for d in self.runs])
+        drawn = [d.train_x for d in self.runs]  # by the first step
+        return self.runs[0].host_arrays(drawn)  # type: ignore[arg-type]
 
     def staged(self, tensors):
         """:meth:`ResampledPDE.staged`, for the K runs' :meth:`host_arrays`."""

@@ -10,6 +10,7 @@ import deepxde as dde
 import torch
 
 from ..config import RunConfig
+from ..problems.case import Case
 from ..problems.problem import Problem
 from .controller import sync
 from .phases import start
@@ -48,5 +49,6 @@ def stacking_pays(problem: Problem, profile_name: str) -> bool:
     profile's ~650 points per step, no gain at the paper's thousands)."""
     if torch.cuda.is_available():
         return True
+    assert isinstance(problem, Case)  # only a case's methods stack
     prof = problem.profile(profile_name)
     return sum(t.n for t in problem.make_terms(prof)) <= 2000

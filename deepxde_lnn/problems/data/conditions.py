@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -72,6 +73,8 @@ class HostFunction:
     memory.
     """
 
+    __wrapped__: Callable  # the user's function (functools.update_wrapper)
+
     def __init__(self, func):
         functools.update_wrapper(self, func)
         self.staged: torch.Tensor | None = None
@@ -90,6 +93,7 @@ class HostFunction:
 
 def host_functions(condition) -> list[HostFunction]:
     """The point-only functions a condition's ``error`` calls, in a fixed order."""
+    names: tuple[str, ...]
     if isinstance(condition, (icbc.DirichletBC, icbc.IC)):
         names = ("func",)
     elif isinstance(condition, icbc.NeumannBC):

@@ -5,10 +5,14 @@ the network supports them, compiled on request (:mod:`deepxde_lnn.networks.compi
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import torch
 
 from ...networks import compiled, taylor
+
+if TYPE_CHECKING:
+    from .terms import Term
 
 __all__ = ["JetResiduals", "DERIVATIVES"]
 
@@ -18,6 +22,16 @@ DERIVATIVES = ("taylor", "autograd")
 class JetResiduals:
     """The jet part of a ``ResampledPDE``: it reads the data's ``terms``,
     ``slices``, ``derivatives``, ``compile_jets`` and ``_points``."""
+
+    if TYPE_CHECKING:  # the ResampledPDE's
+        terms: list[Term]
+        slices: list[slice]
+        derivatives: str
+        compile_jets: bool
+        _compiled: dict
+        _jet_ok: dict[int, bool]
+
+        def _points(self, Xs, slices, like: torch.Tensor) -> torch.Tensor: ...
 
     def _jet_residuals(self, Xs, inputs, net, stacked=None) -> dict:
         """Residuals of the terms computed with jets, by term index. Terms sharing
@@ -31,7 +45,8 @@ class JetResiduals:
         for i, t in enumerate(self.terms):
             if t.jet is not None and t.kind != "value":
                 groups.setdefault(t.jet, []).append(i)
-        out, K = {}, len(Xs)
+        out: dict[int, torch.Tensor] = {}
+        K = len(Xs)
         if self.compile_jets and torch.is_grad_enabled():
             compiled.begin_step(inputs.device)
         for jet, idx in groups.items():

@@ -87,8 +87,8 @@ def mean_square(r, omega=None, runs: int = 1) -> torch.Tensor:
     if omega is not None:
         r = as_columns(r)
         return torch.sum(torch.mean(omega * torch.square(r), dim=0))
-    if isinstance(r, (list, tuple)):
-        return sum(torch.mean(torch.square(ri)) for ri in r)
+    if isinstance(r, (list, tuple)):  # non-empty: a tensor (typeshed: or 0)
+        return sum(torch.mean(torch.square(ri)) for ri in r)  # type: ignore[return-value]
     if r.ndim == 2:
         return torch.sum(torch.mean(torch.square(r), dim=0))
     return torch.mean(torch.square(r))
@@ -96,8 +96,8 @@ def mean_square(r, omega=None, runs: int = 1) -> torch.Tensor:
 
 def _block_mean_square(r, K: int) -> torch.Tensor:
     """:func:`mean_square` of each of K row blocks of a residual: (K,)."""
-    if isinstance(r, (list, tuple)):
-        return sum(torch.square(ri).reshape(K, -1).mean(1) for ri in r)
+    if isinstance(r, (list, tuple)):  # non-empty: a tensor (typeshed: or 0)
+        return sum(torch.square(ri).reshape(K, -1).mean(1) for ri in r)  # type: ignore[return-value]
     sq = torch.square(r)
     if r.ndim == 2:
         return sq.reshape(K, -1, r.shape[1]).mean(1).sum(1)

@@ -161,8 +161,8 @@ class ResampledPDE(Staging, JetResiduals, Data):
         if odd:
             what = "is not" if odd[0] in state else "lacks"
             raise ValueError(f"data {what} a state of this run's data: {odd[0]!r}")
-        if "weights" in state:
-            self.weights.load_state_dict(state["weights"])
+        if "weights" in state:  # a hook with a state (the optional interface)
+            getattr(self.weights, "load_state_dict")(state["weights"])
 
     def _losses(self, X, outputs, inputs, model, training=False):
         net = None if model is None else model.net  # value terms need no net

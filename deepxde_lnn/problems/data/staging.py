@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from .conditions import CONDITIONS, host_functions
 from .reductions import term_rows
+
+if TYPE_CHECKING:
+    from .terms import Term
 
 __all__ = ["Staging"]
 
@@ -21,6 +25,13 @@ class Staging:
     """The staging part of a ``ResampledPDE``: it reads the data's ``terms``,
     ``slices``, ``train_x`` and ``_value_rows``."""
 
+    if TYPE_CHECKING:  # the ResampledPDE's
+        terms: list[Term]
+        slices: list[slice]
+        train_x: np.ndarray | None
+
+        def _value_rows(self, X: np.ndarray) -> np.ndarray: ...
+
     _staged_points: torch.Tensor | None = None
 
     def host_arrays(self, Xs: Sequence[np.ndarray] | None = None) -> list:
@@ -28,7 +39,10 @@ class Staging:
         ``train_x``; K runs' sets in a stack) read from host memory, as CPU
         tensors: DeepXDE's inputs (the value terms' rows, run by run), the points
         ``(K, N, d)`` and each condition's point-only values on its rows."""
-        Xs = [self.train_x] if Xs is None else list(Xs)
+        if Xs is None:
+            assert self.train_x is not None  # drawn by the first step
+            Xs = [self.train_x]
+        Xs = list(Xs)
         inputs = np.vstack([self._value_rows(X) for X in Xs])
         out = [torch.from_numpy(inputs), torch.from_numpy(np.stack(Xs))]
         for t, sl in zip(self.terms, self.slices):
