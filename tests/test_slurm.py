@@ -6,12 +6,15 @@ the same bytes as a local run of the same seeds."""
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from helpers import run_cli, tiny_case
@@ -52,9 +55,9 @@ def fake_slurm(tmp_path, monkeypatch):
     return bin_
 
 
-def _refused(argv, capsys, tmp_path, expected: str) -> None:
+def _refused(argv, capsys, tmp_path, expected: str, small=SMALL) -> None:
     out = tmp_path / "out"
-    code, cap = run_cli(["compare", *SMALL, "--out", str(out), *argv], capsys)
+    code, cap = run_cli(["compare", *small, "--out", str(out), *argv], capsys)
     lines = cap.err.strip().splitlines()
     assert code != 0 and len(lines) == 1 and expected in lines[0], cap.err
     assert not out.exists()
@@ -76,8 +79,37 @@ def test_unknown_partition_refused(capsys, tmp_path, fake_slurm):
 
 
 def test_short_walltime_refused(capsys, tmp_path, fake_slurm):
-    argv = ["--backend", "slurm", "--walltime", "0:30"]
-    _refused(argv, capsys, tmp_path, "walltime: '0:30' is under 60 s")
+    argv = ["--backend", "slurm", "--walltime", "0:20"]
+    expected = "walltime: '0:20' (20 s) is shorter than a worker's start (30 s) plus"
+    _refused(argv, capsys, tmp_path, expected)
+
+
+def test_walltime_under_a_checkpoint_interval_refused(capsys, tmp_path, fake_slurm):
+    # a minute holds a worker's start, not 100000 steps between checkpoints
+    long = ["laplace", "--iterations", "100000", "--seeds", "1", "--methods", "pinn"]
+    argv = ["--backend", "slurm", "--walltime", "1", "--checkpoint-every", "100000"]
+    expected = "plus one checkpoint interval (100000 steps of pinn at "
+    _refused(argv, capsys, tmp_path, expected, long)
+
+
+def test_the_walltime_rule_counts_a_checkpoint_interval():
+    from deepxde_lnn.config import RunConfig
+    from deepxde_lnn.experiments.jobs import START_SECONDS, check_walltime
+
+    case = tiny_case()
+    slurm = SimpleNamespace(backend="slurm", walltime="1", threads=None)
+
+    def check(every: int) -> None:
+        cfg = RunConfig("laplace", "pinn", seed=1, iterations=10**5)
+        check_walltime(
+            slurm, [replace(cfg, checkpoint_every=every).resolved(case)], case
+        )
+
+    check(20)  # 60 s hold the start and 20 steps
+    with pytest.raises(ValueError, match="walltime: '1' \\(60 s\\)") as err:
+        check(10**5)  # not 100000 steps, at over 0.3 ms each
+    interval = float(re.search(r"measured here: ([\d.e+]+) s", str(err.value))[1])
+    assert interval > 60 - START_SECONDS
 
 
 @pytest.mark.parametrize(
