@@ -341,17 +341,24 @@ def _futures(client, keeper, units, args: tuple, stop: str):
             try:
                 known[future.key] = future.result()
             except dd.KilledWorker as err:
-                i = index[future.key]
+                left = _not_finished(units, index, order, {*known, future.key})
                 raise WorkersLost(
-                    f"Dask gave {_labels(units[i])} up: "
-                    f"{err.allowed_failures + 1} workers died running it (Dask's "
-                    "distributed.scheduler.allowed-failures is "
-                    f"{err.allowed_failures}; out of memory, or killed); not "
-                    f"finished: {_not_finished(units, index, order, {*known, future.key})}. "
-                    f"{RERUN}"
-                ) from None
+                    _given_up(units[index[future.key]], err, left)
+                ) from err
         while order and order[0].key in known:
             yield from known.pop(order.pop(0).key)
+
+
+def _given_up(unit, err, left: str) -> str:
+    """Dask's ``KilledWorker`` ``err`` for ``unit`` in words, with the runs
+    ``left`` and how to go on."""
+    died = err.allowed_failures + 1
+    return (
+        f"Dask gave {_labels(unit)} up after {died} worker"
+        f"{'s' if died > 1 else ''} died running it (killed, or out of memory; "
+        "Dask's distributed.scheduler.allowed-failures is "
+        f"{err.allowed_failures}); not finished: {left}. {RERUN}"
+    )
 
 
 def _labels(unit) -> str:
