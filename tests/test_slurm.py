@@ -219,8 +219,9 @@ def _cancel_job() -> None:
     subprocess.run(["scancel", "--full", "--name", "dask-worker"], check=True)
 
 
-def _kill_worker() -> None:
-    """SIGKILL to a Dask worker process in a SLURM job (its nanny starts another)."""
+def _workers() -> list[int]:
+    """The Dask worker processes in SLURM jobs."""
+    found = []
     for proc in Path("/proc").iterdir():
         try:
             environ = (proc / "environ").read_bytes()
@@ -228,9 +229,41 @@ def _kill_worker() -> None:
         except OSError:
             continue
         if b"SLURM_JOB_ID=" in environ and b"spawn_main" in argv:
-            os.kill(int(proc.name), signal.SIGKILL)
-            return
-    raise AssertionError("no Dask worker process found in a SLURM job")
+            found.append(int(proc.name))
+    assert found, "no Dask worker process found in a SLURM job"
+    return found
+
+
+def _kill_worker() -> None:
+    """SIGKILL to a Dask worker process in a SLURM job (its nanny starts another)."""
+    os.kill(_workers()[0], signal.SIGKILL)
+
+
+def _outlast_walltime() -> None:
+    """The Dask workers paused (SIGSTOP) until SLURM ends their job at its
+    walltime: a run of any speed is then mid-way, and gets what a run still
+    training at its walltime gets (SIGCONT, SIGTERM, then SIGKILL)."""
+    for pid in _workers():
+        os.kill(pid, signal.SIGSTOP)
+    deadline = time.time() + 180
+    while not any("DUE TO TIME LIMIT" in p.read_text() for p in Path().glob("slurm-*")):
+        assert time.time() < deadline, "no job ended at its walltime"
+        time.sleep(1)
+
+
+# each fault, with the options of its jobs
+FAULTS = {
+    "a job of two workers cancelled": (_cancel_job, ["--job-cores", "2"]),
+    "a worker killed": (_kill_worker, []),
+    "a job out of walltime": (_outlast_walltime, ["--walltime", "1"]),
+}
+
+
+def _pooled_once(out: Path) -> bool:
+    """Whether the summary pools seeds 1 and 2, once each."""
+    rows = (out / "summary.csv").read_text().splitlines()
+    rmse = [r.split(",") for r in rows if ",RMSE," in r]
+    return len(rmse) == 1 and rmse[0][9:11] == ["2", "1 2"]
 
 
 @pytest.fixture(scope="module")
@@ -244,21 +277,46 @@ def longer(tmp_path_factory):
 
 @pytest.mark.slurm
 @pytest.mark.slow
-@pytest.mark.parametrize("fault", [_cancel_job, _kill_worker])
+@pytest.mark.parametrize("fault", FAULTS)
 def test_fault_mid_run_resumes_exactly(fault, slurm, longer, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    strike, options = FAULTS[fault]
     env = {**os.environ, "MPLBACKEND": "Agg"}
-    argv = [*_command(tmp_path / "slurm"), "--backend", "slurm"]  # one run a job
+    argv = [*_command(tmp_path / "slurm"), "--backend", "slurm", *options]
     proc = subprocess.Popen(
         argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     seed = tmp_path / "slurm" / "pinn" / "seed-1"
     _wait_for(seed / "checkpoint.pt", proc)
-    fault()
+    strike()
     assert not (seed / "metrics.json").exists()  # it struck mid-run
-    _, err = proc.communicate(timeout=600)  # new workers resume the runs
+    _, err = proc.communicate(timeout=600)  # a new job or worker resumes the runs
     assert proc.returncode == 0, err
     assert _results(tmp_path / "slurm") == longer
     again = subprocess.run(argv, env=env, capture_output=True, text=True)
     assert again.returncode == 0, again.stderr  # the same command: all reused
+    assert again.stdout.count("done, reused") == 2, again.stdout
     assert _results(tmp_path / "slurm") == longer
+    assert _pooled_once(tmp_path / "slurm")
+
+
+@pytest.mark.slurm
+@pytest.mark.slow
+def test_a_job_that_cannot_start_its_workers_stops_the_command(slurm, tmp_path):
+    # its job script fails before its worker starts: one line naming the job
+    # and its log, where the command waited for ever before
+    env = {
+        **os.environ,
+        "MPLBACKEND": "Agg",
+        "DASK_JOBQUEUE__SLURM__JOB_SCRIPT_PROLOGUE": '["exit 3"]',
+    }
+    cli = [sys.executable, "-m", "deepxde_lnn.cli", "compare", *SMALL]
+    argv = [*cli, "--no-progress", "--out", "out", "--backend", "slurm"]
+    done = subprocess.run(
+        argv, env=env, capture_output=True, text=True, cwd=tmp_path, timeout=300
+    )
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    job = re.fullmatch(r"error: SLURM job (\d+) ended \(FAILED\) before .*", lines[0])
+    assert job and f"(its log: slurm-{job[1]}.out)" in lines[0], lines[0]
+    assert "not finished: laplace pinn seed 1 lr 0.001, laplace pinn" in lines[0]
