@@ -21,7 +21,8 @@ conf=$dir/slurm.conf
 case $what in
 start)
     mkdir -p "$dir/state" "$dir/spool" "$dir/log"
-    cpus=$(nproc)
+    # nproc obeys OMP_NUM_THREADS (1 in the tests): the node would have 1 CPU
+    cpus=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
     mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 - 1024 ))
     cat > "$conf" <<CONF
 ClusterName=ci

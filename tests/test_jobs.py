@@ -4,18 +4,25 @@ killed worker leaves a checkpoint."""
 
 import contextlib
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 from helpers import tiny_case
 
+import deepxde_lnn
 from deepxde_lnn.config import BACKENDS, RunConfig
 from deepxde_lnn.experiments.jobs import check_backend, run_jobs
+from deepxde_lnn.training.outcome import WorkersLost
 from deepxde_lnn.training.runner import run
+
+# isort: split
+import deepxde as dde
 
 pytestmark = pytest.mark.slow  # worker pools, and the command in a process
 
@@ -188,3 +195,51 @@ def _signal_after_checkpoints(proc, out, count):
         assert time.time() < deadline and proc.poll() is None, proc.returncode
         time.sleep(0.1)
     proc.send_signal(signal.SIGTERM)
+
+
+DIE = "DEEPXDE_LNN_TEST_DIE"  # set: a Dask worker that trains _dying's runs dies
+
+
+def _dying():
+    """-u'' = 1 on [0, 1], u = x (1 - x) / 2; its residual kills the Dask worker
+    process that evaluates it while ``DIE`` is set (as one killed, or out of
+    memory), never the command's process (the dry call, a serial run)."""
+
+    def pde(x, u):
+        if os.environ.get(DIE) and multiprocessing.parent_process() is not None:
+            os._exit(1)
+        return dde.grad.hessian(u, x) + 1
+
+    return dde.data.PDE(
+        dde.geometry.Interval(0, 1),
+        pde,
+        [],
+        num_domain=8,
+        num_test=5,
+        solution=lambda x: x * (1 - x) / 2,
+    )
+
+
+def test_a_run_whose_workers_die_is_given_up_then_resumed(tmp_path, monkeypatch):
+    # Dask gives a task up once allowed-failures + 1 workers died running it;
+    # joblib's Dask backend then waited for ever. Now: one error naming the run,
+    # and the same command again trains each run once.
+    import dask
+
+    nets = {"fnn": lambda: dde.nn.FNN([1, 8, 1], "tanh", "Glorot uniform")}
+    argv = dict(data=_dying, nets=nets, seeds=[1], iterations=4, out=tmp_path)
+    quiet = dict(progress=False, verbose=False)
+    monkeypatch.setenv(DIE, "1")
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with pytest.raises(WorkersLost) as err:
+            deepxde_lnn.compare(**argv, **quiet, backend="dask", workers=2)
+    message = str(err.value)
+    assert (
+        "Dask gave " in message and "fnn seed 1 lr 0.001 up after 1 worker" in message
+    )
+    assert "allowed-failures is 0" in message and "Rerun the same command" in message
+    assert not list(tmp_path.glob("*/seed-*/metrics.json"))
+    monkeypatch.delenv(DIE)
+    again = deepxde_lnn.compare(**argv, **quiet, workers=1)
+    assert [(r.method, r.seed, r.status) for r in again.runs] == [("fnn", 1, "done")]
+    assert np.isfinite(again.runs[0].record["metrics"]["u"]["RMSE"])

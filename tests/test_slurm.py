@@ -6,12 +6,15 @@ the same bytes as a local run of the same seeds."""
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from helpers import run_cli, tiny_case
@@ -52,9 +55,9 @@ def fake_slurm(tmp_path, monkeypatch):
     return bin_
 
 
-def _refused(argv, capsys, tmp_path, expected: str) -> None:
+def _refused(argv, capsys, tmp_path, expected: str, small=SMALL) -> None:
     out = tmp_path / "out"
-    code, cap = run_cli(["compare", *SMALL, "--out", str(out), *argv], capsys)
+    code, cap = run_cli(["compare", *small, "--out", str(out), *argv], capsys)
     lines = cap.err.strip().splitlines()
     assert code != 0 and len(lines) == 1 and expected in lines[0], cap.err
     assert not out.exists()
@@ -76,8 +79,37 @@ def test_unknown_partition_refused(capsys, tmp_path, fake_slurm):
 
 
 def test_short_walltime_refused(capsys, tmp_path, fake_slurm):
-    argv = ["--backend", "slurm", "--walltime", "0:30"]
-    _refused(argv, capsys, tmp_path, "walltime: '0:30' is under 60 s")
+    argv = ["--backend", "slurm", "--walltime", "0:20"]
+    expected = "walltime: '0:20' (20 s) is shorter than a worker's start (30 s) plus"
+    _refused(argv, capsys, tmp_path, expected)
+
+
+def test_walltime_under_a_checkpoint_interval_refused(capsys, tmp_path, fake_slurm):
+    # a minute holds a worker's start, not 100000 steps between checkpoints
+    long = ["laplace", "--iterations", "100000", "--seeds", "1", "--methods", "pinn"]
+    argv = ["--backend", "slurm", "--walltime", "1", "--checkpoint-every", "100000"]
+    expected = "plus one checkpoint interval (100000 steps of pinn at "
+    _refused(argv, capsys, tmp_path, expected, long)
+
+
+def test_the_walltime_rule_counts_a_checkpoint_interval():
+    from deepxde_lnn.config import RunConfig
+    from deepxde_lnn.experiments.jobs import START_SECONDS, check_walltime
+
+    case = tiny_case()
+    slurm = SimpleNamespace(backend="slurm", walltime="1", threads=None)
+
+    def check(every: int) -> None:
+        cfg = RunConfig("laplace", "pinn", seed=1, iterations=10**5)
+        check_walltime(
+            slurm, [replace(cfg, checkpoint_every=every).resolved(case)], case
+        )
+
+    check(20)  # 60 s hold the start and 20 steps
+    with pytest.raises(ValueError, match="walltime: '1' \\(60 s\\)") as err:
+        check(10**5)  # not 100000 steps, at over 0.3 ms each
+    interval = float(re.search(r"measured here: ([\d.e+]+) s", str(err.value))[1])
+    assert interval > 60 - START_SECONDS
 
 
 @pytest.mark.parametrize(
@@ -135,11 +167,12 @@ def slurm(tmp_path_factory):
 
 
 def _results(out: Path) -> dict:
-    """Each run's loss.csv bytes and metrics.json without its timing fields."""
+    """Each run's loss.csv bytes and metrics.json without its timing fields and
+    whether it was resumed."""
     found = {}
     for loss in sorted(out.glob("*/seed-*/loss.csv")):
         record = json.loads((loss.parent / "metrics.json").read_text())
-        untimed = {k: v for k, v in record.items() if k not in UNTIMED}
+        untimed = {k: v for k, v in record.items() if k not in {*UNTIMED, "resumed"}}
         found[str(loss.parent.relative_to(out))] = (loss.read_bytes(), untimed)
     return found
 
@@ -187,8 +220,9 @@ def _cancel_job() -> None:
     subprocess.run(["scancel", "--full", "--name", "dask-worker"], check=True)
 
 
-def _kill_worker() -> None:
-    """SIGKILL to a Dask worker process in a SLURM job (its nanny starts another)."""
+def _workers() -> list[int]:
+    """The Dask worker processes in SLURM jobs."""
+    found = []
     for proc in Path("/proc").iterdir():
         try:
             environ = (proc / "environ").read_bytes()
@@ -196,9 +230,41 @@ def _kill_worker() -> None:
         except OSError:
             continue
         if b"SLURM_JOB_ID=" in environ and b"spawn_main" in argv:
-            os.kill(int(proc.name), signal.SIGKILL)
-            return
-    raise AssertionError("no Dask worker process found in a SLURM job")
+            found.append(int(proc.name))
+    assert found, "no Dask worker process found in a SLURM job"
+    return found
+
+
+def _kill_worker() -> None:
+    """SIGKILL to a Dask worker process in a SLURM job (its nanny starts another)."""
+    os.kill(_workers()[0], signal.SIGKILL)
+
+
+def _outlast_walltime() -> None:
+    """The Dask workers paused (SIGSTOP) until SLURM ends their job at its
+    walltime: a run of any speed is then mid-way, and gets what a run still
+    training at its walltime gets (SIGCONT, SIGTERM, then SIGKILL)."""
+    for pid in _workers():
+        os.kill(pid, signal.SIGSTOP)
+    deadline = time.time() + 180
+    while not any("DUE TO TIME LIMIT" in p.read_text() for p in Path().glob("slurm-*")):
+        assert time.time() < deadline, "no job ended at its walltime"
+        time.sleep(1)
+
+
+# each fault, with the options of its jobs
+FAULTS = {
+    "a job of two workers cancelled": (_cancel_job, ["--job-cores", "2"]),
+    "a worker killed": (_kill_worker, []),
+    "a job out of walltime": (_outlast_walltime, ["--walltime", "1"]),
+}
+
+
+def _pooled_once(out: Path) -> bool:
+    """Whether the summary pools seeds 1 and 2, once each."""
+    rows = (out / "summary.csv").read_text().splitlines()
+    rmse = [r.split(",") for r in rows if ",RMSE," in r]
+    return len(rmse) == 1 and rmse[0][9:11] == ["2", "1 2"]
 
 
 @pytest.fixture(scope="module")
@@ -212,21 +278,47 @@ def longer(tmp_path_factory):
 
 @pytest.mark.slurm
 @pytest.mark.slow
-@pytest.mark.parametrize("fault", [_cancel_job, _kill_worker])
+@pytest.mark.parametrize("fault", FAULTS)
 def test_fault_mid_run_resumes_exactly(fault, slurm, longer, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    strike, options = FAULTS[fault]
     env = {**os.environ, "MPLBACKEND": "Agg"}
-    argv = [*_command(tmp_path / "slurm"), "--backend", "slurm"]  # one run a job
+    argv = [*_command(tmp_path / "slurm"), "--backend", "slurm", *options]
     proc = subprocess.Popen(
         argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     seed = tmp_path / "slurm" / "pinn" / "seed-1"
     _wait_for(seed / "checkpoint.pt", proc)
-    fault()
+    strike()
     assert not (seed / "metrics.json").exists()  # it struck mid-run
-    _, err = proc.communicate(timeout=600)  # new workers resume the runs
+    _, err = proc.communicate(timeout=600)  # a new job or worker resumes the runs
     assert proc.returncode == 0, err
     assert _results(tmp_path / "slurm") == longer
+    assert json.loads((seed / "metrics.json").read_text())["resumed"]
     again = subprocess.run(argv, env=env, capture_output=True, text=True)
     assert again.returncode == 0, again.stderr  # the same command: all reused
+    assert again.stdout.count("done, reused") == 2, again.stdout
     assert _results(tmp_path / "slurm") == longer
+    assert _pooled_once(tmp_path / "slurm")
+
+
+@pytest.mark.slurm
+@pytest.mark.slow
+def test_a_job_that_cannot_start_its_workers_stops_the_command(slurm, tmp_path):
+    # its job script fails before its worker starts: one line naming the job
+    # and its log, where the command waited for ever before
+    env = {
+        **os.environ,
+        "MPLBACKEND": "Agg",
+        "DASK_JOBQUEUE__SLURM__JOB_SCRIPT_PROLOGUE": '["exit 3"]',
+    }
+    cli = [sys.executable, "-m", "deepxde_lnn.cli", "compare", *SMALL]
+    argv = [*cli, "--no-progress", "--out", "out", "--backend", "slurm"]
+    done = subprocess.run(
+        argv, env=env, capture_output=True, text=True, cwd=tmp_path, timeout=300
+    )
+    errors = [line for line in done.stderr.splitlines() if "error" in line.lower()]
+    assert done.returncode == 1 and len(errors) == 1, done.stderr  # beside Dask's
+    job = re.fullmatch(r"error: SLURM job (\d+) ended \(FAILED\) before .*", errors[0])
+    assert job and f"(its log: slurm-{job[1]}.out)" in errors[0], errors[0]
+    assert "not finished: laplace pinn seed 1 lr 0.001, laplace pinn" in errors[0]

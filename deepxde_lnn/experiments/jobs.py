@@ -8,7 +8,9 @@ folders afterwards. Each finished run's figures are drawn where it trained
 the same jobs to a Dask cluster, the one whose scheduler is at ``address`` or else a
 ``LocalCluster`` (``pip install deepxde-lnn[cluster]``); ``backend="slurm"`` to one
 whose workers dask-jobqueue submits as SLURM jobs (``pip install
-deepxde-lnn[slurm]``; :data:`SLURM_OPTIONS`). Each local run gets
+deepxde-lnn[slurm]``; :data:`SLURM_OPTIONS`, :class:`_JobKeeper`). Dask's runs are
+its futures, one a unit (not joblib's Dask backend, which hangs when Dask gives a
+task up). Each local run gets
 ``threads`` torch threads (default 1), here or in a worker, and runs at a time x
 threads stay within the cores (:func:`check_threads`); a cluster's workers keep
 their own. The
@@ -30,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import uuid
 from collections.abc import Mapping
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict
@@ -56,6 +59,7 @@ from ..training.controller import Progress
 from ..training.outcome import Outcome, RunInterrupted, TrainingDiverged, WorkersLost
 from ..training.runner import run, run_stacked
 from ..training.signals import handling
+from ..training.timing import step_seconds
 
 __all__ = [
     "Outcome",
@@ -67,6 +71,7 @@ __all__ = [
     "capped_workers",
     "check_backend",
     "check_threads",
+    "check_walltime",
     "slurm_settings",
     "torch_threads",
     "SLURM_OPTIONS",
@@ -83,8 +88,28 @@ SLURM_DEFAULTS: dict[str, Any] = {
     "job_memory": "4GB",
     "walltime": "01:00:00",
 }
-#: the shortest walltime taken: a worker must start and reach a checkpoint in it
-MIN_WALLTIME = 60
+#: what a SLURM job spends before its run's first step: the worker started (Python,
+#: torch and DeepXDE imported: about 10 s on a loaded 2-core machine, more from a
+#: shared file system) and the run built (:func:`check_walltime`)
+START_SECONDS = 30
+#: how often the command looks at its SLURM jobs (``squeue``) and its runs
+KEEP_SECONDS = 5
+#: SLURM's job states in which a job still holds, or will hold, its workers
+LIVE = {
+    "PENDING",
+    "CONFIGURING",
+    "RUNNING",
+    "SUSPENDED",
+    "RESIZING",
+    "REQUEUED",
+    "REQUEUE_FED",
+    "REQUEUE_HOLD",
+}
+#: how to go on after runs were cut short
+RERUN = (
+    "Rerun the same command to go on: finished runs are reused, the others resume "
+    "from their checkpoints"
+)
 
 
 def default_workers(n_jobs: int, threads: int = 1) -> int:
@@ -128,6 +153,42 @@ def slurm_settings(execution) -> dict:
     """The SLURM options of ``execution`` (:data:`SLURM_OPTIONS`), unset ones
     ``None``."""
     return {name: getattr(execution, name) for name in SLURM_OPTIONS}
+
+
+def check_walltime(execution, configs: list[RunConfig], problem: Problem) -> None:
+    """The walltime rule of ``backend="slurm"``, in one place: a job's walltime
+    holds a worker's start (:data:`START_SECONDS`) and one checkpoint interval of
+    the slowest of ``configs`` (resolved, one a method): ``min(checkpoint_every,
+    steps)`` steps at the seconds per step measured here, at ``execution``'s
+    threads (:func:`~deepxde_lnn.training.timing.step_seconds`: 20 steps of the
+    first phase, nothing written). A shorter walltime cuts every run before its
+    first checkpoint, and a job that replaces it starts the run over: a
+    ValueError naming ``walltime``, before any folder is made. A run trained by
+    your function (``train=``) keeps no checkpoint: the start only is checked,
+    and each run must end within one walltime."""
+    if execution.backend != "slurm":
+        return
+    walltime = execution.walltime or SLURM_DEFAULTS["walltime"]
+    worst, why = 0.0, ""
+    if not problem.trains_itself:
+        with torch_threads(execution.threads or 1):
+            for cfg in configs:
+                steps = min(cfg.checkpoint_every, cfg.total_steps)
+                per = step_seconds(cfg, problem)
+                if steps * per >= worst:
+                    worst = steps * per
+                    why = (
+                        f" plus one checkpoint interval ({steps} steps of "
+                        f"{cfg.method} at {per * 1e3:.3g} ms/step measured here: "
+                        f"{worst:.3g} s); a longer walltime, or a smaller "
+                        "checkpoint_every (--checkpoint-every)"
+                    )
+    seconds = walltime_seconds(walltime)
+    if seconds < START_SECONDS + worst:
+        raise ValueError(
+            f"walltime: {walltime!r} ({seconds} s) is shorter than a worker's "
+            f"start ({START_SECONDS} s){why or '; a longer walltime'}"
+        )
 
 
 @contextlib.contextmanager
@@ -227,21 +288,89 @@ def iter_jobs(
     usable_cache()  # workers started from here inherit a usable compile cache
     # a cluster's workers keep their own threads (Dask's: one per worker process)
     threads = threads if address is None else None
-    from joblib import Parallel, delayed
-
-    lines = _lines if progress else None
-    parent = os.getpid() if backend == "loky" else None  # local workers' parent
+    args = (overwrite, threads, _lines if progress else None, problem)
     quiet = quiet_deepxde(now=False)  # workers import DeepXDE without its banner
-    engine = _engine(backend, address, slurm or {}, threads or 1)
-    with quiet, engine, _stop_file_on_signal() as stop:
+    with quiet, _stop_file_on_signal() as stop:
+        if backend == "loky":
+            yield from _pooled(units, workers, args, stop)
+            return
+        with _cluster(backend, address, slurm or {}, threads or 1) as (client, keeper):
+            yield from _futures(client, keeper, units, args, stop)
+
+
+def _pooled(units, workers: int, args: tuple, stop: str):
+    """The units on joblib's ``loky`` pool of ``workers`` processes, outcomes in
+    unit order; a worker that dies breaks the pool: :class:`WorkersLost`."""
+    from joblib import Parallel, delayed, parallel_config
+
+    parent = os.getpid()  # the local workers' parent
+    with parallel_config(backend="loky"):
         try:
             for outcomes in Parallel(n_jobs=workers, return_as="generator")(
-                delayed(_unit)(u, overwrite, threads, lines, problem, stop, parent, i)
-                for i, u in enumerate(units)
+                delayed(_unit)(u, *args, stop, parent, i) for i, u in enumerate(units)
             ):
                 yield from outcomes
         except BrokenProcessPool as err:  # loky's TerminatedWorkerError
             raise WorkersLost(_lost(units, stop, err)) from None
+
+
+def _futures(client, keeper, units, args: tuple, stop: str):
+    """The units as Dask futures, one task each, outcomes yielded in unit order
+    as soon as known. A worker that dies hands its task to another, which resumes
+    it; Dask gives a task up once ``allowed-failures`` + 1 workers died running it
+    (``KilledWorker``), and then, or when ``keeper`` finds a SLURM job that ended
+    before its workers started, the command stops: :class:`WorkersLost`."""
+    dd = _distributed()
+    tag = uuid.uuid4().hex[:8]
+    order = [
+        client.submit(_unit, u, *args, stop, None, i, key=f"run-{i}-{tag}", pure=False)
+        for i, u in enumerate(units)
+    ]
+    index = {f.key: i for i, f in enumerate(order)}
+    pending, known = set(order), {}
+    while order:
+        if keeper is not None:
+            keeper.check(lambda: _not_finished(units, index, order, set(known)))
+        try:
+            done = dd.wait(
+                list(pending), timeout=KEEP_SECONDS, return_when="FIRST_COMPLETED"
+            ).done
+        except dd.TimeoutError:
+            continue
+        for future in done:
+            pending.discard(future)
+            try:
+                known[future.key] = future.result()
+            except dd.KilledWorker as err:
+                left = _not_finished(units, index, order, {*known, future.key})
+                raise WorkersLost(
+                    _given_up(units[index[future.key]], err, left)
+                ) from err
+        while order and order[0].key in known:
+            yield from known.pop(order.pop(0).key)
+
+
+def _given_up(unit, err, left: str) -> str:
+    """Dask's ``KilledWorker`` ``err`` for ``unit`` in words, with the runs
+    ``left`` and how to go on."""
+    died = err.allowed_failures + 1
+    return (
+        f"Dask gave {_labels(unit)} up after {died} worker"
+        f"{'s' if died > 1 else ''} died running it (killed, or out of memory; "
+        "Dask's distributed.scheduler.allowed-failures is "
+        f"{err.allowed_failures}); not finished: {left}. {RERUN}"
+    )
+
+
+def _labels(unit) -> str:
+    return ", ".join(_label(cfg) for cfg, _ in unit)
+
+
+def _not_finished(units, index, order, skip: set) -> str:
+    """The runs of the futures in ``order`` but those whose keys are in
+    ``skip``."""
+    left = [units[index[f.key]] for f in order if f.key not in skip]
+    return ", ".join(_labels(u) for u in left) or "none"
 
 
 def _lost(units, stop: str, err: Exception) -> str:
@@ -261,10 +390,7 @@ def _lost(units, stop: str, err: Exception) -> str:
     text += f" and its pool with it: cut short: {named['cut'] or 'none'}"
     if named["not started"]:
         text += f"; not started: {named['not started']}"
-    return (
-        f"{text}. Rerun the same command to go on: finished runs are reused, the "
-        "others resume from their checkpoints"
-    )
+    return f"{text}. {RERUN}"
 
 
 def _label(cfg) -> str:
@@ -449,20 +575,15 @@ def check_backend(
 
 def _check_slurm(address: str | None, slurm: Mapping) -> None:
     """ValueError naming the argument unless SLURM jobs can be submitted as
-    asked: dask-jobqueue installed, ``sbatch`` on the PATH, a walltime of at
-    least :data:`MIN_WALLTIME` seconds, and a partition the cluster has."""
+    asked: dask-jobqueue installed, ``sbatch`` on the PATH, and a partition the
+    cluster has (the walltime: :func:`check_walltime`, once the runs are
+    known)."""
     if address is not None:
         raise ValueError("address: --backend slurm starts its own scheduler")
     _jobqueue()
     if shutil.which("sbatch") is None:
         raise ValueError(
             "backend: 'slurm' needs SLURM's sbatch on the PATH (none found)"
-        )
-    walltime = slurm.get("walltime") or SLURM_DEFAULTS["walltime"]
-    if walltime_seconds(walltime) < MIN_WALLTIME:
-        raise ValueError(
-            f"walltime: {walltime!r} is under {MIN_WALLTIME} s, too short for a "
-            "worker to start and reach a checkpoint"
         )
     partition = slurm.get("partition")
     if partition is not None:
@@ -509,12 +630,10 @@ def _jobqueue():
 
 
 def _slurm_cluster(slurm: Mapping, threads: int):
-    """dask-jobqueue's ``SLURMCluster`` kept at ``jobs`` jobs; each job books
+    """dask-jobqueue's ``SLURMCluster`` scaled to ``jobs`` jobs; each job books
     ``job_cores`` cores and runs ``job_cores // threads`` one-thread Dask
-    workers, one run each, so runs x threads stay within its cores. A job of
-    one worker that ends early (cancelled, its walltime over) is replaced
-    (``adapt``), and Dask hands its runs to the new worker, which resumes them
-    from their checkpoints."""
+    workers, one run each, so runs x threads stay within its cores. Its jobs are
+    kept by a :class:`_JobKeeper`."""
     s = {**SLURM_DEFAULTS, **{k: v for k, v in slurm.items() if v is not None}}
     runs = max(1, s["job_cores"] // threads)
     cluster = _jobqueue().SLURMCluster(
@@ -526,32 +645,101 @@ def _slurm_cluster(slurm: Mapping, threads: int):
         queue=s.get("partition"),
         account=s.get("account"),
     )
-    cluster.adapt(minimum_jobs=s["jobs"], maximum_jobs=s["jobs"])
-    return cluster
+    cluster.scale(jobs=s["jobs"])
+    return cluster, _JobKeeper(cluster, s["jobs"])
+
+
+class _JobKeeper:
+    """Keeps a ``SLURMCluster`` at ``jobs`` jobs while the runs go on.
+
+    dask-jobqueue does not notice a job that ends early (cancelled, its walltime
+    over, its node lost): its adaptive mode replaces a job of one worker, but a
+    job of several waits for ever. :meth:`check`, called every
+    :data:`KEEP_SECONDS` by the command, asks SLURM (``squeue``) which of the
+    cluster's jobs have ended: one whose workers reached the scheduler is
+    dropped and a new job submitted in its place (Dask hands the runs it held to
+    the new workers, which resume them from their checkpoints); one that ended
+    before any of its workers did (a job script that fails, a job cancelled in
+    the queue) stops the command, since its replacement would fail the same way."""
+
+    def __init__(self, cluster, jobs: int):
+        self.cluster, self.jobs = cluster, jobs
+        self.started: set[str] = set()  # the jobs whose workers were seen
+
+    def check(self, not_finished) -> None:
+        """Replace the jobs that ended; :class:`WorkersLost` naming the job and
+        ``not_finished()`` (the runs left) if one ended before its workers
+        started."""
+        states = _job_states()
+        if states is None:  # squeue did not answer: next time
+            return
+        failed = self.cluster.sync(self._keep, states)
+        if failed:
+            job, state = failed
+            raise WorkersLost(
+                f"SLURM job {job} ended ({state}) before its workers reached the "
+                f"scheduler (its log: slurm-{job}.out); not finished: "
+                f"{not_finished()}. {RERUN}"
+            )
+
+    async def _keep(self, states: Mapping[str, str]):
+        """On the cluster's event loop: the jobs that ended dropped and as many
+        submitted; the first that never started (its id and state), if any."""
+        cluster = self.cluster
+        seen = {w.get("name") for w in cluster.scheduler_info["workers"].values()}
+        ended = []
+        for name, job in list(cluster.workers.items()):
+            job_id = getattr(job, "job_id", None)
+            if job_id is None:  # not submitted yet
+                continue
+            spec = cluster.worker_spec.get(name, {})
+            if {name, *(f"{name}{g}" for g in spec.get("group", ()))} & seen:
+                self.started.add(job_id)
+            state = states.get(job_id, "gone")
+            if state in LIVE:
+                continue
+            if job_id not in self.started:
+                return job_id, state
+            ended.append(name)
+        for name in ended:  # a new name: Dask's own bookkeeping of it stays inert
+            cluster.worker_spec.pop(name, None)
+            cluster.workers.pop(name, None)
+        if ended or set(cluster.worker_spec) != set(cluster.workers):
+            cluster.scale(jobs=self.jobs)
+        return None
+
+
+def _job_states() -> dict[str, str] | None:
+    """This user's SLURM jobs that SLURM still knows, each id's state
+    (``squeue``), or None where ``squeue`` fails."""
+    argv = ["squeue", "--noheader", "--states=all", f"--user={os.getuid()}"]
+    try:
+        done = subprocess.run(
+            [*argv, "--format=%i %T"], capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode:
+        return None
+    return dict(line.split()[:2] for line in done.stdout.splitlines() if line.strip())
 
 
 @contextlib.contextmanager
-def _engine(backend: str, address: str | None, slurm: Mapping, threads: int):
-    """joblib's backend for the duration of the jobs (Dask optional; for SLURM,
-    :func:`_slurm_cluster`)."""
-    from joblib import parallel_config
-
-    if backend == "loky":
-        with parallel_config(backend="loky"):
-            yield
-        return
+def _cluster(backend: str, address: str | None, slurm: Mapping, threads: int):
+    """A Dask client for the jobs' duration, of the cluster at ``address``, a
+    ``LocalCluster`` or SLURM's (:func:`_slurm_cluster`), and the keeper of
+    SLURM's jobs (else None)."""
     dd = _distributed()
+    keeper = None
     if backend == "slurm":
-        cluster = _slurm_cluster(slurm, threads)
+        cluster, keeper = _slurm_cluster(slurm, threads)
     else:
         cluster = (
             None if address else dd.LocalCluster(processes=True, threads_per_worker=1)
         )
     try:
-        with dd.Client(address or cluster) as client, parallel_config(backend="dask"):
-            if backend == "slurm":  # as long as the queue takes (joblib: 10 s)
-                client.wait_for_workers(1)
-            yield client
+        with dd.Client(address or cluster) as client:
+            yield client, keeper
     finally:
         if cluster is not None:
             cluster.close()

@@ -30,7 +30,7 @@ from ..training.runner import (
     stacking_pays,
     step_seconds,
 )
-from .jobs import iter_jobs, slurm_settings
+from .jobs import check_walltime, iter_jobs, slurm_settings
 from .results import Comparison, RunResult, Verdict
 from .selection import check_seed_count
 
@@ -315,11 +315,12 @@ def check_configs(o: Options, problem: Problem, methods, seeds) -> None:
     """Every method resolved and every seed checked (``ValueError`` naming it)
     before a folder is created: once per method (a method may build its network
     to check it), since nothing else of a run's configuration depends on its
-    seed."""
-    for m in methods:
-        config(o, problem, m, seeds[0]).resolved(problem)
+    seed; then, on SLURM, the walltime against the methods' checkpoint
+    intervals (:func:`~deepxde_lnn.experiments.jobs.check_walltime`)."""
+    cfgs = [config(o, problem, m, seeds[0]).resolved(problem) for m in methods]
     for seed in seeds[1:]:
         check_int(seed, "seed", 0, SEED_MAX)
+    check_walltime(o.execution, cfgs, problem)
 
 
 def summarized(
