@@ -140,7 +140,9 @@ class ManyOptions(TypedDict, total=False):
     """memory each SLURM job books, e.g. 4GB (backend slurm; default 4GB)."""
     walltime: str | None
     """each SLURM job's time limit, MM, HH:MM:SS or D-HH:MM:SS (backend slurm; default
-    01:00:00); a run cut by it resumes from its checkpoint on rerun."""
+    01:00:00); at least a worker's start and one checkpoint interval of the slowest
+    method, measured before anything is submitted; a run cut by it resumes from its
+    checkpoint on rerun."""
     partition: str | None
     """the SLURM partition (queue) of the jobs (backend slurm; default: the
     cluster's)."""

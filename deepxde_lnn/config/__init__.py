@@ -286,7 +286,9 @@ class Execution:
     walltime: str | None = option(
         None,
         "each SLURM job's time limit, MM, HH:MM:SS or D-HH:MM:SS (backend slurm; "
-        "default 01:00:00); a run cut by it resumes from its checkpoint on rerun",
+        "default 01:00:00); at least a worker's start and one checkpoint interval "
+        "of the slowest method, measured before anything is submitted; a run cut "
+        "by it resumes from its checkpoint on rerun",
         check=_walltime,
         parse=_parsed(_walltime, "walltime"),
     )

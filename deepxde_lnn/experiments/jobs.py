@@ -327,7 +327,8 @@ def _futures(client, keeper, units, args: tuple, stop: str):
         for i, u in enumerate(units)
     ]
     index = {f.key: i for i, f in enumerate(order)}
-    pending, known = set(order), {}
+    pending = set(order)
+    known: dict[str, list] = {}  # a finished unit's key: its results
     while order:
         if keeper is not None:
             keeper.check(lambda: _not_finished(units, index, order, set(known)))
