@@ -242,8 +242,8 @@ def test_the_answer_says_what_the_pooled_verdicts_say(runs_dir):
 
 def test_the_answer_places_the_block_among_the_alternatives(runs_dir):
     """Each alternative is pooled against `lnn` and `pinn` like the block, and the
-    answer names where the block beats them all, where one beats it, and where
-    only an alternative converged."""
+    answer names where the block beats them, where one beats it, and where only
+    an alternative converged."""
     low = [1e-3, 1.1e-3, 0.9e-3, 1e-3, 1.05e-3, 0.95e-3, 1e-3, 1.02e-3]
     scaled = lambda k: [k * e for e in low]  # noqa: E731
     _write_settled(runs_dir, "beam", {"lnn": scaled(0.1), "pinn": low,
@@ -253,6 +253,8 @@ def test_the_answer_places_the_block_among_the_alternatives(runs_dir):
     failed = [2.0] * 7 + [2.1]
     _write_settled(runs_dir, "heat", {"lnn": failed, "pinn": failed,
         "laaf": failed, "pirate": failed, "fourier": low})  # fmt: skip
+    _write_settled(runs_dir, "drift_decay", {"lnn": low, "pinn": low,
+        "laaf": low, "pirate": low, "fourier": failed})  # fmt: skip
     verdicts = pooled_verdicts.pooled_verdicts(reproduction.load([runs_dir]))
     pools = {(v.pooled.a, v.pooled.b): v.pooled for v in verdicts}
     for m in ("laaf", "pirate", "fourier"):
@@ -261,8 +263,10 @@ def test_the_answer_places_the_block_among_the_alternatives(runs_dir):
     assert laaf.problems["beam"].verdict == "worse"
     assert laaf.problems["laplace"].verdict == "better"
     said = answer.answer(verdicts).split(". Against what a researcher")[1]
-    assert "the block beats every one of them on beam" in said
+    assert "it beats `laaf` (×10), `pirate` (×5) and `fourier` (×10) on beam" in said
     assert "it is beaten by `laaf` (×0.1) on laplace" in said
+    assert "`fourier` did not converge on drift_decay;" in said
+    assert "on laplace;" not in said.split("did not converge")[1]  # worse, converged
     assert "`fourier` converged on heat" in said
     assert "`laaf` converged" not in said
     assert answer.answer(verdicts).count(". ") + 1 <= 5  # at most five sentences

@@ -190,9 +190,10 @@ def _published(verdicts) -> str | None:
 
 def _alternatives(verdicts) -> str | None:
     """Each alternative against the block (and the plain network) over the
-    paper's cases under short training; the cases where the block beats every
-    one, those where one beats it, and those where only an alternative
-    converged."""
+    paper's cases under short training; per case, the alternatives the block
+    beats and those that beat it (decided, with their ratio to the block), those
+    that did not converge, and those that converged where neither compared
+    method did."""
     short = STRENGTHS["short"]
     each = {m: _find(verdicts, "paper", short, m, SUBJECT) for m in ALTERNATIVES}
     pools = {m: p for m, p in each.items() if p is not None}
@@ -208,13 +209,15 @@ def _alternatives(verdicts) -> str | None:
         f"training over the paper's cases: {'; '.join(parts)}"
     )
     cases = sorted({c for p in pools.values() for c in p.problems})
-    best = [c for c in cases if len(_saying(pools, c, "worse")) == len(pools)]
-    if best:
-        text += f"; the block beats every one of them on {_and(best)}"
-    better = [(c, _saying(pools, c, "better")) for c in cases]
-    beaten = [f"{_and(found)} on {c}" for c, found in better if found]
-    if beaten:
-        text += f"; it is beaten by {'; '.join(beaten)}"
+    for verb, verdict in (("beats", "worse"), ("is beaten by", "better")):
+        found = [(c, _saying(pools, c, verdict)) for c in cases]
+        said = [f"{_and(names)} on {c}" for c, names in found if names]
+        if said:
+            text += f"; it {verb} {'; '.join(said)}"
+    for m, p in pools.items():
+        failed = [c for c, why in p.excluded.items() if why.startswith(f"{m} did")]
+        if failed:
+            text += f"; `{m}` did not converge on {_and(failed)}"
     rescued = _rescued(verdicts, short)
     if rescued:
         text += f"; where neither `{SUBJECT}` nor `{BASELINE}` converged, {rescued}"
