@@ -35,6 +35,7 @@ def test_the_phases_follow_each_other():
     assert "nncg" not in _cfg().resolved(case).identity()  # 0: as before it existed
 
 
+@pytest.mark.slow
 def test_a_run_ends_with_nncg_and_says_so(tmp_path):
     rec = run(_nncg_cfg(), tmp_path / "r", problem=tiny_accurate())
     assert rec["steps"] == ADAM + LBFGS + NNCG and rec["nncg"] == NNCG
@@ -48,6 +49,7 @@ def test_a_run_ends_with_nncg_and_says_so(tmp_path):
     assert loss[-1, 1] <= loss[ADAM + LBFGS - 1, 1]  # Armijo: never worse
 
 
+@pytest.mark.slow  # NNCG steps on a CPU: seconds each
 @pytest.mark.parametrize("cut", [ADAM + LBFGS, ADAM + LBFGS + 3])  # at, in NNCG
 def test_resume_in_nncg_is_exact(tmp_path, cut):
     case = tiny_accurate()

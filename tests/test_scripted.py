@@ -408,7 +408,10 @@ def reads_its_data(net):
     return model
 
 
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize(
+    "workers",
+    [1, pytest.param(2, marks=pytest.mark.slow)],  # 2: a pool starts
+)
 def test_train_reads_where_it_was_launched_and_writes_in_each_runs_files(
     tmp_path, monkeypatch, workers
 ):
