@@ -46,7 +46,7 @@ def cell(case, method, prof, k, args, compile_jets=False) -> tuple[float, float]
 def row(case, prof, k, args) -> dict:
     """Per method: (eager s/run-step, default s/run-step, compile seconds)."""
     methods = args.methods.split(",")
-    auto = compiled.wanted("auto", (prof.iterations or 0) * k)
+    auto = compiled.wanted("auto", prof.total_steps, k)
     eager = {m: [] for m in methods}
     comp = {m: [] for m in methods}
     for _ in range(args.repeats):

@@ -43,7 +43,7 @@ def step_times(case, method, prof, derivatives, args) -> tuple:
     quiet_float(prof.dtype)
     dde.config.set_random_seed(0)
     setting = {"on": True, "off": False}.get(args.compile_jets, "auto")
-    fused = compiled.wanted(setting, (prof.iterations or 0) * prof.n_seeds)
+    fused = compiled.wanted(setting, prof.total_steps, prof.n_seeds)
     data = case.build_data(method, prof, 0, compile_jets=fused)
     data.derivatives = derivatives
     model = dde.Model(data, case.build_net(method))

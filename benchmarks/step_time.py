@@ -156,7 +156,7 @@ def _sync():
 
 def default_compiles(case) -> bool:
     """Whether the runner compiles the jets of one run at the paper's steps."""
-    return compiled.wanted("auto", case.profile("paper").iterations or 0)
+    return compiled.wanted("auto", case.profile("paper").total_steps)
 
 
 def time_ours(case, method, steps, compile_jets=False):

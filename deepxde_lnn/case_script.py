@@ -67,7 +67,7 @@ class ExampleArgs:
         (changed as the method needs, e.g. XPINN interface terms), seeded."""
         cfg = self.config
         prof = replace(self.profile, iterations=cfg.iterations, lr=cfg.lr)
-        compile_jets = compiled.wanted(cfg.compile_jets, cfg.iterations or 0)
+        compile_jets = compiled.wanted(cfg.compile_jets, cfg.total_steps)
         return build_data(cfg.method, case, prof, cfg.seed, compile_jets=compile_jets)
 
     def net(self, case: Case) -> torch.nn.Module:

@@ -338,6 +338,13 @@ def test_auto_compiles_where_the_compile_pays():
         built = stack.build(case, cfgs, [None] * k)
         expected = iterations * k >= compiled.PAYS_FROM and compiled._can_compile()
         assert built.runs[0].data.compile_jets is expected
+    # every phase counts: Adam's steps below the mark, L-BFGS's above it
+    half = compiled.PAYS_FROM // 2
+    for lbfgs in (0, half):
+        cfg = RunConfig("laplace", iterations=half, lbfgs=lbfgs).resolved(case)
+        built = stack.build(case, [cfg], [None])
+        expected = bool(lbfgs) and compiled._can_compile()
+        assert built.runs[0].data.compile_jets is expected
     # a time budget would pay for the compile: eager on auto, however long
     timed = RunConfig("laplace", iterations=10**6, seconds=1.0).resolved(case)
     assert stack.build(case, [timed], [None]).runs[0].data.compile_jets is False

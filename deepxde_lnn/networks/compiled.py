@@ -55,8 +55,9 @@ OPTIONS: dict = {}
 SETTINGS = (True, False, "auto")
 
 #: ``compile_jets="auto"`` compiles a model that trains at least this many
-#: run-steps (steps x seeds stacked in it; a time-budget run never, since the
-#: compile would be charged to its budget): on this project's 2-core CPU a cold
+#: run-steps (each run's steps of every phase, Adam, L-BFGS and NNCG, x the seeds
+#: stacked in it; a time-budget run never, since the compile would be charged to
+#: its budget): on this project's 2-core CPU a cold
 #: compile took 5-30 s per network and paid for itself after 90-3700 run-steps on
 #: the cases where the jets carry derivatives (``benchmarks/case_table.py
 #: --compiled``; docs/running.md, Compiled jets)
@@ -96,13 +97,15 @@ def usable_cache() -> None:
         )
 
 
-def wanted(setting: bool | str, run_steps: int) -> bool:
-    """Whether a model compiles its jets: ``setting`` if a bool; for ``"auto"``,
-    when it trains at least :data:`PAYS_FROM` run-steps and ``torch.compile`` can
+def wanted(setting: bool | str, steps: int, runs: int = 1) -> bool:
+    """Whether a model compiles its jets, the one rule: ``setting`` if a bool;
+    for ``"auto"``, when it trains at least :data:`PAYS_FROM` run-steps
+    (``steps``, each run's steps of every phase, Adam, L-BFGS and NNCG, x its
+    ``runs`` stacked; in float32 and float64 alike) and ``torch.compile`` can
     build kernels here (CUDA, or a C++ compiler for the CPU backend)."""
     if setting != "auto":
         return bool(setting)
-    return run_steps >= PAYS_FROM and _can_compile()
+    return steps * runs >= PAYS_FROM and _can_compile()
 
 
 def _can_compile() -> bool:

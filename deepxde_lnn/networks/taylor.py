@@ -617,10 +617,20 @@ def _constant(value, x: Tensor) -> Tensor:
     device (a step replayed as a CUDA graph cannot copy from the host)."""
     if isinstance(value, Tensor):
         return value.to(dtype=x.dtype, device=x.device)
+    if torch.compiler.is_compiling():  # a constant of the traced graph
+        return torch.tensor(_numbers(value), dtype=x.dtype, device=x.device)
     a = np.asarray(value, dtype=np.float64)
     if a.size > SMALL:
         return torch.as_tensor(a, dtype=x.dtype, device=x.device)
     return _made_once(tuple(a.ravel().tolist()), a.shape, x.dtype, x.device)
+
+
+def _numbers(value):
+    """``value`` as nested lists of Python floats (what a traced graph takes
+    for a constant)."""
+    if isinstance(value, (tuple, list)):
+        return [_numbers(v) for v in value]
+    return value.tolist() if isinstance(value, np.ndarray) else float(value)
 
 
 @lru_cache(maxsize=256)

@@ -70,6 +70,12 @@ class Profile:
     nncg: int = 0
 
     @property
+    def total_steps(self) -> int:
+        """Steps of every phase: Adam's ``iterations``, then ``lbfgs`` and
+        ``nncg`` (0 for a problem that trains itself)."""
+        return (self.iterations or 0) + self.lbfgs + self.nncg
+
+    @property
     def seeds(self) -> list[int]:
         """The seeds ``compare`` runs by default: ``seed``, ``seed + 1``, ..."""
         return [self.seed + i for i in range(self.n_seeds)]

@@ -118,8 +118,8 @@ def build(problem: Problem, cfgs: list[RunConfig], folders: list) -> Stack:
         problem.profile(cfg.profile), iterations=cfg.iterations, decay=cfg.decay
     )
     # a time budget would pay for the compile: its runs keep the eager jets on auto
-    steps = 0 if cfg.seconds is not None else (profile.iterations or 0) * len(cfgs)
-    compile_jets = compiled.wanted(cfg.compile_jets, steps)
+    steps = 0 if cfg.seconds is not None else cfg.total_steps
+    compile_jets = compiled.wanted(cfg.compile_jets, steps, len(cfgs))
     runs = []
     for c, folder in zip(cfgs, folders):
         assert c.seed is not None  # resolved
