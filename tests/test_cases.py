@@ -363,3 +363,69 @@ def test_record_says_which_terms_take_which_path():
     relu = MLP([2, 8, 1], "relu", "Glorot normal")
     said = ResampledPDE(terms, seed=1).describe_derivatives(relu)
     assert said.startswith("nested autograd (DeepXDE); no jets: activation 'relu'")
+
+
+def _vanish_at_x0(x, u):
+    """A hard constraint: ``x * u`` is 0 on the edge ``x = 0``."""
+    return x[:, :1] * u
+
+
+def _hard_laplace_run(seeds, derivatives, steps=2):
+    """Laplace, pinn, a hard-constraint output transform ``x * u`` on each net;
+    ``seeds`` as one run, or stacked; ``steps`` Adam steps. Returns the data, the
+    net and the training losses, ``(steps, K, terms)``."""
+    from helpers import tiny_case
+
+    from deepxde_lnn.problems import build
+    from deepxde_lnn.training.stacking import StackedData, StackedNet
+
+    case = tiny_case("laplace", n=8)
+    datas, nets = [], []
+    for seed in seeds:
+        dde.config.set_random_seed(seed)
+        datas.append(
+            build.build_data("pinn", case, case.profile("quick"), seed, derivatives)
+        )
+        nets.append(case.build_net("pinn"))
+        nets[-1].apply_output_transform(_vanish_at_x0)
+    single = len(seeds) == 1
+    data = datas[0] if single else StackedData(datas)
+    net = nets[0] if single else StackedNet(nets)
+    model = dde.Model(data, net)
+    model.compile("adam", lr=1e-3)
+    log = []
+
+    class Log(dde.callbacks.Callback):
+        def on_batch_end(self):
+            log.append(data.last_losses.clone().reshape(len(seeds), -1))
+
+    model.train(iterations=steps, display_every=1000, callbacks=[Log()], verbose=0)
+    return data, net, torch.stack(log)
+
+
+@pytest.mark.parametrize("seeds", [(0,), (0, 1)], ids=["single", "stacked"])
+def test_jets_above_order_one_through_an_output_transform_fall_back(
+    float64, monkeypatch, seeds
+):
+    """An output transform takes jets to first order only: Laplace's 2nd-order
+    ``pde`` term takes nested autograd (said once), its 1st-order Neumann edges
+    keep their jets, the losses are those of ``derivatives="autograd"`` and the
+    record says which term took nested autograd and why."""
+    from deepxde_lnn.networks import taylor
+
+    monkeypatch.setattr(taylor, "_WARNED", set())
+    with pytest.warns(UserWarning, match="term pde: an output transform") as said:
+        data, net, losses = _hard_laplace_run(seeds, "taylor")
+    assert len([w for w in said if "output transform" in str(w.message)]) == 1
+    _, _, ref = _hard_laplace_run(seeds, "autograd")
+    torch.testing.assert_close(losses, ref, rtol=1e-10, atol=0)
+    one = data if len(seeds) == 1 else data.runs[0]
+    Xs = [one.train_x] if len(seeds) == 1 else [d.train_x for d in data.runs]
+    x = torch.as_tensor(np.vstack([one.points(X, "left") for X in Xs]))
+    stacked = None if len(seeds) == 1 else net
+    jets = one._jet_residuals(Xs, x, net, stacked)
+    assert sorted(one.names[i] for i in jets) == ["left", "right"]
+    assert data.describe_derivatives(net) == (
+        "Taylor-mode jets (left, right); nested autograd (pde): an output "
+        "transform takes jets to order 1 only"
+    )

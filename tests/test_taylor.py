@@ -420,8 +420,14 @@ def test_unsupported_activation_raises():
 def test_transforms_raise():
     net = make_net("lnn", "standard", "tanh")
     net.apply_output_transform(lambda x, y: x[:, :1] * y)
-    with pytest.raises(ValueError, match="output transform"):
+    with pytest.raises(taylor.TransformOrder, match=taylor.TRANSFORM_ORDER):
         taylor.directional_derivatives(net, points(), 0, 2)
+    # first order goes through, on a single point too (forward mode's dual
+    # tensors refuse the zero stride of a one-row broadcast)
+    for n in (1, 16):
+        _, got = taylor.pure_derivatives(net, points(n), [(0, 1), (1, 1)])
+        for g, e in zip(got, torch.eye(2, dtype=F64)):
+            assert relerr(g, nested_directional(net, points(n), e, 1)[1]) <= 1e-12
     net = make_net("mlp", "standard", "tanh")
     net.apply_feature_transform(lambda x: torch.sin(x))
     with pytest.raises(ValueError, match="input \\(feature\\) transform"):

@@ -51,7 +51,10 @@ SiLU/swish, GELU (exact erf form), the identity, and DeepXDE's L-LAAF wrapper
 around any of these; others can be added with :func:`register_activation`. An
 output transform ``q = T(x, u)`` (row by row, as DeepXDE's) is followed to first
 order by forward mode (``q_1 = T'(x, u)[v, u_1]``, a ``torch.func.jvp``); higher
-orders through it, and input transforms, are not supported (``ValueError``).
+orders through it raise :class:`TransformOrder` before any propagation (a run's
+residuals that need them fall back to nested autograd, term by term, with a
+warning: :func:`warn_nested`), and input transforms are not supported
+(``ValueError``).
 """
 
 from __future__ import annotations
@@ -84,9 +87,12 @@ __all__ = [
     "register_activation",
     "MissingRule",
     "STRATEGIES",
+    "TRANSFORM_ORDER",
+    "TransformOrder",
     "supported",
     "unsupported",
     "warn_missing_rule",
+    "warn_nested",
 ]
 
 Tensor = torch.Tensor
@@ -364,19 +370,36 @@ def _missing_stage_rule(stage) -> MissingRule:
     )
 
 
-_WARNED: set = set()  # the types and activations a fallback was said for
+#: why a jet above order 1 cannot pass an output transform (errors, warnings and
+#: run records say it in these words)
+TRANSFORM_ORDER = "an output transform takes jets to order 1 only"
+
+
+class TransformOrder(ValueError):
+    """A jet of order above 1 asked of a network with an output transform
+    (forward mode follows the transform to first order only); raised from the
+    jet's declared layout, before any propagation."""
+
+
+_WARNED: set = set()  # the keys a fallback to nested autograd was said for
+
+
+def warn_nested(key, reason: str) -> None:
+    """Warn, once per ``key``, that ``reason`` sends input derivatives to nested
+    autograd instead of Taylor-mode jets (a run's record names the path)."""
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(f"{reason}: nested autograd instead of Taylor-mode jets")
 
 
 def warn_missing_rule(net) -> None:
     """Warn, once per stage type or activation, where only a missing rule
     (:class:`MissingRule`) keeps jets from following ``net``: its input
-    derivatives fall back to nested autograd (a run's record names the path)."""
+    derivatives fall back to nested autograd (:func:`warn_nested`)."""
     try:
         _program(net)
     except MissingRule as err:
-        if err.key not in _WARNED:
-            _WARNED.add(err.key)
-            warnings.warn(f"{err}: nested autograd instead of Taylor-mode jets")
+        warn_nested(err.key, str(err))
     except (TypeError, ValueError):
         pass
 
@@ -686,16 +709,22 @@ def _transformed(fn, x: Tensor, u: Tensor, v: Tensor, jet: _Jet, lay: _Layout):
     """``q = fn(x, u)``, a network's output transform, and its first coefficients
     by forward mode: ``q_1 = d fn(x + t v, u + t u_1)/dt`` (one ``jvp`` over the
     stacked directions; the collapsed top along the weighted direction sum, as
-    ``q_1`` is linear in ``(v, u_1)``). Orders above 1 raise."""
-    if lay.order > 1:
-        raise ValueError(
-            "the network has an output transform; Taylor-mode derivatives through "
-            f"it go to order 1, got order {lay.order}"
-        )
+    ``q_1`` is linear in ``(v, u_1)``). Orders above 1 are refused by
+    :func:`_check_transform`."""
     if lay.order == 0:
         return fn(x, u), jet
     coeffs = [_tangent(fn, x, u, _rows(v, lay.stored(1)), jet.coeffs[0])]
     return fn(x, u), _Jet(coeffs, _tangent(fn, x, u, lay.fold(v, 1), jet.top))
+
+
+def _check_transform(net, lay: _Layout) -> None:
+    """Raise :class:`TransformOrder` where ``net`` has an output transform and
+    ``lay`` goes beyond order 1 (:func:`_transformed`'s reach)."""
+    if net._output_transform is not None and lay.order > 1:
+        raise TransformOrder(
+            f"the network has an output transform: {TRANSFORM_ORDER}, got order "
+            f"{lay.order}"
+        )
 
 
 def _tangent(fn, x: Tensor, u: Tensor, v: Tensor | None, du: Tensor | None):
@@ -709,7 +738,9 @@ def _tangent(fn, x: Tensor, u: Tensor, v: Tensor | None, du: Tensor | None):
     du = u.new_zeros((D,) + tuple(u.shape)) if du is None else du
 
     def flat(a: Tensor) -> Tensor:
-        return a.expand(D, n, a.shape[-1]).reshape(D * n, a.shape[-1])
+        # contiguous: with n = 1 the reshape is a view with a zero stride, which
+        # forward mode's dual tensors refuse (a no-op where reshape copied)
+        return a.expand(D, n, a.shape[-1]).reshape(D * n, a.shape[-1]).contiguous()
 
     dq = torch.func.jvp(fn, (flat(x), flat(u)), (flat(v), flat(du)))[1]
     return dq.view(D, n, -1)
@@ -724,6 +755,7 @@ def _jets(net, x: Tensor, v: Tensor, orders: Sequence[int], weights=None) -> tup
     ``(stored(k), N, n_out)`` tensors and, with ``weights``, the collapsed top
     ``sum_d weights_d [u along v_d]_{K_d}`` as ``(N, n_out)`` (else ``None``)."""
     lay = _Layout(orders, weights)
+    _check_transform(net, lay)
     u, jet = _run(_program(net), x, _input_jet(v, lay), lay)
     if net._output_transform is not None:
         u, jet = _transformed(net._output_transform, x, u, v, jet, lay)
@@ -850,7 +882,7 @@ def _axis_orders(requests, d: int) -> dict:
 def supported(net) -> bool:
     """Whether jets can follow ``net`` (an ``MLP`` or subclass without an input
     transform, whose stages and activations all have a Taylor rule; an output
-    transform limits them to first order)."""
+    transform limits them to first order, :class:`TransformOrder`)."""
     return unsupported(net) is None
 
 

@@ -66,6 +66,7 @@ class ResampledPDE(Staging, JetResiduals, Data):
             )
         self.derivatives = derivatives
         self._jet_ok: dict[int, bool] = {}
+        self._jet_nested: dict[int, dict] = {}  # jets a net cannot take, and why
         self.compile_jets = check_bool(compile_jets, "compile_jets")
         self._compiled: dict = {}
         self.terms, self.names = checked_terms(terms)
