@@ -1,4 +1,5 @@
-"""Taylor-mode (jet) input derivatives of :class:`~deepxde_lnn.networks.pytorch.MLP` and its kin.
+"""Taylor-mode (jet) input derivatives of :class:`~deepxde_lnn.networks.pytorch.MLP` and its kin,
+and of :class:`~deepxde_lnn.networks.pirate.PirateNet`.
 
 Instead of nesting reverse-mode ``torch.autograd.grad`` calls (DeepXDE's
 ``dde.grad.hessian`` of a hessian for a 4th derivative), the input is moved along
@@ -12,8 +13,8 @@ pushed forward through the network, layer by layer::
 ``D_v^k u = k! u_k``. The rules, coefficient-wise:
 
 * ``Linear``: ``z_k = W h_k`` for ``k >= 1`` and ``z_0 = W h_0 + b``.
-* the product of two series (none in these networks except inside the rules) is
-  the Cauchy product ``(ab)_k = sum_{i=0}^{k} a_i b_{k-i}``.
+* the product of two series is the Cauchy product ``(ab)_k = sum_{i=0}^{k} a_i
+  b_{k-i}`` (:func:`_product`; PirateNet's gates, inside the rules otherwise).
 * sums and scalings by ``t``-independent factors (``alpha``) act on each
   coefficient; the input has ``x_0 = x``, ``x_1 = v`` and ``x_k = 0`` for ``k >= 2``
   (structural zeros are tracked as ``None`` and cost nothing).
@@ -27,11 +28,16 @@ pushed forward through the network, layer by layer::
 * a residual block ``h + alpha * F(h)`` (the liquid block, ``F = sigma(A h + c)``
   with any supported ``sigma``; tanh in the paper) is ``F``'s own rules, a scale by
   ``alpha`` and an add.
+* PirateNet's gates and blocks (:mod:`~deepxde_lnn.networks.pirate`): ``U``,
+  ``V`` by the linear and activation rules, each gate ``z = V + f (U - V)`` by the
+  product rule, ``h + alpha (r - h)`` coefficient-wise (the ``pirate`` step).
 
 The rules are applied to the network's declared stages
 (:meth:`~deepxde_lnn.networks.pytorch.MLP.stages`, the list ``forward`` runs), one rule per stage
 type (``Linear``, :class:`~deepxde_lnn.networks.pytorch.LiquidBlock`, pointwise activations), so
-any network built from those stages has jets with no code of its own. A stage of
+any network built from those stages has jets with no code of its own. A network
+that is not a list of stages has a rule of its own in ``_NET_RULES`` (PirateNet's:
+its gates enter every block). A stage of
 another type needs its rule in ``_STAGE_RULES``; without one, jets raise
 :class:`MissingRule` naming that table, and a run's residuals fall back to nested
 autograd with a warning (:func:`warn_missing_rule`).
@@ -943,9 +949,9 @@ def _axis_orders(requests, d: int) -> dict:
 
 
 def supported(net) -> bool:
-    """Whether jets can follow ``net`` (an ``MLP`` or subclass without an input
-    transform, whose stages and activations all have a Taylor rule; an output
-    transform limits them to first order)."""
+    """Whether jets can follow ``net`` (an ``MLP`` or subclass, or a
+    ``PirateNet``, without an input transform, whose stages and activations all
+    have a Taylor rule; an output transform limits them to first order)."""
     return unsupported(net) is None
 
 
