@@ -125,7 +125,7 @@ def test_deepxde_derivatives_match_finite_differences(float64, name):
     dde.grad.clear()
 
 
-@pytest.mark.parametrize("name", ["fourier", "laaf"])
+@pytest.mark.parametrize("name", ["pirate", "fourier", "laaf"])
 def test_taylor_jets_follow_the_network(float64, name):
     """The Taylor-mode jets (4th order along one axis, the Laplacian) agree with
     nested autograd."""
@@ -145,12 +145,6 @@ def test_taylor_jets_follow_the_network(float64, name):
         for i in range(2)
     )
     torch.testing.assert_close(lap[:, 1], want, rtol=1e-10, atol=1e-10)
-
-
-def test_pirate_has_no_jets_and_says_why():
-    net = _nets()["pirate"]
-    assert not taylor.supported(net)
-    assert "PirateNet" in taylor.unsupported(net)
 
 
 def _seeded(name: str, seed: int):
@@ -205,23 +199,22 @@ def test_a_stack_keeps_each_seeds_slope_and_frequencies(float64, name):
             torch.testing.assert_close(a[rows], b, rtol=1e-12, atol=1e-12)
         for key, v in stacked.state_dicts()[k].items():
             assert torch.equal(v, net.state_dict()[key]), key
-    assert taylor.supported(nets[0]) == (name != "pirate")
-    if name != "pirate":
-        jets = stacked.per_run(
-            lambda xk, net: [
-                *taylor.laplacian(net, xk),
-                taylor.directional_derivatives(net, xk, 1, 4)[4],
-            ],
-            x.detach(),
-        )
-        for k, net in enumerate(nets):
-            rows = slice(n * k, n * (k + 1))
-            xk = x[rows].detach().clone().requires_grad_()
-            u = net(xk)[:, :1]
-            lap = _d(_d(u, xk, 0), xk, 0) + _d(_d(u, xk, 1), xk, 1)
-            fourth = _d(_d(_d(_d(u, xk, 1), xk, 1), xk, 1), xk, 1)
-            for a, b in zip(jets, [u, lap, fourth]):
-                torch.testing.assert_close(a[rows, :1], b, rtol=1e-10, atol=1e-10)
+    assert taylor.supported(nets[0])
+    jets = stacked.per_run(
+        lambda xk, net: [
+            *taylor.laplacian(net, xk),
+            taylor.directional_derivatives(net, xk, 1, 4)[4],
+        ],
+        x.detach(),
+    )
+    for k, net in enumerate(nets):
+        rows = slice(n * k, n * (k + 1))
+        xk = x[rows].detach().clone().requires_grad_()
+        u = net(xk)[:, :1]
+        lap = _d(_d(u, xk, 0), xk, 0) + _d(_d(u, xk, 1), xk, 1)
+        fourth = _d(_d(_d(_d(u, xk, 1), xk, 1), xk, 1), xk, 1)
+        for a, b in zip(jets, [u, lap, fourth]):
+            torch.testing.assert_close(a[rows, :1], b, rtol=1e-10, atol=1e-10)
     stacked.select_([2, 0])
     for k, net in zip((0, 1), (nets[2], nets[0])):
         for key, v in stacked.state_dicts()[k].items():
@@ -375,5 +368,4 @@ def test_compare_runs_the_alternatives_end_to_end(tmp_path, monkeypatch):
         rec = json.loads(record.read_text())
         assert rec["parameters"] == build.parameter_count(m, tiny)
         assert "stacking" not in rec  # stackable; one seed trains alone
-        jets = "no jets" not in rec["derivatives"]
-        assert jets == (m != "pirate"), rec["derivatives"]
+        assert rec["derivatives"].startswith("Taylor-mode jets"), rec["derivatives"]

@@ -281,7 +281,7 @@ def _square_sum_and_grads(r, net):
 
 
 @pytest.mark.parametrize("name", JET_CASES)
-@pytest.mark.parametrize("method", ["lnn", "pinn"])
+@pytest.mark.parametrize("method", ["lnn", "pinn", "pirate"])
 def test_jet_residuals_equal_autograd_residuals(name, method, float64):
     """Every Taylor-mode residual, and the parameter gradient of its sum of
     squares, equals the DeepXDE nested-autograd one on random points."""

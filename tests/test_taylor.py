@@ -13,7 +13,9 @@ import torch
 
 import deepxde_lnn
 from deepxde_lnn.networks import taylor
+from deepxde_lnn.networks.pirate import PirateBlock, PirateNet
 from deepxde_lnn.networks.pytorch import LiquidBlock
+from deepxde_lnn.networks.stacked import StackedNet
 
 F64 = torch.float64
 ARCHS = [
@@ -537,3 +539,188 @@ def test_laplacian_backward_copies_no_slices():
         lap.square().sum().backward()
     assert "slice_backward" not in ops.names
     assert "mm" in ops.names  # the mode saw the backward
+
+
+# --- PirateNet: gates, products of two jets -------------------------------------------
+
+
+def make_pirate(blocks, n_in=2, n_out=3, width=8, seed=0):
+    """A PirateNet away from its identity start: random biases, every block's
+    ``alpha`` in (0.2, 0.9), so that every product-rule term counts."""
+    torch.manual_seed(seed)
+    net = PirateNet(n_in, n_out, width=width, blocks=blocks, scale=1.5).to(F64)
+    with torch.no_grad():
+        for name, p in net.named_parameters():
+            if name.endswith("bias"):
+                p.normal_(0.0, 0.5)
+            elif name.endswith("alpha"):
+                p.uniform_(0.2, 0.9)
+    return net
+
+
+@pytest.mark.parametrize("blocks", [1, 2])
+def test_pirate_directional_derivatives_match_nested_autograd(blocks):
+    """Orders 1 to 4 along a direction, and along one direction per point, of
+    every output."""
+    net = make_pirate(blocks)
+    assert taylor.unsupported(net) is None
+    x = points()
+    for v in (torch.tensor([0.6, -0.8], dtype=F64), points(seed=5)):
+        order = 4 if v.ndim == 1 else 2
+        got = taylor.directional_derivatives(net, x, v, order)
+        for a, b in zip(got, nested_directional(net, x, v, order)):
+            assert a.shape == (16, 3)
+            assert relerr(a, b) <= 1e-10
+
+
+@pytest.mark.parametrize("blocks", [1, 2])
+def test_pirate_mixed_second_derivatives(blocks):
+    """``u_ij`` by polarisation, ``(D_{e_i + e_j}^2 u - u_ii - u_jj) / 2``, the
+    three inputs' directions stacked in one propagation."""
+    net = make_pirate(blocks, n_in=3)
+    x = points(d=3)
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    eye = torch.eye(3, dtype=F64)
+    directions = torch.cat([eye, torch.stack([eye[i] + eye[j] for i, j in pairs])])
+    u, c = taylor.taylor_coefficients(net, x, directions, 2)
+    assert relerr(u, net(x)) <= 1e-14
+    xg = x.clone().requires_grad_(True)
+    y = net(xg)
+    for p, (i, j) in enumerate(pairs):
+        got = c[1, 3 + p] - c[1, i] - c[1, j]  # (2! / 2) (D^2 ...)
+        want = torch.stack(
+            [
+                torch.autograd.grad(
+                    torch.autograd.grad(y[:, o].sum(), xg, create_graph=True)[0][
+                        :, i
+                    ].sum(),
+                    xg,
+                    retain_graph=True,
+                )[0][:, j]
+                for o in range(3)
+            ],
+            1,
+        )
+        assert relerr(got, want) <= 1e-10
+
+
+@pytest.mark.parametrize("method", ["truncated", "stacked", "combination"])
+@pytest.mark.parametrize("blocks", [1, 2])
+def test_pirate_beam_and_laplacian(float64, blocks, method):
+    """The beam's 4th-order residual (directions stopping at different orders,
+    and the collapsed top) and the Laplacian against DeepXDE."""
+    net = make_pirate(blocks)
+    x = points(n=24)
+    dde.grad.clear()
+    xg = x.clone().requires_grad_(True)
+    u = net(xg)
+    u_yy = [dde.grad.hessian(u, xg, component=o, i=1, j=1) for o in range(3)]
+    ref = torch.cat(
+        [
+            dde.grad.hessian(u, xg, component=o, i=0, j=0)
+            - dde.grad.hessian(u_yy[o], xg, i=1, j=1)
+            for o in range(3)
+        ],
+        1,
+    )
+    lap_ref = torch.cat(u_yy, 1) + torch.cat(
+        [dde.grad.hessian(u, xg, component=o, i=0, j=0) for o in range(3)], 1
+    )
+    dde.grad.clear()
+    if method == "combination":
+        _, res = taylor.pure_derivative_combination(net, x, [(1, 0, 2), (-1, 1, 4)])
+    else:
+        _, (uxx, uyyyy, uyy) = taylor.pure_derivatives(
+            net, x, [(0, 2), (1, 4), (1, 2)], strategy=method
+        )
+        assert relerr(uyy, torch.cat(u_yy, 1)) <= 1e-10
+        res = uxx - uyyyy
+    assert relerr(res, ref) <= 1e-10
+    assert relerr(taylor.laplacian(net, x)[1], lap_ref) <= 1e-10
+
+
+def test_pirate_parameter_gradients_match_nested_autograd():
+    """The gradient of a loss of jets, every parameter (each block's ``alpha``
+    included) against nested autograd's."""
+    net = make_pirate(2, n_out=1)
+    x = points(n=24)
+    params = list(net.parameters())
+
+    def loss(u, beam, u_y, lap):
+        return (beam**2).mean() + (u_y**2).mean() + (lap**2).mean() + (u**2).mean()
+
+    u, (uy,) = taylor.pure_derivatives(net, x, [(1, 1)])
+    _, beam = taylor.pure_derivative_combination(net, x, [(1, 0, 2), (-1, 1, 4)])
+    _, lap = taylor.laplacian(net, x)
+    g_jet = torch.autograd.grad(loss(u, beam, uy, lap), params)
+    u, uxx, uyyyy, uy = nested_beam(net, x)
+    lap_ref = sum(nested_directional(net, x, e, 2)[2] for e in torch.eye(2, dtype=F64))
+    g_ref = torch.autograd.grad(loss(u, uxx - uyyyy, uy, lap_ref), params)
+    names = [n for n, _ in net.named_parameters()]
+    assert any(n.endswith("alpha") for n in names)
+    for name, a, b in zip(names, g_jet, g_ref):
+        assert b.norm() > 1e-8, name
+        assert relerr(a, b) <= 1e-9, name
+
+
+def test_pirate_output_transform_and_what_jets_refuse():
+    """An output transform to first order, as for an MLP; an input transform, a
+    block or a network whose forward is its own are refused."""
+    net = make_pirate(1)
+    net.apply_output_transform(lambda x, y: x[:, :1] * y)
+    x = points()
+    got = taylor.directional_derivatives(net, x, 1, 1)
+    ref = nested_directional(net, x, torch.tensor([0.0, 1.0], dtype=F64), 1)
+    assert relerr(got[1], ref[1]) <= 1e-12
+    with pytest.raises(ValueError, match="output transform"):
+        taylor.directional_derivatives(net, x, 1, 2)
+    net = make_pirate(1)
+    net.apply_feature_transform(torch.sin)
+    assert "input (feature) transform" in taylor.unsupported(net)
+
+    class Block(PirateBlock):
+        def forward(self, h, u, v):
+            return h
+
+    class Net(PirateNet):
+        def trunk(self, x):
+            return self.output(self.embedding(x))
+
+    net = make_pirate(2)
+    net.blocks[1].__class__ = Block
+    with pytest.raises(taylor.MissingRule, match="stage Block has no Taylor"):
+        taylor.laplacian(net, x)
+    net.__class__ = Net
+    assert "got Net" in taylor.unsupported(net)
+
+
+def test_pirate_jets_stacked_equal_separate_runs():
+    """Three seeds stacked (:class:`~deepxde_lnn.networks.stacked.StackedNet`),
+    their jets vmapped over the seeds: each seed's block of rows, and the
+    gradient w.r.t. its slice of the stacked parameters, are that seed's own
+    net's."""
+    nets = [make_pirate(2, seed=s) for s in (3, 4, 5)]
+    stacked = StackedNet(nets)
+    n = 6
+    x = points(n=3 * n)
+
+    def jets(xk, net):
+        _, beam = taylor.pure_derivative_combination(net, xk, [(1, 0, 2), (-1, 1, 4)])
+        _, c = taylor.taylor_coefficients(net, xk, [[1.0, 1.0]], 2)
+        return [beam, c[1, 0]]
+
+    got = stacked.per_run(jets, x)
+    loss = sum((g**2).sum() for g in got)
+    unused = dict(allow_unused=True, materialize_grads=True)  # the output bias
+    grads = torch.autograd.grad(loss, list(stacked.parameters()), **unused)
+    for k, net in enumerate(nets):
+        rows = slice(n * k, n * (k + 1))
+        ref = jets(x[rows], net)
+        for a, b in zip(got, ref):
+            assert relerr(a[rows], b) <= 1e-12
+        ref_grads = torch.autograd.grad(
+            sum((r**2).sum() for r in ref), list(net.parameters()), **unused
+        )
+        assert sum(b.norm() > 0 for b in ref_grads) == len(ref_grads) - 1
+        for a, b in zip(grads, ref_grads):
+            torch.testing.assert_close(a[k], b, rtol=1e-10, atol=1e-14)

@@ -18,10 +18,14 @@ block starts as the identity (``alpha = 0``). Trainable parameters, width ``w``:
 Left out of the paper: the random weight factorisation of its dense layers and its
 physics-informed initialisation of the last layer by least squares; the layers
 keep PyTorch's default initialisation, as every method of the comparison does.
-Not built from stages (the gates ``U``, ``V`` enter every block), so it has no
-Taylor-mode jets (its residuals take DeepXDE's nested autograd); its seeds stack
-as its whole :meth:`PirateNet.trunk` under ``vmap``, each with its own random
-frequencies (:mod:`.stacked`).
+Not built from stages (the gates ``U``, ``V`` enter every block), so its
+Taylor-mode jets are a rule of its own (:mod:`.taylor`, ``_NET_RULES``: the
+embedding's rule, then a ``pirate`` step that carries the jets of ``U`` and ``V``
+and takes each gate ``f U + (1 - f) V = V + f (U - V)`` by the product rule of
+two series); its residuals take jets as an MLP's do. Its seeds stack as its whole
+:meth:`PirateNet.trunk` under ``vmap``, each with its own random frequencies
+(:mod:`.stacked`); their jets, as every network's, run under ``vmap`` over the
+seeds (:meth:`~.stacked.StackedNet.per_run`).
 """
 
 from __future__ import annotations

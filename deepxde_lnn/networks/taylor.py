@@ -1,4 +1,5 @@
-"""Taylor-mode (jet) input derivatives of :class:`~deepxde_lnn.networks.pytorch.MLP` and its kin.
+"""Taylor-mode (jet) input derivatives of :class:`~deepxde_lnn.networks.pytorch.MLP` and its kin,
+and of :class:`~deepxde_lnn.networks.pirate.PirateNet`.
 
 Instead of nesting reverse-mode ``torch.autograd.grad`` calls (DeepXDE's
 ``dde.grad.hessian`` of a hessian for a 4th derivative), the input is moved along
@@ -12,8 +13,8 @@ pushed forward through the network, layer by layer::
 ``D_v^k u = k! u_k``. The rules, coefficient-wise:
 
 * ``Linear``: ``z_k = W h_k`` for ``k >= 1`` and ``z_0 = W h_0 + b``.
-* the product of two series (none in these networks except inside the rules) is
-  the Cauchy product ``(ab)_k = sum_{i=0}^{k} a_i b_{k-i}``.
+* the product of two series is the Cauchy product ``(ab)_k = sum_{i=0}^{k} a_i
+  b_{k-i}`` (:func:`_product`; PirateNet's gates, inside the rules otherwise).
 * sums and scalings by ``t``-independent factors (``alpha``) act on each
   coefficient; the input has ``x_0 = x``, ``x_1 = v`` and ``x_k = 0`` for ``k >= 2``
   (structural zeros are tracked as ``None`` and cost nothing).
@@ -27,11 +28,16 @@ pushed forward through the network, layer by layer::
 * a residual block ``h + alpha * F(h)`` (the liquid block, ``F = sigma(A h + c)``
   with any supported ``sigma``; tanh in the paper) is ``F``'s own rules, a scale by
   ``alpha`` and an add.
+* PirateNet's gates and blocks (:mod:`~deepxde_lnn.networks.pirate`): ``U``,
+  ``V`` by the linear and activation rules, each gate ``z = V + f (U - V)`` by the
+  product rule, ``h + alpha (r - h)`` coefficient-wise (the ``pirate`` step).
 
 The rules are applied to the network's declared stages
 (:meth:`~deepxde_lnn.networks.pytorch.MLP.stages`, the list ``forward`` runs), one rule per stage
 type (``Linear``, :class:`~deepxde_lnn.networks.pytorch.LiquidBlock`, pointwise activations), so
-any network built from those stages has jets with no code of its own. A stage of
+any network built from those stages has jets with no code of its own. A network
+that is not a list of stages has a rule of its own in ``_NET_RULES`` (PirateNet's:
+its gates enter every block). A stage of
 another type needs its rule in ``_STAGE_RULES``; without one, jets raise
 :class:`MissingRule` naming that table, and a run's residuals fall back to nested
 autograd with a warning (:func:`warn_missing_rule`).
@@ -76,6 +82,7 @@ from deepxde import utils as dde_utils
 from deepxde.nn import activations as dde_activations
 
 from .fourier import FourierFeatures
+from .pirate import PirateBlock, PirateNet
 from .pytorch import MLP, LiquidBlock, tanh
 
 __all__ = [
@@ -299,21 +306,33 @@ class MissingRule(ValueError):
 
 
 def _program(net) -> list:
-    """Translate ``net``'s declared stages (:meth:`~deepxde_lnn.networks.pytorch.MLP.stages`)
-    into ``[(kind, payload), ...]`` with kind in ``linear | act | scale |
-    fourier | residual``; raise for what jets cannot follow."""
-    cls = type(net)
-    if not isinstance(net, MLP) or (cls.forward, cls.trunk) != (MLP.forward, MLP.trunk):
+    """Translate ``net`` into ``[(kind, payload), ...]`` with kind in ``linear |
+    act | scale | fourier | residual | pirate`` (its network type's rule,
+    :data:`_NET_RULES`: an MLP's declared stages,
+    :meth:`~deepxde_lnn.networks.pytorch.MLP.stages`); raise for what jets cannot
+    follow."""
+    rule = _net_rule(net)
+    if rule is None:
         raise TypeError(
             "Taylor-mode derivatives support deepxde_lnn networks that declare their "
-            f"stages (MLP, LNN, ...), got {cls.__name__}"
+            f"stages (MLP, LNN, ...) and PirateNet, got {type(net).__name__}"
         )
     if net._input_transform is not None:
         raise ValueError(
             "the network has an input (feature) transform; Taylor-mode derivatives "
             "do not support input transforms"
         )
-    return _ops(net.stages())
+    return rule(net)
+
+
+def _net_rule(net) -> Callable | None:
+    """``net``'s rule in :data:`_NET_RULES`, where ``net`` keeps its type's
+    ``forward`` and ``trunk`` (what the rule follows)."""
+    own = (type(net).forward, getattr(type(net), "trunk", None))
+    for base, rule in _NET_RULES.items():
+        if isinstance(net, base) and own == (base.forward, base.trunk):
+            return rule
+    return None
 
 
 def _ops(stages) -> list:
@@ -335,6 +354,39 @@ _STAGE_RULES: dict = {
     torch.nn.Linear: lambda m: [("linear", m)],
     LiquidBlock: _residual_ops,
     FourierFeatures: lambda m: [("fourier", m.frequencies)],
+}
+
+
+def _pirate_ops(net: PirateNet) -> list:
+    """A PirateNet (:mod:`~deepxde_lnn.networks.pirate`): its embedding's rule,
+    one ``pirate`` step for the gates ``U``, ``V`` and the blocks (payload: the
+    programs of ``sigma(W_u . + b_u)`` and ``sigma(W_v . + b_v)``, and per block
+    ``alpha`` and its three dense layers' programs), its output ``Linear``."""
+
+    def dense(layer: torch.nn.Module, activation) -> list:
+        return [("linear", layer)] + _activation_ops(activation)
+
+    blocks = []
+    for block in net.blocks:
+        if not isinstance(block, PirateBlock) or (
+            type(block).forward is not PirateBlock.forward
+        ):
+            raise _missing_stage_rule(block)
+        layers = [dense(layer, block.activation) for layer in block.dense]
+        blocks.append((block.alpha, layers))
+    gates = (dense(net.u, net.activation), dense(net.v, net.activation))
+    return [
+        *_stage_ops(net.embedding),
+        ("pirate", (gates, blocks)),
+        ("linear", net.output),
+    ]
+
+
+#: jet rule per network type (``net -> program``; ``forward`` and ``trunk`` must
+#: be the type's own, :func:`_net_rule`)
+_NET_RULES: dict = {
+    MLP: lambda net: _ops(net.stages()),
+    PirateNet: _pirate_ops,
 }
 
 
@@ -582,6 +634,61 @@ def _fourier(frequencies: Tensor, h0: Tensor, jet: _Jet, lay: _Layout) -> tuple:
     return torch.cat([c0, s0], dim=-1), _Jet(coeffs, _cat(c.top, s.top))
 
 
+def _jet_add(a: _Jet, b: _Jet) -> _Jet:
+    """The sum of two series, coefficient by coefficient."""
+    return _Jet([_add(x, y) for x, y in zip(a.coeffs, b.coeffs)], _add(a.top, b.top))
+
+
+def _lerp(a: Tensor | None, b: Tensor | None, w: Tensor) -> Tensor | None:
+    """``a + w (b - a) = (1 - w) a + w b`` with ``None`` as zero."""
+    if b is None:
+        return None if a is None else a * (1 - w)
+    return _addmul(None, b, w) if a is None else torch.addcmul(a, w, b - a)
+
+
+def _product(a0: Tensor, a: _Jet, b0: Tensor, b: _Jet, lay: _Layout) -> tuple:
+    """The product of two series (Cauchy), ``(ab)_k = sum_{i=0}^{k} a_i
+    b_{k-i}``: ``a_0 b_k + a_k b_0`` is linear in the top coefficients (so the
+    collapsed top follows it), the rest ``sum_{i=1}^{k-1} a_i b_{k-i}`` is
+    computed on the ``counts[k]`` rows alive at order ``k`` and folded into the
+    top for the directions that stop at ``k``."""
+    out, top = [], _addmul(_addmul(None, a0, b.top), b0, a.top)
+    for k in range(1, lay.order + 1):
+        n = lay.counts[k]
+        rest = None
+        for i in range(1, k):
+            rest = _addmul(
+                rest, _rows(a.coeffs[i - 1], n), _rows(b.coeffs[k - i - 1], n)
+            )
+        lin = _addmul(_addmul(None, a0, b.coeffs[k - 1]), b0, a.coeffs[k - 1])
+        out.append(_add(lin, _rows(rest, lay.stored(k))))
+        top = _add(top, lay.fold(rest, k))
+    return a0 * b0, _Jet(out, top)
+
+
+def _pirate(gates: tuple, blocks: list, h0: Tensor, jet: _Jet, lay: _Layout) -> tuple:
+    """PirateNet's gates and blocks on the embedding ``phi = h``: ``U``, ``V``
+    by their programs, then per block ``z <- V + f (U - V)`` (``= f U + (1 - f)
+    V``, one product rule, :func:`_product`) for ``f`` the first and second
+    dense layers' output on ``z`` (from ``z = h``), ``r`` the third's, and
+    ``h <- h + alpha (r - h)``."""
+    u0, u = _run(gates[0], h0, jet, lay)
+    v0, v = _run(gates[1], h0, jet, lay)
+    d0 = u0 - v0
+    d = _jet_add(u, _map(v, torch.neg))
+    for alpha, layers in blocks:
+        z0, z = h0, jet
+        for ops in layers[:2]:
+            f0, f = _run(ops, z0, z, lay)
+            p0, p = _product(f0, f, d0, d, lay)
+            z0, z = v0 + p0, _jet_add(v, p)
+        r0, r = _run(layers[2], z0, z, lay)
+        coeffs = [_lerp(hk, rk, alpha) for hk, rk in zip(jet.coeffs, r.coeffs)]
+        top = _lerp(jet.top, r.top, alpha)
+        h0, jet = torch.addcmul(h0, alpha, r0 - h0), _Jet(coeffs, top)
+    return h0, jet
+
+
 def _run(ops: list, h0: Tensor, jet: _Jet, lay: _Layout) -> tuple:
     for kind, payload in ops:
         if kind == "linear":
@@ -595,6 +702,9 @@ def _run(ops: list, h0: Tensor, jet: _Jet, lay: _Layout) -> tuple:
         elif kind == "residual":
             alpha, branch, residual = payload
             h0, jet = _residual(alpha, branch, residual, h0, jet, lay)
+        elif kind == "pirate":
+            gates, blocks = payload
+            h0, jet = _pirate(gates, blocks, h0, jet, lay)
         else:
             raise ValueError(f"jet step {kind!r} has no case in taylor._run")
     return h0, jet
@@ -606,12 +716,13 @@ def _run(ops: list, h0: Tensor, jet: _Jet, lay: _Layout) -> tuple:
 def _check_x(net, x) -> Tensor:
     """Validate ``net`` (:func:`_program` raises) and ``x``."""
     _program(net)
-    if not isinstance(x, Tensor) or x.ndim != 2 or x.shape[1] != net.layer_sizes[0]:
+    if isinstance(net, PirateNet):
+        n_in, dtype = net.embedding.frequencies.shape[1], net.u.weight.dtype
+    else:
+        n_in, dtype = net.layer_sizes[0], net.linears[0].weight.dtype
+    if not isinstance(x, Tensor) or x.ndim != 2 or x.shape[1] != n_in:
         shape = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-        raise ValueError(
-            f"x must be a tensor of shape (N, {net.layer_sizes[0]}), got {shape}"
-        )
-    dtype = net.linears[0].weight.dtype
+        raise ValueError(f"x must be a tensor of shape (N, {n_in}), got {shape}")
     if x.dtype != dtype:
         raise ValueError(f"x is {x.dtype} but the network parameters are {dtype}")
     return x
@@ -880,9 +991,10 @@ def _axis_orders(requests, d: int) -> dict:
 
 
 def supported(net) -> bool:
-    """Whether jets can follow ``net`` (an ``MLP`` or subclass without an input
-    transform, whose stages and activations all have a Taylor rule; an output
-    transform limits them to first order, :class:`TransformOrder`)."""
+    """Whether jets can follow ``net`` (an ``MLP`` or subclass, or a
+    ``PirateNet``, without an input transform, whose stages and activations all
+    have a Taylor rule; an output transform limits them to first order,
+    :class:`TransformOrder`)."""
     return unsupported(net) is None
 
 
