@@ -155,6 +155,57 @@ def test_a_compiled_jet_that_differs_from_the_eager_one_is_not_used(float64):
     assert not right.fallback and close.allclose(jet(x, net))
 
 
+def test_a_jet_split_by_a_graph_break_keeps_the_eager_jet(float64, monkeypatch):
+    """A jet compiles as one graph or not at all: split at a break, its backward
+    would need a double backward that compiled graphs refuse (the relativistic
+    sources' reverse-mode Jacobian did), so it warns and stays eager."""
+    monkeypatch.setitem(compiled.OPTIONS, "backend", "eager")
+    monkeypatch.setattr(compiled, "mode_for", lambda device: "default")
+    net = torch.nn.Linear(2, 1).double()
+    x = torch.rand(5, 2, dtype=torch.float64)
+
+    def jet(x, net):
+        y = net(x)
+        torch._dynamo.graph_break()
+        return y * 2
+
+    fn = compiled.compiled(jet)
+    with pytest.warns(RuntimeWarning, match="using the eager jets"):
+        got = fn(x, net)
+    got.sum().backward()
+    assert fn.fallback and got.equal(jet(x, net))
+
+
+@pytest.mark.slow  # traces the relativistic jets: seconds
+@pytest.mark.parametrize("name", ["rel_b", "heat"])
+def test_a_case_s_compiled_jets_train_as_its_eager_jets(float64, monkeypatch, name):
+    """A shipped case's jets compile as one graph (the relativistic sources by
+    forward mode there) and train as the eager jets, to rounding."""
+    monkeypatch.setitem(compiled.OPTIONS, "backend", "aot_eager_decomp_partition")
+    case = registry.get(name)
+    prof = replace(case.profile("quick"), counts={t.name: 6 for t in case.terms})
+    runs = []
+    for compile_jets in (False, True):
+        dde.config.set_random_seed(0)
+        data = case.build_data("lnn", prof, 0, compile_jets=compile_jets)
+        net = case.build_net("lnn")
+        model = dde.Model(data, net)
+        model.compile("adam", lr=1e-3)
+        losses = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # no fallback
+            for _ in range(2):
+                model.train_step(*data.train_next_batch())
+                losses.append(data.last_losses.detach().numpy())
+        runs.append((losses, [p.detach().numpy() for p in net.parameters()], data))
+    assert (
+        runs[1][2]
+        .describe_derivatives(net)
+        .startswith("Taylor-mode jets compiled with torch.compile")
+    )
+    _assert_same_training(runs[1][:2], runs[0][:2], 1e-10)
+
+
 def test_compile_jets_must_be_a_bool():
     with pytest.raises(ValueError, match="compile_jets must be True or False"):
         ResampledPDE(_terms(), compile_jets="yes")

@@ -184,11 +184,16 @@ def compiled(jet: Callable) -> Callable:
         if mode not in by_mode:
             limit = torch._dynamo.config.recompile_limit
             torch._dynamo.config.recompile_limit = max(limit, RECOMPILE_LIMIT)
-            kwargs = {"mode": mode, **OPTIONS}
+            # one graph or none: a jet split at a graph break could leave its
+            # backward to a double backward, which compiled graphs refuse
+            kwargs = {"mode": mode, "fullgraph": True, **OPTIONS}
             by_mode[mode] = torch.compile(jet, **kwargs)
         try:
             out = by_mode[mode](x, net)
-        except torch._dynamo.exc.BackendCompilerFailed as err:
+        except (
+            torch._dynamo.exc.BackendCompilerFailed,
+            torch._dynamo.exc.Unsupported,
+        ) as err:
             why = f"{type(err).__name__}: {str(err).splitlines()[0]}"
             return fall_back(f"torch.compile failed here ({why})", x, net)
         key = (mode, tuple(x.shape))

@@ -567,15 +567,15 @@ def sources(
     for accurate sources in float32 training; the result is cast back to x's
     dtype) and the same operator is applied (same gamma with delta, same
     ``sigma_mode``). The Jacobian by reverse mode (:func:`field_jacobian`), or,
-    inside a ``torch.func`` transform (the stacked runs' vmapped jets), where
-    that cannot run, by forward mode (:func:`exact_jacobian`: slower on a CPU,
+    inside a ``torch.func`` transform (the stacked runs' vmapped jets) or a
+    compiled jet, where that cannot run, by forward mode (:func:`exact_jacobian`: slower on a CPU,
     PyTorch's forward mode being slow on the many scalar products of q*). No graph is kept and x is not touched. ``exact_fn`` may be a
     callable or a case name ("b", "c").
     """
     _check_sigma_mode(sigma_mode)
     fn = get_exact_state(exact_fn)
     xs = x.detach().to(dtype or x.dtype)
-    if torch._C._functorch.is_functorch_wrapped_tensor(xs):
+    if torch.compiler.is_compiling() or _functorch_wrapped(xs):
         qs, dqs = exact_jacobian(fn, xs)
     else:
         with torch.enable_grad():
@@ -584,6 +584,12 @@ def sources(
             dqs = field_jacobian(xs, qs, create_graph=False)
     r = residuals_from_jacobian(qs, dqs, constants, sigma_mode)
     return torch.cat(r, dim=1).detach().to(x.dtype)
+
+
+def _functorch_wrapped(x: torch.Tensor) -> bool:
+    """Whether ``x`` is inside a ``torch.func`` transform (reverse mode cannot
+    run there)."""
+    return torch._C._functorch.is_functorch_wrapped_tensor(x)
 
 
 def exact_jacobian(fn: Callable, x: torch.Tensor) -> tuple:
