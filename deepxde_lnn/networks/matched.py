@@ -34,7 +34,14 @@ from .pytorch import (
     Regularization,
 )
 
-__all__ = ["count_built", "layer_sizes_of", "matched", "matched_sizes", "trainable"]
+__all__ = [
+    "count_built",
+    "layer_sizes_of",
+    "matched",
+    "matched_sizes",
+    "read_sizes",
+    "trainable",
+]
 
 
 def trainable(net: torch.nn.Module) -> int:
@@ -51,21 +58,32 @@ def count_built(build: Callable[[], torch.nn.Module]) -> int:
 
 
 def layer_sizes_of(net: torch.nn.Module) -> list[int]:
-    """``[d_in, w_1, ..., w_L, d_out]`` of a fully connected network: its
-    ``layer_sizes`` (:class:`~.pytorch.MLP`, :class:`~.pytorch.LNN`, ...) or read from its
-    ``linears`` (``dde.nn.FNN``); a ValueError naming ``net`` otherwise."""
+    """``[d_in, w_1, ..., w_L, d_out]`` of a fully connected network
+    (:func:`read_sizes`); a ValueError naming ``net`` otherwise."""
+    sizes = read_sizes(net)
+    if sizes is None:
+        raise ValueError(
+            f"net: cannot read the layer sizes of a {type(net).__name__} (no "
+            "layer_sizes, no linears); give its layer sizes and target=its count"
+        )
+    return sizes
+
+
+def read_sizes(net: torch.nn.Module) -> list[int] | None:
+    """``[d_in, w_1, ..., w_L, d_out]``: a network's ``layer_sizes``
+    (:class:`~.pytorch.MLP`, :class:`~.pytorch.LNN`, ...) or read from its
+    ``linears`` when they are ``torch.nn.Linear`` layers in a row (``dde.nn.FNN``);
+    None for a network of another shape."""
     sizes = getattr(net, "layer_sizes", None)
     if sizes is not None:
         return list(sizes)
     layers = getattr(net, "linears", None)
-    if isinstance(layers, torch.nn.ModuleList):
-        linears = [m for m in layers if isinstance(m, torch.nn.Linear)]
-        if len(linears) == len(layers):
-            return [linears[0].in_features, *(m.out_features for m in linears)]
-    raise ValueError(
-        f"net: cannot read the layer sizes of a {type(net).__name__} (no "
-        "layer_sizes, no linears); give its layer sizes and target=its count"
-    )
+    if not isinstance(layers, torch.nn.ModuleList) or not layers:
+        return None
+    linears = [m for m in layers if isinstance(m, torch.nn.Linear)]
+    if len(linears) < len(layers):
+        return None
+    return [linears[0].in_features, *(m.out_features for m in linears)]
 
 
 def matched_sizes(

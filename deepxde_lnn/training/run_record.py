@@ -13,6 +13,7 @@ import deepxde as dde
 import numpy as np
 import torch
 
+from ..networks.matched import read_sizes
 from ..problems.metrics import all_fields
 from ..problems.problem import Problem
 from ..runs.cost import timing_fields
@@ -149,7 +150,7 @@ def describe(net) -> str:
     """``LNN([2, 64, 1], layout='standard', alpha_init=0.5, block_activation='tanh')``
     -style summary."""
     extra = net.extra_repr()
-    sizes = getattr(net, "layer_sizes", None) or _linear_sizes(net)
+    sizes = read_sizes(net)
     shown = str(sizes) if sizes else _layers_text(net)
     args = ", ".join(a for a in (shown, extra) if a)
     return f"{type(net).__name__}({args})"
@@ -176,18 +177,6 @@ def _layers_text(net, most: int = 8) -> str:
     count = sum(p.numel() for p in net.parameters() if p.requires_grad)
     layers = f"linear {', '.join(parts)}; " if parts else ""
     return f"{layers}{count:,} parameters"
-
-
-def _linear_sizes(net) -> list[int] | None:
-    """The layer sizes of a network of ``torch.nn.Linear`` layers in a row
-    (DeepXDE's FNN keeps them in ``linears``), or None."""
-    layers = getattr(net, "linears", None)
-    if not isinstance(layers, torch.nn.ModuleList) or not layers:
-        return None
-    linears = [layer for layer in layers if isinstance(layer, torch.nn.Linear)]
-    if len(linears) < len(layers):
-        return None
-    return [linears[0].in_features, *(layer.out_features for layer in linears)]
 
 
 def _extra_metrics(problem: Problem, stack: Stack, r: Run, x, pred, exact) -> dict:
