@@ -155,25 +155,36 @@ def test_a_compiled_jet_that_differs_from_the_eager_one_is_not_used(float64):
     assert not right.fallback and close.allclose(jet(x, net))
 
 
-def test_a_jet_split_by_a_graph_break_keeps_the_eager_jet(float64, monkeypatch):
-    """A jet compiles as one graph or not at all: split at a break, its backward
-    would need a double backward that compiled graphs refuse (the relativistic
-    sources' reverse-mode Jacobian did), so it warns and stays eager."""
-    monkeypatch.setitem(compiled.OPTIONS, "backend", "eager")
+def test_a_jet_that_differentiates_itself_keeps_the_eager_jet(float64, monkeypatch):
+    """A jet that takes reverse-mode derivatives of a compiled piece of itself
+    (across a graph break; the relativistic sources once did) needs a double
+    backward, which compiled graphs refuse: it warns and stays eager."""
+    monkeypatch.setitem(compiled.OPTIONS, "backend", "aot_eager")
     monkeypatch.setattr(compiled, "mode_for", lambda device: "default")
     net = torch.nn.Linear(2, 1).double()
     x = torch.rand(5, 2, dtype=torch.float64)
 
-    def jet(x, net):
-        y = net(x)
-        torch._dynamo.graph_break()
-        return y * 2
+    def jet(x, net):  # u times the Laplacian of a known function, by reverse mode
+        with torch.enable_grad():
+            xs = x.detach().clone().requires_grad_(True)
+            q = torch.sin(xs).prod(dim=1, keepdim=True)
+            torch._dynamo.graph_break()
+            (g,) = torch.autograd.grad(q.sum(), xs, create_graph=True)
+            (h,) = torch.autograd.grad(g.sum(), xs)
+        return net(x) * h.sum(dim=1, keepdim=True)
 
     fn = compiled.compiled(jet)
     with pytest.warns(RuntimeWarning, match="using the eager jets"):
         got = fn(x, net)
     got.sum().backward()
     assert fn.fallback and got.equal(jet(x, net))
+
+    def wrong(x, net):  # an error of the jet itself is not hidden
+        raise RuntimeError("the jet's own error")
+
+    with pytest.raises(RuntimeError, match="the jet's own error"):
+        with pytest.warns(RuntimeWarning):
+            compiled.compiled(wrong)(x, net)
 
 
 @pytest.mark.slow  # traces the relativistic jets: seconds

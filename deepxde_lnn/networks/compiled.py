@@ -14,8 +14,11 @@ per operation.
     r = fn(x, net)                   # compiled on the first call for x's shape
 
 The first call compiles (seconds to minutes, cached by PyTorch across processes);
-if the backend cannot compile here (e.g. no C++ compiler for the CPU backend), a
-warning says so and the eager jet is used from then on. The first result of each
+if the backend cannot compile here (e.g. no C++ compiler for the CPU backend), or
+the compiled jet raises (e.g. a jet that takes reverse-mode derivatives of a
+compiled piece of itself needs a double backward, which compiled graphs refuse), a
+warning says so and the eager jet is used from then on (an error the eager jet
+raises too stands). The first result of each
 compiled function for each input shape is checked against the eager jet's (within
 :data:`TOLERANCE` of its largest value): a kernel that computes something else (a
 stale or damaged cache) is a warning and the eager jet from then on, so the record
@@ -184,18 +187,19 @@ def compiled(jet: Callable) -> Callable:
         if mode not in by_mode:
             limit = torch._dynamo.config.recompile_limit
             torch._dynamo.config.recompile_limit = max(limit, RECOMPILE_LIMIT)
-            # one graph or none: a jet split at a graph break could leave its
-            # backward to a double backward, which compiled graphs refuse
-            kwargs = {"mode": mode, "fullgraph": True, **OPTIONS}
+            kwargs = {"mode": mode, **OPTIONS}
             by_mode[mode] = torch.compile(jet, **kwargs)
         try:
             out = by_mode[mode](x, net)
-        except (
-            torch._dynamo.exc.BackendCompilerFailed,
-            torch._dynamo.exc.Unsupported,
-        ) as err:
+        except torch._dynamo.exc.BackendCompilerFailed as err:
             why = f"{type(err).__name__}: {str(err).splitlines()[0]}"
             return fall_back(f"torch.compile failed here ({why})", x, net)
+        except RuntimeError as err:
+            # e.g. a jet that differentiates a compiled piece of itself (reverse
+            # mode across a graph break) needs a double backward, which compiled
+            # graphs refuse; where the eager jet raises too, its error stands
+            why = f"{type(err).__name__}: {str(err).splitlines()[0]}"
+            return fall_back(f"the compiled jet raised ({why})", x, net)
         key = (mode, tuple(x.shape))
         if key not in checked:  # a compile (or a cached kernel) checked once
             checked.add(key)
