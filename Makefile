@@ -28,7 +28,7 @@ help:
 	@echo "make docs   rebuild the case catalog, docs/options.md, docs/REPRODUCTION.md, README.md's generated blocks,"
 	@echo "            deepxde_lnn/keywords.py and the documentation site (build/docs/docs/index.html)"
 	@echo "make pinnacle   the PINNacle study: lnn, pinn, pinn-matched on its twelve problems (docs/pinnacle.md;"
-	@echo "                PROFILE=quick on a CPU, the default; PROFILE=pinnacle, its protocol, on a GPU)"
+	@echo "                PROFILE=quick on a CPU, the default; PROFILE=accurate, the strong CPU profile; PROFILE=pinnacle, its protocol, on a GPU)"
 
 demo: $(INSTALLED)
 	$(BIN)/deepxde-lnn compare laplace

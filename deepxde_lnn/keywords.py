@@ -22,8 +22,8 @@ class RunOptions(TypedDict, total=False):
     """Adam steps (default: the profile's; a cap with a time budget)."""
     profile: str | None
     """the profile: a named set of training settings (a case's: quick, paper, accurate,
-    strong, settled or settled-paper; PINNacle's problems: quick or pinnacle; default
-    quick, every problem's)."""
+    strong, settled or settled-paper; PINNacle's problems: quick, accurate or pinnacle;
+    default quick, every problem's)."""
     dtype: str | None
     """float32 or float64 (default: the profile's; accurate: float64)."""
     checkpoint_every: int
@@ -84,8 +84,8 @@ class ManyOptions(TypedDict, total=False):
     """Adam steps (default: the profile's; a cap with a time budget)."""
     profile: str | None
     """the profile: a named set of training settings (a case's: quick, paper, accurate,
-    strong, settled or settled-paper; PINNacle's problems: quick or pinnacle; default
-    quick, every problem's)."""
+    strong, settled or settled-paper; PINNacle's problems: quick, accurate or pinnacle;
+    default quick, every problem's)."""
     dtype: str | None
     """float32 or float64 (default: the profile's; accurate: float64)."""
     checkpoint_every: int

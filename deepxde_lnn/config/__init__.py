@@ -116,8 +116,8 @@ class Training:
     profile: str | None = option(
         None,
         "the profile: a named set of training settings (a case's: quick, paper, "
-        "accurate, strong, settled or settled-paper; PINNacle's problems: quick "
-        "or pinnacle; default quick, every problem's)",
+        "accurate, strong, settled or settled-paper; PINNacle's problems: quick, "
+        "accurate or pinnacle; default quick, every problem's)",
         check=_name,
         parse=str,
         script=True,

@@ -40,13 +40,18 @@ the same recipe at the paper profile's point counts and steps, the heat case's
 steps capped at :attr:`Shipped.settled_steps` (the paper's 50,000 are out of a
 CPU's reach for 3 methods x 8 seeds).
 
-PINNacle's problems (``study="pinnacle"``) have two profiles: ``pinnacle``, its
+PINNacle's problems (``study="pinnacle"``) have three profiles: ``pinnacle``, its
 published protocol (its network of 5 hidden layers of 100, Adam at 1e-3 for
-20,000 steps on one fixed set of its point counts; a GPU's job), and ``quick``,
-the CPU profile: ``PINNACLE_CPU_SHARE`` of its points per term (a fixed
+20,000 steps on one fixed set of its point counts; a GPU's job); ``quick``, the
+short CPU profile: ``PINNACLE_CPU_SHARE`` of its points per term (a fixed
 observation set whole), redrawn every step so that seeds stack,
 ``PINNACLE_CPU_STEPS`` steps with the settled profile's decay, so that every seed
-ends settled, and ``PINNACLE_CPU_SEEDS`` seeds.
+ends settled, and ``PINNACLE_CPU_SEEDS`` seeds; and ``accurate``, the strong CPU
+profile (:func:`pinnacle_accurate`): ``PINNACLE_ACCURATE_SHARE`` of its points
+per term, at most ``PINNACLE_ACCURATE_CAP`` (a fixed observation set whole), one
+fixed set, Adam for ``PINNACLE_ACCURATE_STEPS`` steps with the accurate profile's
+inverse-time decay, then L-BFGS for at most ``PINNACLE_ACCURATE_LBFGS``
+iterations, float32, ``PINNACLE_CPU_SEEDS`` seeds: about 10 core-minutes a run.
 """
 
 from __future__ import annotations
@@ -63,6 +68,7 @@ __all__ = [
     "SHIPPED",
     "accurate",
     "strong",
+    "pinnacle_accurate",
     "exponential_to",
     "settled",
     "profiles",
@@ -86,7 +92,11 @@ PROFILES = ("quick", "paper", "accurate", "strong", *SETTLED)
 #: each study's profiles, its published profile named as the study; a case
 #: registered as yours (neither the paper's nor PINNacle's) has a paper case's,
 #: its ``paper`` profile its own full training
-STUDIES = {"paper": PROFILES, "pinnacle": ("quick", "pinnacle"), "yours": PROFILES}
+STUDIES = {
+    "paper": PROFILES,
+    "pinnacle": ("quick", "accurate", "pinnacle"),
+    "yours": PROFILES,
+}
 ALL_PROFILES = tuple(dict.fromkeys(p for ps in STUDIES.values() for p in ps))
 
 ADAM_STEPS = 2000
@@ -158,6 +168,10 @@ PINNACLE_TRUNK = Trunk(hidden=(100,) * 5)  # [d] + [100] * 5 + [k]
 PINNACLE_CPU_SHARE = 1 / 32  # the CPU profile's share of each term's points
 PINNACLE_CPU_STEPS = 2000
 PINNACLE_CPU_SEEDS = 5
+PINNACLE_ACCURATE_SHARE = 1 / 8  # the strong CPU profile's share of each term's points
+PINNACLE_ACCURATE_CAP = 1024  # ... and its most points per term
+PINNACLE_ACCURATE_STEPS = 5000
+PINNACLE_ACCURATE_LBFGS = 2000
 
 
 def _pinnacle(**trunk) -> Shipped:
@@ -282,6 +296,32 @@ def accurate(paper: Profile, counts: Mapping[str, int]) -> Profile:
     )
 
 
+def pinnacle_accurate(quick: Profile, terms) -> Profile:
+    """PINNacle's strong CPU profile from its ``quick`` one and the problem's
+    ``terms``: ``PINNACLE_ACCURATE_SHARE`` of each term's points, at most
+    ``PINNACLE_ACCURATE_CAP`` (a fixed observation set whole), one fixed set;
+    Adam for ``PINNACLE_ACCURATE_STEPS`` steps with ``DECAY``, then L-BFGS for
+    at most ``PINNACLE_ACCURATE_LBFGS`` iterations (as :func:`accurate`'s)."""
+    counts = {
+        t.name: (
+            t.n
+            if t.fixed
+            else min(
+                PINNACLE_ACCURATE_CAP, max(1, round(PINNACLE_ACCURATE_SHARE * t.n))
+            )
+        )
+        for t in terms
+    }
+    return replace(
+        quick,
+        counts=counts,
+        iterations=PINNACLE_ACCURATE_STEPS,
+        decay=DECAY,
+        resample=False,
+        lbfgs=PINNACLE_ACCURATE_LBFGS,
+    )
+
+
 def strong(accurate: Profile) -> Profile:
     """The strong profile: the ``accurate`` profile with the settled decay of
     Adam's learning rate, ``NNCG_STEPS`` NNCG iterations after L-BFGS and
@@ -317,6 +357,7 @@ def profiles(case, shipped: Shipped) -> dict[str, Profile]:
         }
         return {
             "quick": replace(shipped.quick, counts=cpu),
+            "accurate": pinnacle_accurate(shipped.quick, case.terms),
             "pinnacle": shipped.published,
         }
     counts = {t.name: t.n for t in case.make_terms(shipped.published)}
