@@ -24,6 +24,7 @@ from ..analysis.stats import CONVERGED_BELOW
 from ..analysis.table import BASELINE, SUBJECT
 from ..problems.reference_data import shipped_text
 from ..runs.records import escape
+from . import shipped
 from .catalog import info
 from .pooled_verdicts import StudyVerdict
 from .shipped import names_of
@@ -49,6 +50,8 @@ PROTOCOL = (
 )
 _TITLE = re.compile(r"^PINNacle (.+?):")
 PINNACLE_PROFILE = "quick"  # the profile PINNacle's problems run at on a CPU
+STRONG_PROFILE = "accurate"  # ... and the strong one: Adam, then L-BFGS
+MATCH_WITHIN = 2.0  # ours "matches" theirs at most this many times their error
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,8 @@ class Beside:
     theirs: float | None
     theirs_text: str
     lbfgs: float | None
+    strong: float | None = None  # ours at STRONG_PROFILE (median), its seeds:
+    strong_seeds: int = 0
 
     @property
     def agree(self) -> bool | None:
@@ -119,29 +124,59 @@ class Beside:
             return None
         return (self.ours < CONVERGED_BELOW) == (self.theirs < CONVERGED_BELOW)
 
+    @property
+    def matches(self) -> bool | None:
+        """Whether ours at the strong profile is at most :data:`MATCH_WITHIN`
+        times one of PINNacle's converged errors (its PINN's, or Adam then
+        L-BFGS's); None where theirs did not converge or a number is missing."""
+        theirs = [t for t in (self.theirs, self.lbfgs) if t is not None]
+        converged = [t for t in theirs if t < CONVERGED_BELOW]
+        if self.strong is None or not converged:
+            return None
+        return self.strong <= MATCH_WITHIN * max(converged)
+
 
 def beside_published(verdicts: Sequence[StudyVerdict]) -> list[Beside]:
     """Our `pinn` beside PINNacle's published numbers, per PINNacle problem that
-    ran `lnn` and `pinn` at the CPU profile."""
+    ran `lnn` and `pinn` at a CPU profile (:data:`PINNACLE_PROFILE`, and
+    :data:`STRONG_PROFILE` in ``strong``)."""
+    ours = {p: _pinn_errors(verdicts, p) for p in (PINNACLE_PROFILE, STRONG_PROFILE)}
     out = []
+    for case in dict.fromkeys([*ours[PINNACLE_PROFILE], *ours[STRONG_PROFILE]]):
+        short, seeds = ours[PINNACLE_PROFILE].get(case, (None, 0))
+        strong, strong_seeds = ours[STRONG_PROFILE].get(case, (None, 0))
+        numbers = published(case)
+        pinn_pub, lbfgs = numbers.get("PINN"), numbers.get("LBFGS")
+        out.append(
+            Beside(
+                case,
+                short,
+                seeds,
+                pinn_pub.mean if pinn_pub else None,
+                pinn_pub.text() if pinn_pub else "—",
+                lbfgs.mean if lbfgs else None,
+                strong,
+                strong_seeds,
+            )
+        )
+    return out
+
+
+def _pinn_errors(verdicts, profile: str) -> dict[str, tuple[float | None, int]]:
+    """Per PINNacle problem, our `pinn`'s median relL2 at ``profile`` and its
+    seeds (from the `lnn` / `pinn` verdict's rows)."""
+    out: dict[str, tuple[float | None, int]] = {}
     for v in verdicts:
-        key = (v.study, v.profile, v.pooled.a, v.pooled.b)
-        if key != ("pinnacle", PINNACLE_PROFILE, SUBJECT, BASELINE):
+        if (v.study, v.profile, v.pooled.a, v.pooled.b) != (
+            "pinnacle",
+            profile,
+            SUBJECT,
+            BASELINE,
+        ):
             continue
         for case, (_, pinn) in v.rows.items():
             rel = pinn.values("relL2")
-            numbers = published(case)
-            pinn_pub, lbfgs = numbers.get("PINN"), numbers.get("LBFGS")
-            out.append(
-                Beside(
-                    case,
-                    float(np.median(rel)) if rel else None,
-                    len(rel),
-                    pinn_pub.mean if pinn_pub else None,
-                    pinn_pub.text() if pinn_pub else "—",
-                    lbfgs.mean if lbfgs else None,
-                )
-            )
+            out[case] = (float(np.median(rel)) if rel else None, len(rel))
     return out
 
 
@@ -169,13 +204,37 @@ def published_section(verdicts: Sequence[StudyVerdict]) -> list[str]:
         "PINNacle's Adam + L-BFGS | both converge or both fail |",
         "|---|---|---|---|---|---|",
     ]
+    strong = any(b.strong is not None for b in found)
+    if strong:
+        lines[-4] += _strong_text()
+        lines[-2] += f" our `pinn` at `{STRONG_PROFILE}` (seeds) | "
+        lines[-2] += f"ours at `{STRONG_PROFILE}` within ×{MATCH_WITHIN:g} of theirs |"
+        lines[-1] += "---|---|"
+    yes_no = {True: "yes", False: "no", None: "—"}
     for b in found:
-        ours = "—" if b.ours is None else f"{b.ours:.3g} ({b.seeds})"
         lbfgs = "—" if b.lbfgs is None else f"{b.lbfgs:.3g}"
-        agree = {True: "yes", False: "no", None: "—"}[b.agree]
         name = escape(pinnacle_name(b.case) or "")
-        lines.append(
-            f"| {escape(b.case)} | {name} | {ours} | {b.theirs_text} | {lbfgs} | "
-            f"{agree} |"
+        line = (
+            f"| {escape(b.case)} | {name} | {_median(b.ours, b.seeds)} | "
+            f"{b.theirs_text} | {lbfgs} | {yes_no[b.agree]} |"
         )
+        if strong:
+            line += f" {_median(b.strong, b.strong_seeds)} | {yes_no[b.matches]} |"
+        lines.append(line)
     return [*lines, ""]
+
+
+def _median(value: float | None, seeds: int) -> str:
+    return "—" if value is None else f"{value:.3g} ({seeds})"
+
+
+def _strong_text() -> str:
+    return (
+        f" At the strong CPU profile (`{STRONG_PROFILE}`: "
+        f"1/{1 / shipped.PINNACLE_ACCURATE_SHARE:g} of PINNacle's points, at most "
+        f"{shipped.PINNACLE_ACCURATE_CAP:,} a term, one fixed set; "
+        f"{shipped.PINNACLE_ACCURATE_STEPS:,} Adam steps, then L-BFGS), "
+        f"ours matches theirs where it is at most {MATCH_WITHIN:g} times "
+        "PINNacle's PINN's error or its Adam + L-BFGS error, on the problems "
+        "where PINNacle's converged (— elsewhere)."
+    )
