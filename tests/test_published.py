@@ -49,3 +49,13 @@ def test_the_strong_profile_s_columns_appear_once_it_has_run(monkeypatch):
     assert row.count("|") == header.count("|") == 9
     assert row.endswith("| 0.0355 (1) | yes |")
     assert "1/8 of PINNacle's points, at most 1,024 a term" in both[2]
+
+
+def test_the_answer_says_where_ours_matches_theirs_at_the_strong_profile():
+    from deepxde_lnn.study import answer
+
+    assert answer._matched([_beside(None)]) == ""  # not run there: nothing said
+    found = [_beside(0.0355), _beside(0.3), _beside(0.2, theirs=0.7)]
+    text = answer._matched(found)
+    assert "ours is within ×2 of theirs on 1 of the 2 problems" in text
+    assert text.endswith("(not on ns2d_lid_driven)")

@@ -23,7 +23,12 @@ from ..analysis.stats import DECIDING, RatioCI
 from ..analysis.table import BASELINE, MATCHED, SUBJECT
 from ..problems.methods import ALTERNATIVES
 from .pooled_verdicts import StudyVerdict, interval_text
-from .published import PINNACLE_PROFILE, beside_published
+from .published import (
+    MATCH_WITHIN,
+    PINNACLE_PROFILE,
+    STRONG_PROFILE,
+    beside_published,
+)
 
 __all__ = ["answer", "STRENGTHS"]
 
@@ -121,9 +126,7 @@ def _where(verdicts) -> str | None:
         held = (
             _and(kept) + " holds"
             if kept
-            else "neither holds"
-            if len(after) == 2
-            else "none holds"
+            else "neither holds" if len(after) == 2 else "none holds"
         )
         said = "; ".join(
             f"{n} ×{ci.ratio:.3g}, {ci.verdict}" for n, ci in after.items()
@@ -185,7 +188,23 @@ def _published(verdicts) -> str | None:
     )
     if differ:
         text += f"; they differ on {_and(differ)}"
-    return text + f" ([rows]({PUBLISHED_ROWS}))."
+    return text + _matched(beside_published(verdicts)) + f" ([rows]({PUBLISHED_ROWS}))."
+
+
+def _matched(found) -> str:
+    """``; at the strong CPU profile ours is within ×2 of theirs on 2 of 3 ...``
+    ("" where ours has not run there on a problem where theirs converged)."""
+    judged = [b for b in found if b.matches is not None]
+    if not judged:
+        return ""
+    missed = [b.case for b in judged if not b.matches]
+    text = (
+        f"; at the strong CPU profile (`{STRONG_PROFILE}`: fewer points, Adam then "
+        f"L-BFGS) ours is within ×{MATCH_WITHIN:g} of theirs on "
+        f"{len(judged) - len(missed)} of the {len(judged)} problems where theirs "
+        "converged and ours ran"
+    )
+    return text + (f" (not on {_and(missed)})" if missed else "")
 
 
 def _alternatives(verdicts) -> str | None:
