@@ -54,8 +54,8 @@ def test_the_strong_profile_s_columns_appear_once_it_has_run(monkeypatch):
 def test_the_answer_says_where_ours_matches_theirs_at_the_strong_profile():
     from deepxde_lnn.study import answer
 
-    assert answer._matched([_beside(None)]) == ""  # not run there: nothing said
+    assert answer._strong_match([_beside(None)]) == ""  # not run there: nothing said
     found = [_beside(0.0355), _beside(0.3), _beside(0.2, theirs=0.7)]
-    text = answer._matched(found)
+    text = answer._strong_match(found)
     assert "ours is within ×2 of theirs on 1 of the 2 problems" in text
     assert text.endswith("(not on ns2d_lid_driven)")

@@ -172,7 +172,8 @@ def _pinnacle(verdicts) -> str | None:
 
 
 def _published(verdicts) -> str | None:
-    found = [b for b in beside_published(verdicts) if b.agree is not None]
+    everything = beside_published(verdicts)
+    found = [b for b in everything if b.agree is not None]
     if not found:
         return None
     agree = [b.case for b in found if b.agree]
@@ -188,10 +189,10 @@ def _published(verdicts) -> str | None:
     )
     if differ:
         text += f"; they differ on {_and(differ)}"
-    return text + _matched(beside_published(verdicts)) + f" ([rows]({PUBLISHED_ROWS}))."
+    return text + _strong_match(everything) + f" ([rows]({PUBLISHED_ROWS}))."
 
 
-def _matched(found) -> str:
+def _strong_match(found) -> str:
     """``; at the strong CPU profile ours is within ×2 of theirs on 2 of 3 ...``
     ("" where ours has not run there on a problem where theirs converged)."""
     judged = [b for b in found if b.matches is not None]
