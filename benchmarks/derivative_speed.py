@@ -8,7 +8,7 @@ on the case's data at the profile's point counts and dtype, sampling included)
 for ``--steps`` timed Adam steps after ``--warmup`` (the first step compiles
 compiled jets). ``--compile-jets auto`` (the default) compiles the jets where the
 runner's ``compile_jets="auto"`` would for a study run of the profile (its
-iterations x its seeds stacked: :func:`deepxde_lnn.networks.compiled.wanted`);
+steps of every phase x its seeds: :func:`deepxde_lnn.networks.compiled.wanted`);
 ``on`` and ``off`` force either. The two paths alternate, ``--repeats`` times each, in this one
 process on one torch thread; the medians are printed, this process's CPU time
 beside wall time, and the ratio autograd / jets of the CPU times. The last lines
