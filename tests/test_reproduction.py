@@ -861,3 +861,32 @@ def test_pinnacles_problems_have_their_own_headline_family_and_figure(
     out = reproduction.build_report([runs_dir], tmp_path / "R.md")
     assert (tmp_path / "R" / "_pinnacle_verdicts.png").is_file()
     assert "](R/_pinnacle_verdicts.png)" in out.read_text()
+
+
+def test_pinn_alone_at_pinnacles_strong_profile_is_set_beside_theirs(runs_dir):
+    """Our `pinn` at PINNacle's strong CPU profile is set beside PINNacle's own
+    number (on the pooled error) even before `lnn` has run there."""
+    ns = ("u", "v", "p")
+    for profile, methods, joint in (
+        ("quick", ("lnn", "pinn"), 0.3),
+        ("accurate", ("pinn",), 0.004),
+    ):
+        for method in methods:
+            for seed in SEEDS[:2]:
+                _write(
+                    runs_dir,
+                    "ns2d_lid_driven",
+                    method,
+                    seed,
+                    joint / 10,
+                    profile=profile,
+                    iterations=3000,
+                    metrics={f: _metrics(1.0) for f in (*ns, "Avg")},
+                    extra_metrics={"joint": _metrics(joint / 10)},
+                )
+    md = _render(runs_dir)
+    table = md.split("## PINNacle's published errors beside ours\n")[1]
+    (row,) = [line for line in table.splitlines() if line.startswith("| ns2d")]
+    # relL2 is 10 x RMSE in these records: 0.3 at quick, 0.004 at accurate
+    assert row.startswith("| ns2d_lid_driven | NS 2d-C | 0.3 (2) | 0.047 ± 0.00112 |")
+    assert row.endswith("| 0.004 (2) | yes |")

@@ -171,8 +171,8 @@ def _pinnacle(verdicts) -> str | None:
     return text + f" ([rows]({POOLED_ROWS}))."
 
 
-def _published(verdicts) -> str | None:
-    everything = beside_published(verdicts)
+def _published(verdicts, runs: Sequence[dict] = ()) -> str | None:
+    everything = beside_published(verdicts, runs)
     found = [b for b in everything if b.agree is not None]
     if not found:
         return None
@@ -280,15 +280,16 @@ def _joined(first: str | None, second: str | None) -> str | None:
     return first or second
 
 
-def answer(verdicts: Sequence[StudyVerdict]) -> str:
-    """The answer: at most five sentences, each from study-level verdicts."""
+def answer(verdicts: Sequence[StudyVerdict], runs: Sequence[dict] = ()) -> str:
+    """The answer: at most five sentences, each from study-level verdicts (and
+    ``runs``, the records, for our `pinn` beside PINNacle's published numbers)."""
     sentences = [
         s
         for s in (
             _on_average(verdicts),
             _where(verdicts),
             _matched(verdicts),
-            _joined(_pinnacle(verdicts), _published(verdicts)),
+            _joined(_pinnacle(verdicts), _published(verdicts, runs)),
             _alternatives(verdicts),
         )
         if s

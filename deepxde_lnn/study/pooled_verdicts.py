@@ -14,8 +14,10 @@ method did not converge are listed apart by the pool, never pooled.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..analysis.pooled import FEWER, Errors, Pooled, pool
 from ..analysis.stats import MARGIN, bound_text
@@ -81,6 +83,32 @@ def study_of(case: str, runs: list[dict]) -> str:
     if case in names_of("pinnacle"):
         return "pinnacle"
     return "paper" if is_paper_case(case, runs) else "yours"
+
+
+def baseline_errors(
+    runs: Sequence[dict], study: str, profile: str
+) -> dict[str, tuple[float | None, int]]:
+    """Per problem of ``study`` whose `pinn` ran at ``profile`` (a step budget),
+    the median relL2 of `pinn` on the problem's summary field (its pooled error
+    where it has one, as the verdicts) and its seeds, whether or not another
+    method ran beside it."""
+    out: dict[str, tuple[float | None, int]] = {}
+    for case, groups in by_case(prepare(list(runs))[0]).items():
+        rows = [rs for g, rs in groups.items() if _at(g, profile)]
+        if not rows or study_of(case, [r for rs in rows for r in rs]) != study:
+            continue
+        for runs_of in rows:
+            sets = fields_of(runs_of)
+            field = JOINT if JOINT in sets else summary_field(sets)
+            for row in field_rows(runs_of, field, None, MARGIN, BASELINE):
+                rel = row.values("relL2") if row.method == BASELINE else []
+                if len(rel) > out.get(case, (None, 0))[1]:
+                    out[case] = (float(np.median(rel)), len(rel))
+    return out
+
+
+def _at(group: Group, profile: str) -> bool:
+    return group.profile == profile and group.seconds is None
 
 
 def pooled_verdicts(runs: list[dict], margin: float = MARGIN) -> list[StudyVerdict]:

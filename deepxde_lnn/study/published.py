@@ -26,7 +26,7 @@ from ..problems.reference_data import shipped_text
 from ..runs.records import escape
 from . import shipped
 from .catalog import info
-from .pooled_verdicts import StudyVerdict
+from .pooled_verdicts import StudyVerdict, baseline_errors
 from .shipped import names_of
 
 __all__ = [
@@ -136,11 +136,16 @@ class Beside:
         return self.strong <= MATCH_WITHIN * max(converged)
 
 
-def beside_published(verdicts: Sequence[StudyVerdict]) -> list[Beside]:
+def beside_published(
+    verdicts: Sequence[StudyVerdict], runs: Sequence[dict] = ()
+) -> list[Beside]:
     """Our `pinn` beside PINNacle's published numbers, per PINNacle problem that
-    ran `lnn` and `pinn` at a CPU profile (:data:`PINNACLE_PROFILE`, and
-    :data:`STRONG_PROFILE` in ``strong``)."""
+    ran `lnn` and `pinn` at the CPU profile (:data:`PINNACLE_PROFILE`), or `pinn`
+    at the strong one (:data:`STRONG_PROFILE`, in ``strong``: from the verdicts,
+    and from ``runs``, the records, where `pinn` ran there alone)."""
     ours = {p: _pinn_errors(verdicts, p) for p in (PINNACLE_PROFILE, STRONG_PROFILE)}
+    alone = baseline_errors(runs, "pinnacle", STRONG_PROFILE)
+    ours[STRONG_PROFILE] = {**alone, **ours[STRONG_PROFILE]}
     out = []
     for case in dict.fromkeys([*ours[PINNACLE_PROFILE], *ours[STRONG_PROFILE]]):
         short, seeds = ours[PINNACLE_PROFILE].get(case, (None, 0))
@@ -183,9 +188,12 @@ def _pinn_errors(verdicts, profile: str) -> dict[str, tuple[float | None, int]]:
 PUBLISHED_HEADING = "## PINNacle's published errors beside ours"
 
 
-def published_section(verdicts: Sequence[StudyVerdict]) -> list[str]:
-    """The report's table of our `pinn` beside PINNacle's published numbers."""
-    found = beside_published(verdicts)
+def published_section(
+    verdicts: Sequence[StudyVerdict], runs: Sequence[dict] = ()
+) -> list[str]:
+    """The report's table of our `pinn` beside PINNacle's published numbers
+    (:func:`beside_published`)."""
+    found = beside_published(verdicts, runs)
     if not found:
         return []
     lines = [

@@ -97,7 +97,7 @@ def blocks(runs: list[dict]) -> dict[str, str]:
     :func:`deepxde_lnn.study.reproduction.load`."""
     return {
         "main-job": main_comparison_output(runs),
-        "answer": answer(pooled_verdicts(runs)),
+        "answer": answer(pooled_verdicts(runs), runs),
     }
 
 

@@ -210,7 +210,7 @@ def render(
     lines += pooled_table(verdicts)
     lines += headline_section(cases, margin, figures)
     lines += headline_section(cases, margin, figures, study="pinnacle")
-    lines += published_section(verdicts)
+    lines += published_section(verdicts, kept)
     lines += cost_section(
         [h for s in STUDY_HEADLINES for h in headline(kept, margin, s)]
     )
