@@ -37,10 +37,10 @@ def test_ours_matches_theirs_within_twice_their_converged_error(
 
 
 def test_the_strong_profile_s_columns_appear_once_it_has_run(monkeypatch):
-    monkeypatch.setattr(pub, "beside_published", lambda v: [_beside(None)])
+    monkeypatch.setattr(pub, "beside_published", lambda v, runs=(): [_beside(None)])
     short = pub.published_section([])
     assert short[-4].count("|") == 7 and "accurate" not in "".join(short)
-    monkeypatch.setattr(pub, "beside_published", lambda v: [_beside(0.0355)])
+    monkeypatch.setattr(pub, "beside_published", lambda v, runs=(): [_beside(0.0355)])
     both = pub.published_section([])
     header, row = both[-4], both[-2]
     assert header.endswith(
@@ -58,4 +58,5 @@ def test_the_answer_says_where_ours_matches_theirs_at_the_strong_profile():
     found = [_beside(0.0355), _beside(0.3), _beside(0.2, theirs=0.7)]
     text = answer._strong_match(found)
     assert "ours is within ×2 of theirs on 1 of the 2 problems" in text
+    assert "where theirs converged and ours ran (1 seed each)" in text
     assert text.endswith("(not on ns2d_lid_driven)")

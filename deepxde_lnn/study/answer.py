@@ -192,6 +192,13 @@ def _published(verdicts, runs: Sequence[dict] = ()) -> str | None:
     return text + _strong_match(everything) + f" ([rows]({PUBLISHED_ROWS}))."
 
 
+def _seeds_each(found) -> str:
+    """``1 seed each``, ``3–5 seeds each``."""
+    n = sorted({b.strong_seeds for b in found})
+    many = f"{n[0]}–{n[-1]}" if len(n) > 1 else f"{n[0]}"
+    return f"{many} seed{'s' if n[-1] > 1 else ''} each"
+
+
 def _strong_match(found) -> str:
     """``; at the strong CPU profile ours is within ×2 of theirs on 2 of 3 ...``
     ("" where ours has not run there on a problem where theirs converged)."""
@@ -203,7 +210,7 @@ def _strong_match(found) -> str:
         f"; at the strong CPU profile (`{STRONG_PROFILE}`: fewer points, Adam then "
         f"L-BFGS) ours is within ×{MATCH_WITHIN:g} of theirs on "
         f"{len(judged) - len(missed)} of the {len(judged)} problems where theirs "
-        "converged and ours ran"
+        f"converged and ours ran ({_seeds_each(judged)})"
     )
     return text + (f" (not on {_and(missed)})" if missed else "")
 
