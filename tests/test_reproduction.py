@@ -237,7 +237,45 @@ def test_the_answer_says_what_the_pooled_verdicts_say(runs_dir):
     )
     assert "under short training (the settled profile, 2 cases)" in said
     assert "Under short training it helps on beam (×" in said
-    assert said.count(". ") + 1 <= 5  # at most five sentences
+    assert said.count(". ") + 1 <= 6  # at most six sentences
+
+
+def test_the_answer_opens_with_both_studies_pooled_per_strength(runs_dir):
+    """The one answer: each training strength's pool over both studies (the
+    paper's cases at settled, PINNacle's at quick), every problem weighing the
+    same; it leads the answer and the report's table."""
+    beam = {"lnn": [5e-4] * 7 + [6e-4], "pinn": [1e-3] * 7 + [1.1e-3]}
+    laplace = {"lnn": [1e-3] * 7 + [1.2e-3], "pinn": [1e-3] * 7 + [0.9e-3]}
+    _write_settled(runs_dir, "beam", beam)
+    _write_settled(runs_dir, "laplace", laplace)
+    ns = {"lnn": (1e-2, 2e-2, 3e-2), "pinn": (2e-2, 3e-2, 5e-2)}
+    for method, errs in ns.items():
+        for seed, rmse in zip(SEEDS, errs):
+            _write(runs_dir, "ns2d_lid_driven", method, seed, rmse, profile="quick",
+                   iterations=3000,
+                   metrics={f: _metrics(1.0) for f in ("u", "v", "p", "Avg")},
+                   extra_metrics={"joint": _metrics(rmse)})  # fmt: skip
+    verdicts = pooled_verdicts.pooled_verdicts(reproduction.load([runs_dir]))
+    first = verdicts[0]
+    assert (first.study, first.profile, first.pooled.a, first.pooled.b) == (
+        "both", "short", "lnn", "pinn")  # fmt: skip
+    assert sorted(first.pooled.problems) == ["beam", "laplace", "ns2d_lid_driven"]
+    logs = [np.mean(np.log(c["lnn"]) - np.log(c["pinn"])) for c in (beam, laplace)]
+    logs.append(np.mean(np.log(ns["lnn"]) - np.log(ns["pinn"])))
+    assert first.pooled.ratio == pytest.approx(np.exp(np.mean(logs)), rel=1e-12)
+    assert not [v for v in verdicts if (v.study, v.profile) == ("both", "strong")]
+    said = answer.answer(verdicts)
+    assert said.startswith(
+        "Over the paper's cases and PINNacle's problems together (each problem "
+        f"weighing the same), `lnn` / `pinn` is ×{first.pooled.ratio:.3g} ("
+    )
+    assert "under short training (3 problems)" in said.split(". ")[0]
+    assert "On PINNacle's problems" not in said  # one problem: nothing to pool
+    table = "\n".join(pooled_verdicts.pooled_table(verdicts))
+    assert (
+        "| both studies | short training (settled, quick) | `lnn` / `pinn` | 3 |"
+        in (table)
+    )
 
 
 def test_the_answer_places_the_block_among_the_alternatives(runs_dir):
@@ -269,7 +307,7 @@ def test_the_answer_places_the_block_among_the_alternatives(runs_dir):
     assert "on laplace;" not in said.split("did not converge")[1]  # worse, converged
     assert "`fourier` converged on heat" in said
     assert "`laaf` converged" not in said
-    assert answer.answer(verdicts).count(". ") + 1 <= 5  # at most five sentences
+    assert answer.answer(verdicts).count(". ") + 1 <= 6  # at most six sentences
 
 
 def test_a_case_where_neither_converged_is_listed_apart(runs_dir):

@@ -1,15 +1,18 @@
-"""The answer in at most five sentences, generated from the study-level verdicts
+"""The answer in at most six sentences, generated from the study-level verdicts
 (:mod:`.pooled_verdicts`), each linked to its rows in the report:
 
-1. what the block does on average over the paper's cases under short and under
-   strong training (:data:`STRENGTHS`), and which cases were not pooled;
+0. what the block does over every shipped problem, both studies pooled, under
+   short and under strong training (:data:`~.shipped.STRENGTHS`);
+1. what it does on average over the paper's cases at each strength, and which
+   cases were not pooled;
 2. where it helps or hurts under short training, and whether that survives
    strong training;
 3. whether a plain network of its parameter count does the same;
 4. what PINNacle's problems add, and where our `pinn` and PINNacle's published
    one agree on converging;
 5. where the block stands among what a researcher would pick instead
-   (:data:`~deepxde_lnn.problems.methods.ALTERNATIVES`) under short training.
+   (:data:`~deepxde_lnn.problems.methods.ALTERNATIVES`), per study and strength
+   where they ran.
 
 A sentence whose verdicts are missing is left out.
 """
@@ -22,18 +25,16 @@ from ..analysis.pooled import Pooled
 from ..analysis.stats import DECIDING, RatioCI
 from ..analysis.table import BASELINE, MATCHED, SUBJECT
 from ..problems.methods import ALTERNATIVES
-from .pooled_verdicts import StudyVerdict, interval_text
+from .pooled_verdicts import STUDY_NAMES, StudyVerdict, interval_text
 from .published import (
     MATCH_WITHIN,
-    PINNACLE_PROFILE,
     STRONG_PROFILE,
     beside_published,
 )
+from .shipped import STRENGTHS
 
-__all__ = ["answer", "STRENGTHS"]
+__all__ = ["answer"]
 
-#: the training strengths the answer is given for: their profiles
-STRENGTHS = {"short": "settled", "strong": "accurate"}
 #: where each sentence's rows are (anchors of docs/REPRODUCTION.md)
 POOLED_ROWS = "docs/REPRODUCTION.md#the-answer-over-problems"
 PUBLISHED_ROWS = "docs/REPRODUCTION.md#pinnacles-published-errors-beside-ours"
@@ -65,20 +66,37 @@ def _apart(p: Pooled) -> str:
     return "".join(f"; {names} not pooled: {why}" for names, why in zip(parts, whys))
 
 
+def _profile(study: str, strength: str) -> str:
+    """The profile of ``strength`` in ``study`` (over both studies, the
+    strength itself: :class:`~.pooled_verdicts.StudyVerdict`'s)."""
+    return strength if study == "both" else STRENGTHS[strength][study]
+
+
 def _strengths(verdicts, study: str, a: str, b: str) -> dict[str, Pooled]:
     """The pools of ``a`` / ``b`` over ``study`` per training strength."""
-    found = {s: _find(verdicts, study, p, a, b) for s, p in STRENGTHS.items()}
+    found = {s: _find(verdicts, study, _profile(study, s), a, b) for s in STRENGTHS}
     return {s: p for s, p in found.items() if p is not None}
 
 
-def _both(pools: dict[str, Pooled], cases: bool = True) -> str:
+def _where_pooled(p: Pooled, study: str, strength: str) -> str:
+    """`` (the settled profile, 4 cases; rel_b and rel_c not pooled: neither
+    converged)``; over both studies `` (9 problems; 9 not pooled: a network did
+    not converge)``."""
+    if study != "both":
+        profile = STRENGTHS[strength][study]
+        return f" (the {profile} profile, {len(p.problems)} cases{_apart(p)})"
+    apart = len(p.excluded)
+    why = f"; {apart} not pooled: a network did not converge" if apart else ""
+    return f" ({len(p.problems)} problems{why})"
+
+
+def _both(pools: dict[str, Pooled], study: str | None = "paper") -> str:
     """``×0.88 (0.554–1.43) under short training (the settled profile, 4 cases)
     and ×0.946 (0.675–1.29) under strong (...): equivalent within ×2 both
-    times``."""
+    times`` (without where the pools came from where ``study`` is None)."""
     parts = []
     for strength, p in pools.items():
-        where = f" (the {STRENGTHS[strength]} profile, {len(p.problems)} cases"
-        where = f"{where}{_apart(p)})" if cases else ""
+        where = "" if study is None else _where_pooled(p, study, strength)
         parts.append(
             f"×{p.ratio:.3g} ({interval_text(p)}) under {strength} training{where}"
         )
@@ -87,6 +105,23 @@ def _both(pools: dict[str, Pooled], cases: bool = True) -> str:
         times = " both times" if len(pools) > 1 else ""
         return f"{_and(parts)}: {verdicts.pop()}{times}"
     return _and([f"{t}: {p.verdict}" for t, p in zip(parts, pools.values())])
+
+
+def _overall(verdicts) -> str | None:
+    """Both studies pooled: the block against the plain network, and against
+    the plain network of its parameter count."""
+    pools = _strengths(verdicts, "both", SUBJECT, BASELINE)
+    if not pools:
+        return None
+    text = (
+        f"Over {_and([STUDY_NAMES[s] for s in STRENGTHS['short']])} together (each "
+        f"problem weighing the same), `{SUBJECT}` / `{BASELINE}` is "
+        f"{_both(pools, 'both')}"
+    )
+    block = _strengths(verdicts, "both", SUBJECT, MATCHED)
+    if block:
+        text += f"; against a plain network of its parameter count {_both(block, None)}"
+    return text + f" ([rows]({POOLED_ROWS}))."
 
 
 def _on_average(verdicts) -> str | None:
@@ -142,24 +177,32 @@ def _matched(verdicts) -> str | None:
         return None
     text = (
         "Against a plain network of the block's parameter count, the block is "
-        f"{_both(block, cases=False)}"
+        f"{_both(block, None)}"
     )
     if size:
-        text += (
-            f", while that network against `{BASELINE}` is {_both(size, cases=False)}"
-        )
+        text += f", while that network against `{BASELINE}` is {_both(size, None)}"
     return text + f" ([rows]({POOLED_ROWS}))."
 
 
 def _pinnacle(verdicts) -> str | None:
-    lnn = _find(verdicts, "pinnacle", PINNACLE_PROFILE, SUBJECT, BASELINE)
+    found = [_pinnacle_at(verdicts, strength) for strength in STRENGTHS]
+    clauses = [c for c in found if c]
+    if not clauses:
+        return None
+    return f"On PINNacle's problems {'; and '.join(clauses)} ([rows]({POOLED_ROWS}))."
+
+
+def _pinnacle_at(verdicts, strength: str) -> str | None:
+    """``at the CPU profile (quick), over the 5 of 12 where both converged, ...``."""
+    profile = STRENGTHS[strength]["pinnacle"]
+    lnn = _find(verdicts, "pinnacle", profile, SUBJECT, BASELINE)
     if lnn is None:
         return None
-    block = _find(verdicts, "pinnacle", PINNACLE_PROFILE, SUBJECT, MATCHED)
+    block = _find(verdicts, "pinnacle", profile, SUBJECT, MATCHED)
     n = len(lnn.problems) + len(lnn.excluded)
     text = (
-        f"On PINNacle's problems at the CPU profile, over the {len(lnn.problems)} "
-        f"of {n} where both converged, `{SUBJECT}` / `{BASELINE}` is {_effect(lnn)}"
+        f"under {strength} training (`{profile}`), over the {len(lnn.problems)} of "
+        f"{n} where both converged, `{SUBJECT}` / `{BASELINE}` is {_effect(lnn)}"
     )
     if block is not None:
         text += f", and against the plain network of its size {_effect(block)}"
@@ -168,7 +211,7 @@ def _pinnacle(verdicts) -> str | None:
     failed = [name for name, why in lnn.excluded.items() if "converge" in why]
     if failed:
         text += f"; on the other {len(failed)} a network did not converge"
-    return text + f" ([rows]({POOLED_ROWS}))."
+    return text
 
 
 def _published(verdicts, runs: Sequence[dict] = ()) -> str | None:
@@ -216,25 +259,39 @@ def _strong_match(found) -> str:
 
 
 def _alternatives(verdicts) -> str | None:
-    """Each alternative against the block (and the plain network) over the
-    paper's cases under short training; per case, the alternatives the block
+    """Each alternative against the block (and the plain network), per study
+    and strength where they ran."""
+    found = [
+        _alternatives_at(verdicts, study, strength)
+        for study in STRENGTHS["short"]
+        for strength in STRENGTHS
+    ]
+    clauses = [c for c in found if c]
+    if not clauses:
+        return None
+    return (
+        "Against what a researcher would pick instead of the block, "
+        f"{'; and '.join(clauses)} ([rows]({POOLED_ROWS}))."
+    )
+
+
+def _alternatives_at(verdicts, study: str, strength: str) -> str | None:
+    """Each alternative against the block (and the plain network) over
+    ``study``'s problems at ``strength``; per problem, the alternatives the block
     beats and those that beat it (decided, with their ratio to the block), those
     that did not converge, and those that converged where neither compared
     method did."""
-    short = STRENGTHS["short"]
-    each = {m: _find(verdicts, "paper", short, m, SUBJECT) for m in ALTERNATIVES}
+    profile = STRENGTHS[strength][study]
+    each = {m: _find(verdicts, study, profile, m, SUBJECT) for m in ALTERNATIVES}
     pools = {m: p for m, p in each.items() if p is not None}
     if not pools:
         return None
     parts = []
     for m, p in pools.items():
-        plain = _find(verdicts, "paper", short, m, BASELINE)
+        plain = _find(verdicts, study, profile, m, BASELINE)
         also = f", against `{BASELINE}` {_effect(plain)}" if plain else ""
         parts.append(f"`{m}` / `{SUBJECT}` {_effect(p)}{also}")
-    text = (
-        "Against what a researcher would pick instead of the block, under short "
-        f"training over the paper's cases: {'; '.join(parts)}"
-    )
+    text = f"under {strength} training over {STUDY_NAMES[study]}: {'; '.join(parts)}"
     cases = sorted({c for p in pools.values() for c in p.problems})
     for verb, verdict in (("beats", "worse"), ("is beaten by", "better")):
         found = [(c, _saying(pools, c, verdict)) for c in cases]
@@ -245,10 +302,10 @@ def _alternatives(verdicts) -> str | None:
         failed = [c for c, why in p.excluded.items() if why.startswith(f"{m} did")]
         if failed:
             text += f"; `{m}` did not converge on {_and(failed)}"
-    rescued = _rescued(verdicts, short)
+    rescued = _rescued(verdicts, study, profile)
     if rescued:
         text += f"; where neither `{SUBJECT}` nor `{BASELINE}` converged, {rescued}"
-    return text + f" ([rows]({POOLED_ROWS}))."
+    return text
 
 
 def _saying(pools: dict[str, Pooled], case: str, verdict: str) -> list[str]:
@@ -262,16 +319,16 @@ def _saying(pools: dict[str, Pooled], case: str, verdict: str) -> list[str]:
     ]
 
 
-def _rescued(verdicts: Sequence[StudyVerdict], profile: str) -> str:
-    """```laaf` converged on rel_b``: the alternatives that converged on a case
-    of the paper's where neither `lnn` nor `pinn` did."""
-    pool = _find(verdicts, "paper", profile, SUBJECT, BASELINE)
+def _rescued(verdicts: Sequence[StudyVerdict], study: str, profile: str) -> str:
+    """```laaf` converged on rel_b``: the alternatives that converged on a
+    problem of ``study``'s where neither `lnn` nor `pinn` did."""
+    pool = _find(verdicts, study, profile, SUBJECT, BASELINE)
     apart = pool.excluded if pool else {}
     failed = [c for c, why in apart.items() if why.startswith("neither")]
     found = []
     for v in verdicts:
         m, against = v.pooled.a, v.pooled.b
-        if (v.study, v.profile, against) != ("paper", profile, BASELINE):
+        if (v.study, v.profile, against) != (study, profile, BASELINE):
             continue
         good = [c for c in failed if c in v.rows and v.rows[c][0].converged]
         if m in ALTERNATIVES and good:
@@ -288,11 +345,12 @@ def _joined(first: str | None, second: str | None) -> str | None:
 
 
 def answer(verdicts: Sequence[StudyVerdict], runs: Sequence[dict] = ()) -> str:
-    """The answer: at most five sentences, each from study-level verdicts (and
+    """The answer: at most six sentences, each from study-level verdicts (and
     ``runs``, the records, for our `pinn` beside PINNacle's published numbers)."""
     sentences = [
         s
         for s in (
+            _overall(verdicts),
             _on_average(verdicts),
             _where(verdicts),
             _matched(verdicts),

@@ -2,7 +2,9 @@
 profile (:func:`deepxde_lnn.analysis.pooled.pool`).
 
 A study is the paper's six cases, PINNacle's problems, or the problems of the
-user's own (:data:`STUDY_NAMES`). For each study, profile and comparison
+user's own (:data:`STUDY_NAMES`); ``both`` pools the first two per training
+strength (:data:`~.shipped.STRENGTHS`: each study's problems at its own profile of
+that strength), the one answer over every shipped problem. For each study, profile and comparison
 (:data:`COMPARISONS`: `lnn` / `pinn`, `pinn-matched` / `pinn`, `lnn` /
 `pinn-matched`, and each alternative to the block (`laaf`, `pirate`,
 `fourier`) against `pinn` and against `lnn`; on the user's problems each method against the baseline), every
@@ -26,7 +28,7 @@ from ..problems.methods import ALTERNATIVES
 from ..problems.metrics import JOINT, summary_field
 from ..runs.records import escape
 from .report_records import baseline_for, by_case, field_rows, fields_of, is_paper_case
-from .shipped import names_of
+from .shipped import STRENGTHS, names_of
 
 __all__ = [
     "StudyVerdict",
@@ -47,6 +49,7 @@ COMPARISONS = (
 )
 #: each study's name in a sentence
 STUDY_NAMES = {
+    "both": "both studies",
     "paper": "the paper's cases",
     "pinnacle": "PINNacle's problems",
     "yours": "your problems",
@@ -66,9 +69,17 @@ class StudyVerdict:
 
     def text(self) -> str:
         """``your problems, profile quick: lnn/fnn over 5 problems: ...``."""
-        return (
-            f"{STUDY_NAMES[self.study]}, profile {self.profile}: {self.pooled.text()}"
-        )
+        where = self.where if self.study == "both" else f"profile {self.profile}"
+        return f"{STUDY_NAMES[self.study]}, {where}: {self.pooled.text()}"
+
+    @property
+    def where(self) -> str:
+        """The profile; over both studies the strength and each study's profile
+        of it: ``short training (settled, quick)``."""
+        if self.study != "both":
+            return self.profile
+        profiles = ", ".join(STRENGTHS[self.profile].values())
+        return f"{self.profile} training ({profiles})"
 
     @property
     def label(self) -> str:
@@ -120,11 +131,27 @@ def pooled_verdicts(runs: list[dict], margin: float = MARGIN) -> list[StudyVerdi
         study = study_of(case, [r for rs in groups.values() for r in rs])
         for profile, a, b, rows in _candidates(groups, margin):
             found.setdefault((study, profile, a, b), {})[case] = rows
+    found.update(_both(found))
     out = []
     for (study, profile, a, b), cases in sorted(found.items(), key=_order):
         errors = {case: _errors(*rows) for case, rows in cases.items()}
         pooled = pool(errors, a, b, margin=margin)
         out.append(StudyVerdict(study, profile, pooled, cases))
+    return out
+
+
+def _both(found: dict[tuple[str, str, str, str], dict]) -> dict:
+    """Per training strength and comparison, the problems of every study in
+    :data:`~.shipped.STRENGTHS` at its profile of that strength, keyed
+    ``("both", strength, a, b)``; only where two studies or more ran it."""
+    out = {}
+    for strength, profiles in STRENGTHS.items():
+        for a, b in COMPARISONS:
+            parts = [found.get((st, p, a, b), {}) for st, p in profiles.items()]
+            if sum(map(bool, parts)) > 1:
+                out["both", strength, a, b] = {
+                    k: v for d in parts for k, v in d.items()
+                }
     return out
 
 
@@ -232,7 +259,7 @@ def _pooled_line(v: StudyVerdict) -> str:
     apart = ", ".join(f"{escape(n)} ({why})" for n, why in p.excluded.items())
     head = [
         STUDY_NAMES[v.study],
-        escape(v.profile),
+        escape(v.where),
         f"`{escape(p.a)}` / `{escape(p.b)}`",
         str(len(p.problems)),
     ]

@@ -27,7 +27,7 @@ from ..runs.records import escape
 from . import shipped
 from .catalog import info
 from .pooled_verdicts import StudyVerdict, baseline_errors
-from .shipped import names_of
+from .shipped import STRENGTHS, names_of
 
 __all__ = [
     "Published",
@@ -49,8 +49,8 @@ PROTOCOL = (
     "times as many on some problems), mean ± std over 3 runs"
 )
 _TITLE = re.compile(r"^PINNacle (.+?):")
-PINNACLE_PROFILE = "quick"  # the profile PINNacle's problems run at on a CPU
-STRONG_PROFILE = "accurate"  # ... and the strong one: Adam, then L-BFGS
+PINNACLE_PROFILE = STRENGTHS["short"]["pinnacle"]  # PINNacle's CPU profile
+STRONG_PROFILE = STRENGTHS["strong"]["pinnacle"]  # ... and the strong one
 MATCH_WITHIN = 2.0  # ours "matches" theirs at most this many times their error
 
 

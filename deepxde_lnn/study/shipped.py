@@ -80,6 +80,7 @@ __all__ = [
     "SETTLED_FLOOR",
     "SETTLED_SEEDS",
     "STUDIES",
+    "STRENGTHS",
     "ALL_PROFILES",
     "PINNACLE",
     "names_of",
@@ -98,6 +99,12 @@ STUDIES = {
     "yours": PROFILES,
 }
 ALL_PROFILES = tuple(dict.fromkeys(p for ps in STUDIES.values() for p in ps))
+#: the two training strengths the answer is given for, and each shipped study's
+#: profile of each: short (Adam alone) and strong (Adam, then L-BFGS)
+STRENGTHS = {
+    "short": {"paper": "settled", "pinnacle": "quick"},
+    "strong": {"paper": "accurate", "pinnacle": "accurate"},
+}
 
 ADAM_STEPS = 2000
 LR = 1e-3
