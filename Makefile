@@ -28,7 +28,8 @@ help:
 	@echo "make docs   rebuild the case catalog, docs/options.md, docs/REPRODUCTION.md, README.md's generated blocks,"
 	@echo "            deepxde_lnn/keywords.py and the documentation site (build/docs/docs/index.html)"
 	@echo "make pinnacle   the PINNacle study: lnn, pinn, pinn-matched on its twelve problems (docs/pinnacle.md;"
-	@echo "                PROFILE=quick on a CPU, the default; PROFILE=accurate, the strong CPU profile; PROFILE=pinnacle, its protocol, on a GPU)"
+	@echo "                PROFILE=quick on a CPU, the default; PROFILE=accurate, the strong CPU profile; PROFILE=pinnacle, its protocol, on a GPU;"
+	@echo "                METHODS=laaf,pirate,fourier for the alternatives; CASES=... for some of the problems)"
 
 demo: $(INSTALLED)
 	$(BIN)/deepxde-lnn compare laplace
@@ -53,11 +54,14 @@ docs: $(INSTALLED)
 	$(BIN)/python -m sphinx -W --keep-going -q -b html -c docs . build/docs
 
 PROFILE ?= quick
+METHODS ?= lnn,pinn,pinn-matched
+CASES ?=
+comma := ,
 PINNACLE = $(BIN)/python -c "from deepxde_lnn.study.shipped import PINNACLE; print(*PINNACLE)"
 
 pinnacle: $(INSTALLED)
-	for c in $$($(PINNACLE)); do \
-		$(BIN)/deepxde-lnn compare $$c --profile $(PROFILE) --methods lnn,pinn,pinn-matched \
+	for c in $(or $(subst $(comma), ,$(CASES)),$$($(PINNACLE))); do \
+		$(BIN)/deepxde-lnn compare $$c --profile $(PROFILE) --methods $(METHODS) \
 			--out docs/results/pinnacle-$(PROFILE)/$$c || exit 1; \
 	done
 

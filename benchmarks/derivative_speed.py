@@ -32,6 +32,7 @@ import torch
 
 from deepxde_lnn.networks import compiled
 from deepxde_lnn.study import registry
+from deepxde_lnn.training.phases import multi_tensor
 from deepxde_lnn.training.stack import kept_float, quiet_float
 
 PATHS = ("taylor", "autograd")  # ResampledPDE's derivatives: jets, nested autograd
@@ -48,6 +49,7 @@ def step_times(case, method, prof, derivatives, args) -> tuple:
     data.derivatives = derivatives
     model = dde.Model(data, case.build_net(method))
     model.compile("adam", lr=prof.lr, verbose=0)
+    multi_tensor(model.opt)  # as the runner's Adam
     ticks = []
 
     class Tick(dde.callbacks.Callback):

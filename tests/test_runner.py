@@ -3,6 +3,7 @@
 import json
 from dataclasses import replace
 
+import deepxde as dde
 import numpy as np
 import pytest
 import torch
@@ -42,6 +43,29 @@ def test_run_writes_artifacts(tmp_path):
         np.testing.assert_allclose(f["abs_error"], np.abs(f["pred"] - f["exact"]))
         m = meta["metrics"]["phi"]
         assert m["RMSE"] == pytest.approx(np.sqrt(np.mean(f["abs_error"] ** 2)))
+
+
+def test_adam_steps_its_tensors_at_once_with_the_same_numbers(tmp_path, monkeypatch):
+    """The runner's Adam steps every tensor at once (``foreach``, also on a CPU):
+    its loss history and result are those of torch's one-tensor-at-a-time Adam,
+    bit for bit."""
+    from deepxde_lnn.training import phases
+
+    seen = []
+
+    class Look(dde.callbacks.Callback):
+        def on_train_begin(self):
+            seen.append(self.model.opt.param_groups[0]["foreach"])
+
+    case, cfg = tiny_case(), RunConfig("laplace", "lnn", seed=3, **TINY)
+    fast = run(cfg, tmp_path / "fast", problem=case, callbacks=[Look()])
+    monkeypatch.setattr(phases, "multi_tensor", lambda opt: None)
+    slow = run(cfg, tmp_path / "slow", problem=case, callbacks=[Look()])
+    assert seen == [True, None]
+    assert fast["metrics"] == slow["metrics"]
+    a, b = (np.loadtxt(tmp_path / d / "loss.csv", delimiter=",", skiprows=1)
+            for d in ("fast", "slow"))  # fmt: skip
+    np.testing.assert_array_equal(a, b)
 
 
 def test_interrupt_then_resume_matches_uninterrupted_run(tmp_path):

@@ -36,6 +36,7 @@ __all__ = [
     "compile_phase",
     "configured",
     "loss_table",
+    "multi_tensor",
     "phases",
     "start",
     "train",
@@ -91,6 +92,7 @@ def compile_phase(stack: Stack, phase: str) -> None:
         else:
             opt, lr = "adam", stack.cfg.lr
         stack.model.compile(opt, lr=lr, decay=decay, loss_weights=weights, verbose=0)
+        multi_tensor(stack.model.opt)
         stack.adam_text = adam_text(stack.model.opt, decay)
     elif phase == "lbfgs":
         lbfgs = make_lbfgs(stack.net.parameters())
@@ -110,6 +112,16 @@ def compile_phase(stack: Stack, phase: str) -> None:
     if phase == "adam" and stack.cfg.cuda_graph:
         stack.graphed = GraphedStep(stack.model).install()
     stack.phase = phase
+
+
+def multi_tensor(opt: torch.optim.Optimizer) -> None:
+    """A ``torch.optim.Adam`` steps all its tensors at once (``foreach``), on a
+    CPU too, where torch defaults to one tensor after another: the same numbers
+    bit for bit, in about half the time of the step's optimizer part."""
+    if type(opt) is torch.optim.Adam:
+        for group in opt.param_groups:
+            if group.get("foreach") is None and not group.get("fused"):
+                group["foreach"] = True
 
 
 def configured(opt: torch.optim.Optimizer, saved: dict) -> dict:
