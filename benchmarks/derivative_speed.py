@@ -83,8 +83,11 @@ def cell(case, method, prof, args) -> dict:
 def row(name, prof_name, method, c) -> str:
     (jc, jw), (ac, aw) = c["taylor"], c["autograd"]
     ms = [f"{1e3 * t:.1f}" for t in (jc, jw, ac, aw)]
+    jets = "compiled" if "compiled" in c["how"] else "eager"
     return (
-        f"| {name} | {prof_name} | {method} | " + " | ".join(ms) + f" | {ac / jc:.2f} |"
+        f"| {name} | {prof_name} | {method} | {jets} | "
+        + " | ".join(ms)
+        + f" | {ac / jc:.2f} |"
     )
 
 
@@ -125,9 +128,12 @@ def main(argv=None) -> None:
     print(f"torch {torch.__version__}, 1 thread; {args.steps} steps after")
     print(f"{args.warmup}, median of {args.repeats}; compile-jets {args.compile_jets};")
     print("ms per step\n")
-    print("| case | profile | method | jets CPU | jets wall | autograd CPU |", end="")
+    print(
+        "| case | profile | method | jets | jets CPU | jets wall | autograd CPU |",
+        end="",
+    )
     print(" autograd wall | autograd / jets (CPU) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     ratios: dict = {}
     hows = {}
     with kept_float():
@@ -144,7 +150,7 @@ def main(argv=None) -> None:
                     jc, ac = c["taylor"][0], c["autograd"][0]
                     ratios.setdefault((method, prof_name), {})[name] = ac / jc
     print("\n".join(summary(ratios)))
-    print("\nThe jets' record (`derivatives`), per case:\n")
+    print("\nThe jets' record (`derivatives`), per case (its last profile's):\n")
     for name, how in hows.items():
         print(f"- {name}: {how}")
 
