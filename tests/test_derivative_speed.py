@@ -26,3 +26,20 @@ def test_derivative_speed_quick_prints_every_cell():
     cells = {(r[0], r[2]) for r in rows if r[0] in cases and r[1] == "quick"}
     assert len(cells) == 4, out.stdout
     assert "- burgers1d: Taylor-mode jets (pde)" in out.stdout
+
+
+@pytest.mark.slow
+def test_adam_step_compares_both_ways_on_the_same_numbers():
+    """``benchmarks/adam_step.py`` times Adam one tensor at a time and all at
+    once, and finds both at the same parameters bit for bit."""
+    script = ROOT / "benchmarks" / "adam_step.py"
+    out = subprocess.run(
+        [sys.executable, str(script), "--cases", "laplace", "--steps", "3"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    (row,) = [r for r in out.stdout.splitlines() if r.startswith("| laplace |")]
+    assert row.endswith("| yes |") and "29,633" in row
