@@ -199,7 +199,11 @@ def run_figures(run: str | Path) -> list[Path]:
     if FIELDS_FIGURE in figure_names(f["axes"].shape[0]):
         ext = [f["axes"][0][0], f["axes"][0][-1], f["axes"][1][0], f["axes"][1][-1]]
         fig, axs = plt.subplots(
-            len(names), 3, figsize=(12, 3.4 * len(names)), squeeze=False
+            len(names),
+            3,
+            figsize=(12, 3.4 * len(names)),
+            squeeze=False,
+            layout="constrained",
         )
         for i, name in enumerate(names):
             panels = [
@@ -230,11 +234,10 @@ def run_figures(run: str | Path) -> list[Path]:
                 ax.set_ylabel(str(f["inputs"][1]))
                 fig.colorbar(im, ax=ax)
         fig.suptitle(f"{meta['case']} — {meta['method']}, seed {meta['seed']}")
-        fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))
         written.append(aio.save_figure(run / FIELDS_FIGURE, fig, dpi=110))
         plt.close(fig)
     header, table = load_loss(run)
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    fig, ax = plt.subplots(figsize=(6.5, 4), layout="constrained")
     for j, name in enumerate(header[1:], start=1):
         loss = drawn(table[:, j], log=True, ax=ax)
         ax.semilogy(table[:, 0], loss, lw=1.6 if j == 1 else 0.8, label=name)
@@ -242,7 +245,6 @@ def run_figures(run: str | Path) -> list[Path]:
     ax.set_ylabel("loss")
     ax.legend(fontsize=8)
     ax.set_title(f"{meta['case']} — {meta['method']} loss history")
-    fig.tight_layout()
     written.append(aio.save_figure(run / LOSS_FIGURE, fig, dpi=110))
     plt.close(fig)
     return written
