@@ -255,6 +255,9 @@ def test_the_answer_opens_with_both_studies_pooled_per_strength(runs_dir):
                    iterations=3000,
                    metrics={f: _metrics(1.0) for f in ("u", "v", "p", "Avg")},
                    extra_metrics={"joint": _metrics(rmse)})  # fmt: skip
+    for method in ns:  # one seed each: left apart, and said why
+        _write(runs_dir, "poisson_nd", method, 0, 1e-3, profile="quick",
+               iterations=3000, metrics={"u": _metrics(1e-3)})  # fmt: skip
     verdicts = pooled_verdicts.pooled_verdicts(reproduction.load([runs_dir]))
     first = verdicts[0]
     assert (first.study, first.profile, first.pooled.a, first.pooled.b) == (
@@ -269,7 +272,9 @@ def test_the_answer_opens_with_both_studies_pooled_per_strength(runs_dir):
         "Over the paper's cases and PINNacle's problems together (each problem "
         f"weighing the same), `lnn` / `pinn` is ×{first.pooled.ratio:.3g} ("
     )
-    assert "under short training (3 problems)" in said.split(". ")[0]
+    assert "under short training (3 problems; 1 not pooled: fewer than 2 seeds)" in (
+        said.split(". ")[0]
+    )
     assert "On PINNacle's problems" not in said  # one problem: nothing to pool
     table = "\n".join(pooled_verdicts.pooled_table(verdicts))
     assert (

@@ -80,17 +80,23 @@ def _strengths(verdicts, study: str, a: str, b: str) -> dict[str, Pooled]:
 
 def _where_pooled(p: Pooled, study: str, strength: str) -> str:
     """`` (the settled profile, 4 cases; rel_b and rel_c not pooled: neither
-    converged)``; over both studies `` (9 problems; 9 not pooled: a network did
-    not converge)``."""
+    converged)``; over both studies, counted by reason: `` (9 problems; 9 not
+    pooled: a network did not converge)``."""
     if study != "both":
         profile = STRENGTHS[strength][study]
         return f" (the {profile} profile, {len(p.problems)} cases{_apart(p)})"
-    apart = len(p.excluded)
-    why = f"; {apart} not pooled: a network did not converge" if apart else ""
-    return f" ({len(p.problems)} problems{why})"
+    whys = [_reason(why) for why in p.excluded.values()]
+    apart = "".join(f"; {whys.count(w)} not pooled: {w}" for w in dict.fromkeys(whys))
+    return f" ({len(p.problems)} problems{apart})"
 
 
-def _both(pools: dict[str, Pooled], study: str | None = "paper") -> str:
+def _reason(why: str) -> str:
+    """A pool's reason for leaving a problem apart, without the problem's own
+    detail: ``a network did not converge``, ``fewer than 2 seeds``."""
+    return "a network did not converge" if "converge" in why else why.split(" (")[0]
+
+
+def _at_strengths(pools: dict[str, Pooled], study: str | None = "paper") -> str:
     """``×0.88 (0.554–1.43) under short training (the settled profile, 4 cases)
     and ×0.946 (0.675–1.29) under strong (...): equivalent within ×2 both
     times`` (without where the pools came from where ``study`` is None)."""
@@ -116,11 +122,12 @@ def _overall(verdicts) -> str | None:
     text = (
         f"Over {_and([STUDY_NAMES[s] for s in STRENGTHS['short']])} together (each "
         f"problem weighing the same), `{SUBJECT}` / `{BASELINE}` is "
-        f"{_both(pools, 'both')}"
+        f"{_at_strengths(pools, 'both')}"
     )
     block = _strengths(verdicts, "both", SUBJECT, MATCHED)
     if block:
-        text += f"; against a plain network of its parameter count {_both(block, None)}"
+        same = _at_strengths(block, None)
+        text += f"; against a plain network of its parameter count {same}"
     return text + f" ([rows]({POOLED_ROWS}))."
 
 
@@ -131,7 +138,7 @@ def _on_average(verdicts) -> str | None:
     return (
         "Over the paper's cases, the liquid block's error relative to the same "
         f"network without it (`{SUBJECT}` / `{BASELINE}`, geometric mean over "
-        f"cases, 95 % interval over seeds and cases) is {_both(pools)} "
+        f"cases, 95 % interval over seeds and cases) is {_at_strengths(pools)} "
         f"([rows]({POOLED_ROWS}))."
     )
 
@@ -177,10 +184,11 @@ def _matched(verdicts) -> str | None:
         return None
     text = (
         "Against a plain network of the block's parameter count, the block is "
-        f"{_both(block, None)}"
+        f"{_at_strengths(block, None)}"
     )
     if size:
-        text += f", while that network against `{BASELINE}` is {_both(size, None)}"
+        alone = _at_strengths(size, None)
+        text += f", while that network against `{BASELINE}` is {alone}"
     return text + f" ([rows]({POOLED_ROWS}))."
 
 
