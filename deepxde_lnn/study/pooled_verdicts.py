@@ -3,15 +3,16 @@ profile (:func:`deepxde_lnn.analysis.pooled.pool`).
 
 A study is the paper's six cases, PINNacle's problems, or the problems of the
 user's own (:data:`STUDY_NAMES`); ``both`` pools the first two per training
-strength (:data:`~.shipped.STRENGTHS`: each study's problems at its own profile of
-that strength), the one answer over every shipped problem. For each study, profile and comparison
-(:data:`COMPARISONS`: `lnn` / `pinn`, `pinn-matched` / `pinn`, `lnn` /
-`pinn-matched`, and each alternative to the block (`laaf`, `pirate`,
-`fourier`) against `pinn` and against `lnn`; on the user's problems each method against the baseline), every
-problem that ran both methods at that profile gives one configuration: the step
-budget (a time budget is another question, equal wall time) with the most common
-seeds, on the problem's summary field as the headline has it. Problems where a
-method did not converge are listed apart by the pool, never pooled.
+strength (:data:`~.shipped.STRENGTHS`: each study's problems at its own profile
+of that strength), the one answer over every shipped problem. For each study,
+profile and comparison (:data:`COMPARISONS`: `lnn` / `pinn`, `pinn-matched` /
+`pinn`, `lnn` / `pinn-matched`, and each alternative to the block (`laaf`,
+`pirate`, `fourier`) against `pinn` and against `lnn`; on the user's problems
+each method against the baseline), every problem that ran both methods at that
+profile gives one configuration: the step budget (a time budget is another
+question, equal wall time) with the most common seeds, on the problem's summary
+field as the headline has it. Problems where a method did not converge are
+listed apart by the pool, never pooled.
 """
 
 from __future__ import annotations
@@ -74,11 +75,11 @@ class StudyVerdict:
 
     @property
     def where(self) -> str:
-        """The profile; over both studies the strength and each study's profile
-        of it: ``short training (settled, quick)``."""
+        """The profile; over both studies the strength and the studies'
+        profiles of it: ``short training (settled, quick)``."""
         if self.study != "both":
             return self.profile
-        profiles = ", ".join(STRENGTHS[self.profile].values())
+        profiles = ", ".join(dict.fromkeys(STRENGTHS[self.profile].values()))
         return f"{self.profile} training ({profiles})"
 
     @property
