@@ -236,8 +236,9 @@ def test_the_answer_says_what_the_pooled_verdicts_say(runs_dir):
         f"interval over seeds and cases) is ×{ratio:.3g} ("
     )
     assert "under short training (the settled profile, 2 cases)" in said
-    assert "Under short training it helps on beam (×" in said
-    assert said.count(". ") + 1 <= 6  # at most six sentences
+    assert "\n- Under short training the block helps on beam (×" in said
+    lead, bullets = said.split("\n\n")  # a lead sentence, then one bullet each
+    assert lead.count(". ") == 0 and bullets.startswith("- ")
 
 
 def test_the_answer_opens_with_both_studies_pooled_per_strength(runs_dir):
@@ -305,14 +306,23 @@ def test_the_answer_places_the_block_among_the_alternatives(runs_dir):
     laaf = pools[("laaf", "lnn")]
     assert laaf.problems["beam"].verdict == "worse"
     assert laaf.problems["laplace"].verdict == "better"
-    said = answer.answer(verdicts).split(". Against what a researcher")[1]
-    assert "it beats `laaf` (×10), `pirate` (×5) and `fourier` (×10) on beam" in said
-    assert "it is beaten by `laaf` (×0.1) on laplace" in said
+    said = answer.answer(verdicts).split("What a researcher would pick instead")[1]
+    table = [line for line in said.splitlines() if line.startswith("| / ")]
+    for line, against in zip(table, ("lnn", "pinn"), strict=True):  # one row each
+        cells = line.split(" | ")
+        assert cells[0] == f"| / `{against}`, the paper's cases, short (`settled`)"
+        for cell, m in zip(cells[1:], ("laaf", "pirate", "fourier"), strict=True):
+            p = pools[(m, against)]
+            assert cell.startswith(f"×{p.ratio:.3g} (") and p.verdict in cell
+    assert (
+        "the block beats `laaf` (×10), `pirate` (×5) and `fourier` (×10) on beam"
+        in (said)
+    )
+    assert "the block is beaten by `laaf` (×0.1) on laplace" in said
     assert "`fourier` did not converge on drift_decay;" in said
     assert "on laplace;" not in said.split("did not converge")[1]  # worse, converged
     assert "`fourier` converged on heat" in said
     assert "`laaf` converged" not in said
-    assert answer.answer(verdicts).count(". ") + 1 <= 6  # at most six sentences
 
 
 def test_a_case_where_neither_converged_is_listed_apart(runs_dir):

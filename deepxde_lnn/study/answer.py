@@ -1,18 +1,21 @@
-"""The answer in at most six sentences, generated from the study-level verdicts
-(:mod:`.pooled_verdicts`), each linked to its rows in the report:
+"""The answer: a lead sentence, five bullets and a table, generated from the
+study-level verdicts (:mod:`.pooled_verdicts`), each linked to its rows in the
+report:
 
-0. what the block does over every shipped problem, both studies pooled, under
-   short and under strong training (:data:`~.shipped.STRENGTHS`);
-1. what it does on average over the paper's cases at each strength, and which
-   cases were not pooled;
-2. where it helps or hurts under short training, and whether that survives
-   strong training;
-3. whether a plain network of its parameter count does the same;
-4. what PINNacle's problems add, and where our `pinn` and PINNacle's published
-   one agree on converging;
-5. where the block stands among what a researcher would pick instead
-   (:data:`~deepxde_lnn.problems.methods.ALTERNATIVES`), per study and strength
-   where they ran.
+- the lead: what the block does over every shipped problem, both studies
+  pooled, under short and under strong training (:data:`~.shipped.STRENGTHS`);
+- what it does on average over the paper's cases at each strength, and which
+  cases were not pooled;
+- where it helps or hurts under short training, and whether that survives
+  strong training;
+- whether a plain network of its parameter count does the same;
+- what PINNacle's problems add;
+- where our `pinn` and PINNacle's published one agree on converging, and
+  whether ours comes near theirs under strong training;
+- the table: each of what a researcher would pick instead
+  (:data:`~deepxde_lnn.problems.methods.ALTERNATIVES`) over the block and over
+  the plain network, per study and strength where they ran, and a sentence on
+  the problems that decide it.
 
 A sentence whose verdicts are missing is left out.
 """
@@ -159,9 +162,7 @@ def _where(verdicts) -> str | None:
         f"{'helps' if ci.verdict == 'better' else 'hurts'} on {n} (×{ci.ratio:.3g})"
         for n, ci in found.items()
     ]
-    text = (
-        f"Under short training it {_and(cases)}: the cases disagree (I² {short.i2:.2f})"
-    )
+    text = f"Under short training the block {_and(cases)}: the cases disagree (I² {short.i2:.2f})"
     after = {n: strong.problems[n] for n in found if strong and n in strong.problems}
     if after:
         kept = [n for n, ci in after.items() if ci.verdict == found[n].verdict]
@@ -267,53 +268,77 @@ def _strong_match(found) -> str:
 
 
 def _alternatives(verdicts) -> str | None:
-    """Each alternative against the block (and the plain network), per study
-    and strength where they ran."""
-    found = [
-        _alternatives_at(verdicts, study, strength)
+    """The table of each alternative over the block and over the plain network,
+    one row per study, strength and comparison where they ran, and a sentence
+    on the problems that decide it."""
+    places = [
+        (study, strength)
         for study in STRENGTHS["short"]
         for strength in STRENGTHS
+        if _pools_at(verdicts, study, strength, SUBJECT)
     ]
-    clauses = [c for c in found if c]
-    if not clauses:
+    if not places:
         return None
-    return (
-        "Against what a researcher would pick instead of the block, "
-        f"{'; and '.join(clauses)} ([rows]({POOLED_ROWS}))."
-    )
+    head = ["error ratio", *(f"`{m}`" for m in ALTERNATIVES)]
+    lines = [
+        "What a researcher would pick instead of the block, each method's error "
+        "over the block's and over the plain network's (95 % interval over seeds "
+        f"and problems, [rows]({POOLED_ROWS})):",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|---" * len(head) + "|",
+    ]
+    for study, strength in places:
+        profile = STRENGTHS[strength][study]
+        for against in (SUBJECT, BASELINE):
+            pools = _pools_at(verdicts, study, strength, against)
+            cells = [_cell(pools.get(m)) for m in ALTERNATIVES]
+            where = f"{STUDY_NAMES[study]}, {strength} (`{profile}`)"
+            lines.append(f"| / `{against}`, {where} | " + " | ".join(cells) + " |")
+    decided = [_decides(verdicts, *place) for place in places]
+    said = [s for s in decided if s]
+    if said:
+        lines += ["", " ".join(said)]
+    return "\n".join(lines)
 
 
-def _alternatives_at(verdicts, study: str, strength: str) -> str | None:
-    """Each alternative against the block (and the plain network) over
-    ``study``'s problems at ``strength``; per problem, the alternatives the block
-    beats and those that beat it (decided, with their ratio to the block), those
-    that did not converge, and those that converged where neither compared
-    method did."""
+def _pools_at(verdicts, study: str, strength: str, against: str) -> dict[str, Pooled]:
+    """Each alternative's pool against ``against`` over ``study``'s problems at
+    ``strength`` (where there is one)."""
     profile = STRENGTHS[strength][study]
-    each = {m: _find(verdicts, study, profile, m, SUBJECT) for m in ALTERNATIVES}
-    pools = {m: p for m, p in each.items() if p is not None}
-    if not pools:
-        return None
-    parts = []
-    for m, p in pools.items():
-        plain = _find(verdicts, study, profile, m, BASELINE)
-        also = f", against `{BASELINE}` {_effect(plain)}" if plain else ""
-        parts.append(f"`{m}` / `{SUBJECT}` {_effect(p)}{also}")
-    text = f"under {strength} training over {STUDY_NAMES[study]}: {'; '.join(parts)}"
+    each = {m: _find(verdicts, study, profile, m, against) for m in ALTERNATIVES}
+    return {m: p for m, p in each.items() if p is not None}
+
+
+def _cell(p: Pooled | None) -> str:
+    """``×0.715 (0.592–0.889) better`` (— where not pooled)."""
+    return "—" if p is None else f"×{p.ratio:.3g} ({interval_text(p)}) {p.verdict}"
+
+
+def _decides(verdicts, study: str, strength: str) -> str | None:
+    """Over ``study``'s problems at ``strength``: per problem, the alternatives
+    the block beats and those that beat it (decided, with their ratio to the
+    block), those that did not converge, and those that converged where neither
+    `lnn` nor `pinn` did."""
+    pools = _pools_at(verdicts, study, strength, SUBJECT)
     cases = sorted({c for p in pools.values() for c in p.problems})
+    said = []
     for verb, verdict in (("beats", "worse"), ("is beaten by", "better")):
         found = [(c, _saying(pools, c, verdict)) for c in cases]
-        said = [f"{_and(names)} on {c}" for c, names in found if names]
-        if said:
-            text += f"; it {verb} {'; '.join(said)}"
+        named = [f"{_and(names)} on {c}" for c, names in found if names]
+        if named:
+            said.append(f"the block {verb} {'; '.join(named)}")
     for m, p in pools.items():
         failed = [c for c, why in p.excluded.items() if why.startswith(f"{m} did")]
         if failed:
-            text += f"; `{m}` did not converge on {_and(failed)}"
-    rescued = _rescued(verdicts, study, profile)
+            said.append(f"`{m}` did not converge on {_and(failed)}")
+    rescued = _rescued(verdicts, study, STRENGTHS[strength][study])
     if rescued:
-        text += f"; where neither `{SUBJECT}` nor `{BASELINE}` converged, {rescued}"
-    return text
+        said.append(f"where neither `{SUBJECT}` nor `{BASELINE}` converged, {rescued}")
+    if not said:
+        return None
+    text = "; ".join(said)
+    return f"On {STUDY_NAMES[study]} under {strength} training, {text}."
 
 
 def _saying(pools: dict[str, Pooled], case: str, verdict: str) -> list[str]:
@@ -344,17 +369,10 @@ def _rescued(verdicts: Sequence[StudyVerdict], study: str, profile: str) -> str:
     return _and(found) if found else ""
 
 
-def _joined(first: str | None, second: str | None) -> str | None:
-    """Two sentences as one, joined by a semicolon (either alone if the other
-    is missing)."""
-    if first and second:
-        return f"{first[:-1]}; {second[0].lower()}{second[1:]}"
-    return first or second
-
-
 def answer(verdicts: Sequence[StudyVerdict], runs: Sequence[dict] = ()) -> str:
-    """The answer: at most six sentences, each from study-level verdicts (and
-    ``runs``, the records, for our `pinn` beside PINNacle's published numbers)."""
+    """The answer in Markdown: a lead sentence, a bullet per further sentence and
+    the alternatives' table, each from study-level verdicts (and ``runs``, the
+    records, for our `pinn` beside PINNacle's published numbers)."""
     sentences = [
         s
         for s in (
@@ -362,9 +380,17 @@ def answer(verdicts: Sequence[StudyVerdict], runs: Sequence[dict] = ()) -> str:
             _on_average(verdicts),
             _where(verdicts),
             _matched(verdicts),
-            _joined(_pinnacle(verdicts), _published(verdicts, runs)),
-            _alternatives(verdicts),
+            _pinnacle(verdicts),
+            _published(verdicts, runs),
         )
         if s
     ]
-    return " ".join(sentences) + "\n" if sentences else "No study-level verdict yet.\n"
+    blocks = []
+    if sentences:
+        blocks.append(sentences[0])
+    if sentences[1:]:
+        blocks.append("\n".join(f"- {s}" for s in sentences[1:]))
+    alternatives = _alternatives(verdicts)
+    if alternatives:
+        blocks.append(alternatives)
+    return "\n\n".join(blocks) + "\n" if blocks else "No study-level verdict yet.\n"
