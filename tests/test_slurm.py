@@ -322,3 +322,46 @@ def test_a_job_that_cannot_start_its_workers_stops_the_command(slurm, tmp_path):
     job = re.fullmatch(r"error: SLURM job (\d+) ended \(FAILED\) before .*", errors[0])
     assert job and f"(its log: slurm-{job[1]}.out)" in errors[0], errors[0]
     assert "not finished: laplace pinn seed 1 lr 0.001, laplace pinn" in errors[0]
+
+
+def test_a_job_pending_long_is_said_once_per_reason(tmp_path, monkeypatch, capsys):
+    """A job can wait in SLURM's queue for ever (a partition down, a limit it
+    exceeds) and the command with it: past ``PENDING_NOTICE`` it says which job
+    waits and SLURM's reason, once per reason (a fake ``squeue``, a fake
+    cluster; no SLURM needed)."""
+    import asyncio
+
+    from deepxde_lnn.experiments import jobs
+
+    reason = tmp_path / "reason"
+    bin_ = tmp_path / "bin"
+    _fake(bin_, "squeue")
+    (bin_ / "squeue").write_text(f'#!/bin/sh\necho "41 PENDING $(cat {reason})"\n')
+    monkeypatch.setenv("PATH", f"{bin_}{os.pathsep}{os.environ['PATH']}")
+    cluster = SimpleNamespace(
+        scheduler_info={"workers": {}},
+        workers={"w0": SimpleNamespace(job_id="41")},
+        worker_spec={"w0": {}},
+        scale=lambda jobs: None,
+        sync=lambda f, *args: asyncio.run(f(*args)),
+    )
+    keeper = jobs._JobKeeper(cluster, jobs=1)
+    now = [1000.0]
+    monkeypatch.setattr(jobs.time, "monotonic", lambda: now[0])
+    said = []
+    for step, why in enumerate(
+        ["Resources", "Resources", "Resources", "PartitionDown"]
+    ):
+        reason.write_text(why)
+        now[0] = 1000.0 + 100 * step  # 0, 100, 200, 300 s in the queue
+        keeper.check(lambda: "every run")
+        said.append(capsys.readouterr().err)
+    assert said[:2] == ["", ""]  # under PENDING_NOTICE (120 s): nothing yet
+    assert said[2] == (
+        "slurm: job 41 is still pending after 3 min (SLURM's reason: Resources); "
+        "the runs wait for it (`squeue -j 41` says more; `scancel 41` or Ctrl-C "
+        "stops the command, and rerunning it goes on)\n"
+    )
+    assert said[3].startswith("slurm: job 41 is still pending after 5 min (SLURM's")
+    assert "reason: PartitionDown)" in said[3]
+    assert jobs.PENDING_NOTICE == 120

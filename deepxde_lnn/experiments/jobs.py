@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Mapping
 from concurrent.futures.process import BrokenProcessPool
@@ -94,6 +95,8 @@ SLURM_DEFAULTS: dict[str, Any] = {
 START_SECONDS = 30
 #: how often the command looks at its SLURM jobs (``squeue``) and its runs
 KEEP_SECONDS = 5
+#: how long a SLURM job waits in the queue before the command says so and why
+PENDING_NOTICE = 120
 #: SLURM's job states in which a job still holds, or will hold, its workers
 LIVE = {
     "PENDING",
@@ -666,15 +669,19 @@ class _JobKeeper:
     def __init__(self, cluster, jobs: int):
         self.cluster, self.jobs = cluster, jobs
         self.started: set[str] = set()  # the jobs whose workers were seen
+        self.queued: dict[str, float] = {}  # a pending job: since when (monotonic)
+        self.said: set[tuple[str, str]] = set()  # the waits said: (job, reason)
 
     def check(self, not_finished) -> None:
         """Replace the jobs that ended; :class:`WorkersLost` naming the job and
         ``not_finished()`` (the runs left) if one ended before its workers
-        started."""
-        states = _job_states()
-        if states is None:  # squeue did not answer: next time
+        started; one line on standard error for a job pending longer than
+        :data:`PENDING_NOTICE` seconds, with SLURM's reason (once per reason)."""
+        found = _job_states()
+        if found is None:  # squeue did not answer: next time
             return
-        failed = self.cluster.sync(self._keep, states)
+        states = {job: state for job, (state, _) in found.items()}
+        failed, pending = self.cluster.sync(self._keep, states)
         if failed:
             job, state = failed
             raise WorkersLost(
@@ -682,13 +689,35 @@ class _JobKeeper:
                 f"scheduler (its log: slurm-{job}.out); not finished: "
                 f"{not_finished()}. {RERUN}"
             )
+        self._say_waits({job: found[job][1] for job in pending})
+
+    def _say_waits(self, reasons: Mapping[str, str]) -> None:
+        """Say which of the pending jobs (``reasons``: job -> SLURM's reason)
+        have waited :data:`PENDING_NOTICE` seconds or more, once per reason: a
+        job can wait for ever (a partition down, a limit it exceeds), and the
+        command waits with it."""
+        now = time.monotonic()
+        self.queued = {job: self.queued.get(job, now) for job in reasons}
+        for job, reason in reasons.items():
+            waited = now - self.queued[job]
+            if waited < PENDING_NOTICE or (job, reason) in self.said:
+                continue
+            self.said.add((job, reason))
+            print(
+                f"slurm: job {job} is still pending after {waited / 60:.0f} min "
+                f"(SLURM's reason: {reason}); the runs wait for it (`squeue -j "
+                f"{job}` says more; `scancel {job}` or Ctrl-C stops the command, "
+                "and rerunning it goes on)",
+                file=sys.stderr,
+            )
 
     async def _keep(self, states: Mapping[str, str]):
         """On the cluster's event loop: the jobs that ended dropped and as many
-        submitted; the first that never started (its id and state), if any."""
+        submitted; the first that never started (its id and state), if any, and
+        the ids of the jobs pending."""
         cluster = self.cluster
         seen = {w.get("name") for w in cluster.scheduler_info["workers"].values()}
-        ended = []
+        ended, pending = [], []
         for name, job in list(cluster.workers.items()):
             job_id = getattr(job, "job_id", None)
             if job_id is None:  # not submitted yet
@@ -697,32 +726,39 @@ class _JobKeeper:
             if {name, *(f"{name}{g}" for g in spec.get("group", ()))} & seen:
                 self.started.add(job_id)
             state = states.get(job_id, "gone")
+            if state == "PENDING":
+                pending.append(job_id)
             if state in LIVE:
                 continue
             if job_id not in self.started:
-                return job_id, state
+                return (job_id, state), pending
             ended.append(name)
         for name in ended:  # a new name: Dask's own bookkeeping of it stays inert
             cluster.worker_spec.pop(name, None)
             cluster.workers.pop(name, None)
         if ended or set(cluster.worker_spec) != set(cluster.workers):
             cluster.scale(jobs=self.jobs)
-        return None
+        return None, pending
 
 
-def _job_states() -> dict[str, str] | None:
-    """This user's SLURM jobs that SLURM still knows, each id's state
-    (``squeue``), or None where ``squeue`` fails."""
+def _job_states() -> dict[str, tuple[str, str]] | None:
+    """This user's SLURM jobs that SLURM still knows, each id's state and
+    reason (``squeue``: ``PENDING``, ``Resources``), or None where ``squeue``
+    fails."""
     argv = ["squeue", "--noheader", "--states=all", f"--user={os.getuid()}"]
     try:
         done = subprocess.run(
-            [*argv, "--format=%i %T"], capture_output=True, text=True, timeout=30
+            [*argv, "--format=%i %T %r"], capture_output=True, text=True, timeout=30
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode:
         return None
-    return dict(line.split()[:2] for line in done.stdout.splitlines() if line.strip())
+    found = {}
+    for line in done.stdout.splitlines():
+        job, state, *reason = line.split(maxsplit=2)
+        found[job] = (state, reason[0].strip() if reason else "")
+    return found
 
 
 @contextlib.contextmanager
