@@ -36,7 +36,7 @@ from deepxde_lnn.runs.atomic import (
 )
 from deepxde_lnn.runs.csvtext import formula_safe
 from deepxde_lnn.runs.errors import FolderError
-from deepxde_lnn.runs.records import MAX_ARTIFACT_BYTES, read_bytes, read_npz
+from deepxde_lnn.runs.records import MAX_ARTIFACT_BYTES, npz_arrays, read_bytes
 
 from .convergence import ConvergenceStudy, convergence_study
 from .heat_problem import HEAT, HeatProblem, InvalidReferenceError, points_sha256
@@ -138,9 +138,7 @@ def _csv_text(rows: Sequence[dict]) -> str:
                 (
                     ""
                     if r[c] is None
-                    else repr(r[c])
-                    if isinstance(r[c], float)
-                    else formula_safe(r[c])
+                    else repr(r[c]) if isinstance(r[c], float) else formula_safe(r[c])
                 )
                 for c in CSV_COLUMNS
             ]
@@ -533,9 +531,8 @@ def load_reference(
         raise InvalidReferenceError(
             f"{path} is stale: its points differ from the requested points"
         )
-    try:  # the digest checked, the arrays read as any .npz read back
-        # a Path; a zipped package's Traversable is not (read_npz takes paths)
-        arrays = read_npz(path, ARRAYS)  # type: ignore[arg-type]
+    try:  # the bytes whose digest was checked, read as any .npz read back
+        arrays = npz_arrays(raw, ARRAYS, path)
     except FolderError as err:
         raise InvalidReferenceError(str(err)) from None
     if points_sha256(arrays["points_nd"]) != points_sha:

@@ -82,6 +82,7 @@ __all__ = [
     "read_bytes",
     "read_json",
     "read_npz",
+    "npz_arrays",
     "find",
     "read_record",
     "current_names",
@@ -256,33 +257,40 @@ def read_npz(
     path: str | os.PathLike, arrays: Mapping[str, tuple[str, int | None]]
 ) -> dict[str, np.ndarray]:
     """The ``arrays`` (name -> (dtype kinds, dimensions or None)) of the ``.npz``
-    file ``path`` (:func:`read_bytes`, at most :data:`MAX_ARTIFACT_BYTES`),
-    never pickles. Every header is read first: a missing array, another type or
+    file ``path`` (:func:`read_bytes`, at most :data:`MAX_ARTIFACT_BYTES`), read
+    as :func:`npz_arrays` reads them."""
+    return npz_arrays(read_bytes(path, MAX_ARTIFACT_BYTES), arrays, path)
+
+
+def npz_arrays(
+    data: bytes, arrays: Mapping[str, tuple[str, int | None]], name: object
+) -> dict[str, np.ndarray]:
+    """The ``arrays`` of the ``.npz`` bytes ``data`` (from the file ``name``),
+    never pickled. Every header is read first: a missing array, another type or
     number of dimensions, or arrays taking more than :data:`MAX_INFLATED_BYTES`
     together once inflated (by their headers' shapes or the zip's sizes) is a
     ``FolderError`` naming the file, before any array is loaded."""
-    path = Path(path)
-    data, total = read_bytes(path, MAX_ARTIFACT_BYTES), 0
+    path, total = Path(str(name)), 0
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             members = {}
-            for name, (kinds, ndim) in arrays.items():
+            for key, (kinds, ndim) in arrays.items():
                 try:
-                    members[name] = info = zf.getinfo(f"{name}.npy")
+                    members[key] = info = zf.getinfo(f"{key}.npy")
                 except KeyError:
-                    raise _unsafe(path, f"no array {name!r}") from None
+                    raise _unsafe(path, f"no array {key!r}") from None
                 shape, dtype = _header(zf, info)
-                why = _array_problem(name, shape, dtype, kinds, ndim)
+                why = _array_problem(key, shape, dtype, kinds, ndim)
                 if why:
                     raise _unsafe(path, why)
                 total += max(math.prod(shape) * dtype.itemsize, info.file_size)
                 if total > MAX_INFLATED_BYTES:
                     why = f"inflate beyond {MAX_INFLATED_BYTES:,} bytes"
-                    raise _unsafe(path, f"its arrays up to {name!r} {why}")
+                    raise _unsafe(path, f"its arrays up to {key!r} {why}")
             out = {}
-            for name, info in members.items():
+            for key, info in members.items():
                 with zf.open(info) as f:
-                    out[name] = npy.read_array(f, allow_pickle=False)
+                    out[key] = npy.read_array(f, allow_pickle=False)
             return out
     except FolderError:
         raise
