@@ -943,3 +943,22 @@ def test_pinn_alone_at_pinnacles_strong_profile_is_set_beside_theirs(runs_dir):
     # relL2 is 10 x RMSE in these records: 0.3 at quick, 0.004 at accurate
     assert row.startswith("| ns2d_lid_driven | NS 2d-C | 0.3 (2) | 0.047 ± 0.00112 |")
     assert row.endswith("| 0.004 (2) | yes |")
+
+
+def test_an_alternative_that_rescues_a_single_problem_is_named(runs_dir):
+    """Where neither network converged on the one problem a study ran the
+    alternatives on (nothing to pool), the answer still names the alternative
+    that converged there, and the one that did not."""
+    for method, rmse in (("lnn", 0.1), ("pinn", 0.1), ("fourier", 1e-3),
+                         ("laaf", 0.1)):  # fmt: skip
+        for i, seed in enumerate(SEEDS):  # relL2 = 10 × RMSE: 1 fails, 0.01 not
+            err = rmse * (1 + i / 50)
+            _write(runs_dir, "heat2d_multiscale", method, seed, err, profile="quick",
+                   iterations=3000, metrics={"u": _metrics(err)})  # fmt: skip
+    said = answer.answer(pooled_verdicts.pooled_verdicts(reproduction.load([runs_dir])))
+    assert "| error ratio |" not in said  # one problem: no pooled row
+    assert said.endswith(
+        "On PINNacle's problems under short training, `laaf` did not converge on "
+        "heat2d_multiscale; where neither `lnn` nor `pinn` converged, `fourier` "
+        "converged on heat2d_multiscale.\n"
+    )

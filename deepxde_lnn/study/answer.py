@@ -44,11 +44,18 @@ PUBLISHED_ROWS = "docs/REPRODUCTION.md#pinnacles-published-errors-beside-ours"
 
 
 def _find(
-    verdicts: Sequence[StudyVerdict], study: str, profile: str, a: str, b: str
+    verdicts: Sequence[StudyVerdict],
+    study: str,
+    profile: str,
+    a: str,
+    b: str,
+    unpooled: bool = False,
 ) -> Pooled | None:
+    """The pool of ``a`` / ``b`` over ``study`` at ``profile``, where it has a
+    ratio (or, ``unpooled``, where it has rows at all: a single problem)."""
     for v in verdicts:
         if (v.study, v.profile, v.pooled.a, v.pooled.b) == (study, profile, a, b):
-            return v.pooled if v.pooled.ratio is not None else None
+            return v.pooled if v.pooled.ratio is not None or unpooled else None
     return None
 
 
@@ -271,14 +278,19 @@ def _alternatives(verdicts) -> str | None:
     """The table of each alternative over the block and over the plain network,
     one row per study, strength and comparison where they ran, and a sentence
     on the problems that decide it."""
-    places = [
-        (study, strength)
-        for study in STRENGTHS["short"]
-        for strength in STRENGTHS
-        if _pools_at(verdicts, study, strength, SUBJECT)
-    ]
-    if not places:
+    everywhere = [(study, s) for study in STRENGTHS["short"] for s in STRENGTHS]
+    places = [p for p in everywhere if _pools_at(verdicts, *p, SUBJECT)]
+    decided = [_decides(verdicts, *place) for place in everywhere]
+    said = [s for s in decided if s]
+    if not places and not said:
         return None
+    blocks = [_alternatives_table(verdicts, places)] if places else []
+    return "\n\n".join([*blocks, " ".join(said)] if said else blocks)
+
+
+def _alternatives_table(verdicts, places: list[tuple[str, str]]) -> str:
+    """The alternatives' table: a row per place (study, strength) and
+    comparison (over the block, over the plain network), a column each."""
     head = ["error ratio", *(f"`{m}`" for m in ALTERNATIVES)]
     lines = [
         "What a researcher would pick instead of the block, each method's error "
@@ -295,18 +307,18 @@ def _alternatives(verdicts) -> str | None:
             cells = [_cell(pools.get(m)) for m in ALTERNATIVES]
             where = f"{STUDY_NAMES[study]}, {strength} (`{profile}`)"
             lines.append(f"| / `{against}`, {where} | " + " | ".join(cells) + " |")
-    decided = [_decides(verdicts, *place) for place in places]
-    said = [s for s in decided if s]
-    if said:
-        lines += ["", " ".join(said)]
     return "\n".join(lines)
 
 
-def _pools_at(verdicts, study: str, strength: str, against: str) -> dict[str, Pooled]:
+def _pools_at(
+    verdicts, study: str, strength: str, against: str, unpooled: bool = False
+) -> dict[str, Pooled]:
     """Each alternative's pool against ``against`` over ``study``'s problems at
-    ``strength`` (where there is one)."""
+    ``strength`` (where there is one; ``unpooled``: where it has rows)."""
     profile = STRENGTHS[strength][study]
-    each = {m: _find(verdicts, study, profile, m, against) for m in ALTERNATIVES}
+    each = {
+        m: _find(verdicts, study, profile, m, against, unpooled) for m in ALTERNATIVES
+    }
     return {m: p for m, p in each.items() if p is not None}
 
 
@@ -319,8 +331,8 @@ def _decides(verdicts, study: str, strength: str) -> str | None:
     """Over ``study``'s problems at ``strength``: per problem, the alternatives
     the block beats and those that beat it (decided, with their ratio to the
     block), those that did not converge, and those that converged where neither
-    `lnn` nor `pinn` did."""
-    pools = _pools_at(verdicts, study, strength, SUBJECT)
+    `lnn` nor `pinn` did (on one problem as on several)."""
+    pools = _pools_at(verdicts, study, strength, SUBJECT, unpooled=True)
     cases = sorted({c for p in pools.values() for c in p.problems})
     said = []
     for verb, verdict in (("beats", "worse"), ("is beaten by", "better")):
@@ -329,7 +341,11 @@ def _decides(verdicts, study: str, strength: str) -> str | None:
         if named:
             said.append(f"the block {verb} {'; '.join(named)}")
     for m, p in pools.items():
-        failed = [c for c, why in p.excluded.items() if why.startswith(f"{m} did")]
+        failed = [
+            c
+            for c, why in p.excluded.items()
+            if why.startswith(("neither", f"{m} did"))
+        ]
         if failed:
             said.append(f"`{m}` did not converge on {_and(failed)}")
     rescued = _rescued(verdicts, study, STRENGTHS[strength][study])
@@ -355,7 +371,7 @@ def _saying(pools: dict[str, Pooled], case: str, verdict: str) -> list[str]:
 def _rescued(verdicts: Sequence[StudyVerdict], study: str, profile: str) -> str:
     """```laaf` converged on rel_b``: the alternatives that converged on a
     problem of ``study``'s where neither `lnn` nor `pinn` did."""
-    pool = _find(verdicts, study, profile, SUBJECT, BASELINE)
+    pool = _find(verdicts, study, profile, SUBJECT, BASELINE, unpooled=True)
     apart = pool.excluded if pool else {}
     failed = [c for c, why in apart.items() if why.startswith("neither")]
     found = []
