@@ -169,7 +169,10 @@ def _where(verdicts) -> str | None:
         f"{'helps' if ci.verdict == 'better' else 'hurts'} on {n} (×{ci.ratio:.3g})"
         for n, ci in found.items()
     ]
-    text = f"Under short training the block {_and(cases)}: the cases disagree (I² {short.i2:.2f})"
+    text = (
+        f"Under short training the block {_and(cases)}: the cases disagree "
+        f"(I² {short.i2:.2f})"
+    )
     after = {n: strong.problems[n] for n in found if strong and n in strong.problems}
     if after:
         kept = [n for n, ci in after.items() if ci.verdict == found[n].verdict]
