@@ -755,7 +755,7 @@ def _job_states() -> dict[str, tuple[str, str]] | None:
     if done.returncode:
         return None
     found = {}
-    for line in done.stdout.splitlines():
+    for line in filter(str.strip, done.stdout.splitlines()):
         job, state, *reason = line.split(maxsplit=2)
         found[job] = (state, reason[0].strip() if reason else "")
     return found
